@@ -1,0 +1,66 @@
+"""Command line: ``python -m helpers record`` and ``python -m helpers summary [FILE]``.
+
+record   runs every experiment live on this machine's GPU and writes one record into data/
+summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from . import records
+from .errors import CourseError
+from .summary import headline
+
+
+def record(output: str | None, only: list[str] | None) -> Path:
+    """Run every experiment (or ``only`` those) live and save the record; return its path."""
+    from . import experiments
+    from .mode import require_live
+
+    require_live("python -m helpers record")
+    new = records.new_record(records.command_line())
+    names = only or list(experiments.ALL)
+    unknown = sorted(set(names) - set(experiments.ALL))
+    if unknown:
+        raise SystemExit(f"Unknown experiment(s): {', '.join(unknown)}. Known: {', '.join(experiments.ALL)}")
+    elapsed = {}
+    for name in names:
+        t0 = time.perf_counter()
+        result = experiments.ALL[name]()
+        elapsed[name] = round(time.perf_counter() - t0, 2)
+        new["experiments"][name] = {"params": result.params, "rows": result.rows}
+        print(f"recorded {name} in {elapsed[name]} s", file=sys.stderr)
+    new["provenance"]["experiment_wall_seconds"] = elapsed
+    return records.save_record(new, output)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    rec = commands.add_parser("record", help="record every experiment on this GPU into data/")
+    rec.add_argument("--output", help="file to write (default: data/<gpu>-<date>.json, never overwriting)")
+    rec.add_argument("--only", nargs="+", metavar="EXPERIMENT", help="record only these experiments")
+    summ = commands.add_parser("summary", help="headline figures of a record as JSON")
+    summ.add_argument("file", nargs="?", help="record file (default: newest H200 record in data/)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "record":
+            path = record(args.output, args.only)
+            print(json.dumps({"saved": str(path), **headline(records.load_record(path))}, indent=1))
+        else:
+            chosen = records.load_record(args.file) if args.file else records.reference_record()[0]
+            print(json.dumps(headline(chosen), indent=1))
+    except CourseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""One function per experiment; each returns a :class:`Result` (lessons 01 to 09).
+
+Live, the function measures on this machine's GPU. In replay mode the same call returns the
+rows recorded on a real GPU by ``python -m helpers record`` and says so in
+:meth:`Result.describe`. ``python -m helpers record`` runs every function in :data:`ALL`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .result import Result, reference, run
+from .transfer import caching, inflight, kernel_bandwidth, memcpy
+from .latency import latency
+from .access import offset, stride, vector_width
+from .end_to_end import end_to_end, out_of_core, reuse
+from .mapping import address_identity, pagemap_pinned, registered, write_combined
+from .hazards import atomics, stale_read
+
+ALL: dict[str, Callable[..., Result]] = {
+    function.__name__: function
+    for function in (
+        memcpy, kernel_bandwidth, inflight, caching, latency, stride, offset, vector_width,
+        end_to_end, reuse, out_of_core, address_identity, pagemap_pinned, write_combined,
+        registered, stale_read, atomics,
+    )
+}
+
+__all__ = ["ALL", "Result", "reference", "run", *ALL]

@@ -1,0 +1,66 @@
+"""Buffers that free themselves, and launch shapes, shared by the experiments."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any, Iterator
+
+import numpy as np
+
+from .. import gpu
+
+BLOCK = 256
+NEVER = np.float32(-1.0)  # read kernels only write their sum when it equals this; data are positive
+
+
+@contextmanager
+def mapped(nbytes: int, dtype: Any = np.float32, fill: float | None = 1.0, **flags: bool) -> Iterator[np.ndarray]:
+    """Mapped page-locked host memory, freed on exit."""
+    array = gpu.mapped_empty(nbytes // np.dtype(dtype).itemsize, dtype, **flags)
+    try:
+        if fill is not None:
+            array.fill(fill)
+        yield array
+    finally:
+        gpu.free(array)
+
+
+@contextmanager
+def pinned(nbytes: int, dtype: Any = np.float32, fill: float | None = 1.0) -> Iterator[np.ndarray]:
+    """Page-locked host memory (not mapped), freed on exit."""
+    array = gpu.pinned_empty(nbytes // np.dtype(dtype).itemsize, dtype)
+    try:
+        if fill is not None:
+            array.fill(fill)
+        yield array
+    finally:
+        gpu.free(array)
+
+
+@contextmanager
+def device(nbytes: int, fill: float | None = 1.0) -> Iterator[Any]:
+    """Device memory (``cudaMalloc``), filled with float32 ``fill``, freed on exit."""
+    gpu.context()
+    import pycuda.driver as drv
+
+    allocation = drv.mem_alloc(nbytes)
+    try:
+        if fill is not None:
+            drv.memset_d32(allocation, int(np.float32(fill).view(np.uint32)), nbytes // 4)
+        yield allocation
+    finally:
+        allocation.free()
+
+
+@lru_cache(maxsize=None)
+def full_grid(block: int = BLOCK) -> int:
+    """Enough blocks to fill every multiprocessor with resident threads."""
+    attributes = gpu.device_attributes()
+    per_sm = attributes.get("MAX_THREADS_PER_MULTIPROCESSOR", 2048) // block
+    return attributes["MULTIPROCESSOR_COUNT"] * max(per_sm, 1)
+
+
+def seconds_row(timing: Any, **fields: Any) -> dict[str, Any]:
+    """A row with every repeat's seconds and the fields given."""
+    return {**fields, "seconds": [float(s) for s in timing.seconds]}

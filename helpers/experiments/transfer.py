@@ -1,0 +1,152 @@
+"""Bandwidth experiments: copies, streaming kernels, requests in flight, caching (lessons 01 and 05)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import kernels
+from ..timing import time_gpu
+from .buffers import BLOCK, NEVER, device, full_grid, mapped, pinned, seconds_row
+from .result import Result, Row, run
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+SWEEP_SIZES = tuple(4 * KiB * 4**k for k in range(11))  # 4 KiB .. 4 GiB in steps of 4
+DEFAULT_SIZES = SWEEP_SIZES[:-1]  # 4 KiB .. 1 GiB
+
+
+def _repeats_for(nbytes: int, repeats: int) -> int:
+    return max(3, repeats // 2) if nbytes >= 256 * MiB else repeats
+
+
+def memcpy(sizes: Sequence[int] = DEFAULT_SIZES, repeats: int = 10) -> Result:
+    """``cudaMemcpy`` host-to-device and device-to-host, from pinned and pageable memory (lessons 01, 05)."""
+    return run("memcpy", {"sizes": list(sizes), "repeats": repeats}, _memcpy)
+
+
+def _memcpy(sizes: list[int], repeats: int) -> list[Row]:
+    import pycuda.driver as drv
+
+    largest = max(sizes)
+    rows: list[Row] = []
+    pageable = np.ones(largest // 4, np.float32)  # ordinary memory, every page touched
+    with pinned(largest) as locked, device(largest) as dev:
+        for nbytes in sizes:
+            for host_memory, host_array in (("pinned", locked), ("pageable", pageable)):
+                host = host_array.view(np.uint8)[:nbytes]
+                for direction in ("htod", "dtoh"):
+                    if direction == "htod":
+                        timing = time_gpu(lambda: drv.memcpy_htod(dev, host), repeats=_repeats_for(nbytes, repeats))
+                    else:
+                        timing = time_gpu(lambda: drv.memcpy_dtoh(host, dev), repeats=_repeats_for(nbytes, repeats))
+                    rows.append(seconds_row(timing, direction=direction, host_memory=host_memory, nbytes=nbytes,
+                                            GBps=nbytes / timing.median / 1e9))
+    return rows
+
+
+def _stream_kernel(op: str) -> tuple[Any, str]:
+    name = "read_float4_x4" if op == "read" else "write_float4"
+    return kernels.function("bandwidth", name), name
+
+
+def _launch_stream(kernel: Any, op: str, pointer: Any, nbytes: int, sink: Any, grid: int, block: int) -> None:
+    n4 = np.uint64(nbytes // 16)
+    if op == "read":
+        kernel(pointer, n4, NEVER, sink, block=(block, 1, 1), grid=(grid, 1))
+    else:
+        kernel(pointer, n4, np.float32(2.0), block=(block, 1, 1), grid=(grid, 1))
+
+
+def kernel_bandwidth(sizes: Sequence[int] = DEFAULT_SIZES, repeats: int = 10) -> Result:
+    """Streaming read and write kernels on mapped host memory and on device memory (lesson 05)."""
+    return run("kernel_bandwidth", {"sizes": list(sizes), "repeats": repeats}, _kernel_bandwidth)
+
+
+def _kernel_bandwidth(sizes: list[int], repeats: int) -> list[Row]:
+    from .. import gpu
+
+    largest = max(sizes)
+    grid = full_grid()
+    rows: list[Row] = []
+    with mapped(largest) as host, device(largest) as dev, device(4) as sink:
+        pointers = {"zero_copy": gpu.device_pointer(host), "device": dev}
+        for memory, pointer in pointers.items():
+            for op in ("read", "write"):
+                kernel, name = _stream_kernel(op)
+                for nbytes in sizes:
+                    timing = time_gpu(lambda: _launch_stream(kernel, op, pointer, nbytes, sink, grid, BLOCK),
+                                      repeats=_repeats_for(nbytes, repeats))
+                    rows.append(seconds_row(timing, memory=memory, op=op, kernel=name, nbytes=nbytes, grid=grid,
+                                            block=BLOCK, GBps=nbytes / timing.median / 1e9))
+        if not np.all(host[: largest // 4] == np.float32(2.0)):
+            raise AssertionError("write_float4 did not write every element of the mapped buffer")
+    return rows
+
+
+VECTOR_KERNELS = {"read_float": (4, 1), "read_float2": (8, 1), "read_float4": (16, 1), "read_float4_x4": (16, 4),
+                  "read_float4_x4_runs": (16, 4)}
+
+
+def inflight(nbytes: int = 256 * MiB, repeats: int = 5) -> Result:
+    """Zero-copy read bandwidth against the bytes each thread and the GPU keep in flight (lesson 05)."""
+    return run("inflight", {"nbytes": nbytes, "repeats": repeats}, _inflight)
+
+
+def _inflight(nbytes: int, repeats: int) -> list[Row]:
+    from .. import gpu
+
+    full = full_grid() * BLOCK
+    thread_counts = sorted({32 * 2**k for k in range(20) if 32 * 2**k < full} | {full})
+    rows: list[Row] = []
+    with mapped(nbytes) as host, device(4) as sink:
+        pointer = gpu.device_pointer(host)
+        # 1. vector width and loads per thread, with the GPU full of threads
+        # 2. the number of threads, for one and for four 16-byte loads per thread
+        plan = [(name, full) for name in VECTOR_KERNELS]
+        plan += [(name, threads) for name in ("read_float4", "read_float4_x4") for threads in thread_counts if threads != full]
+        for name, threads in plan:
+            vector_bytes, loads = VECTOR_KERNELS[name]
+            block = min(BLOCK, threads)
+            grid = threads // block
+            # few threads move few bytes per second: shrink the buffer so each row takes milliseconds
+            size = int(min(nbytes, max(4 * MiB, threads * vector_bytes * loads * 256)))
+            count = np.uint64(size // vector_bytes)
+            kernel = kernels.function("bandwidth", name)
+            timing = time_gpu(lambda: kernel(pointer, count, NEVER, sink, block=(block, 1, 1), grid=(grid, 1)),
+                              repeats=repeats)
+            rows.append(seconds_row(timing, kernel=name, vector_bytes=vector_bytes, loads_per_thread=loads,
+                                    threads=threads, grid=grid, block=block, nbytes=size,
+                                    bytes_in_flight=threads * vector_bytes * loads, GBps=size / timing.median / 1e9))
+    return rows
+
+
+def caching(nbytes_list: Sequence[int] = (1 * MiB, 4 * MiB), delivered: int = 512 * MiB, repeats: int = 5) -> Result:
+    """Re-read a small buffer many times in one kernel: does the GPU cache mapped memory? (lesson 05)."""
+    params = {"nbytes_list": list(nbytes_list), "delivered": delivered, "repeats": repeats}
+    return run("caching", params, _caching)
+
+
+def _caching(nbytes_list: list[int], delivered: int, repeats: int) -> list[Row]:
+    import pycuda.driver as drv
+
+    from .. import gpu
+
+    kernel = kernels.function("bandwidth", "reread_float4")
+    rows: list[Row] = []
+    largest = max(nbytes_list)
+    with mapped(largest) as host, device(largest) as dev, device(4) as sink, pinned(256 * MiB) as staging, \
+            device(256 * MiB, fill=None) as target:
+        link = time_gpu(lambda: drv.memcpy_htod(target, staging), repeats=repeats)
+        rows.append(seconds_row(link, memory="memcpy_htod_pinned", nbytes=256 * MiB, passes=1,
+                                delivered_GBps=256 * MiB / link.median / 1e9))
+        for memory, pointer in (("zero_copy", gpu.device_pointer(host)), ("device", dev)):
+            for nbytes in nbytes_list:
+                n4 = nbytes // 16
+                passes = max(1, delivered // nbytes)
+                grid = max(1, min(full_grid(), n4 // BLOCK))
+                timing = time_gpu(lambda: kernel(pointer, np.uint64(n4), np.int32(passes), NEVER, sink,
+                                                 block=(BLOCK, 1, 1), grid=(grid, 1)), repeats=repeats)
+                rows.append(seconds_row(timing, memory=memory, nbytes=nbytes, passes=passes, grid=grid,
+                                        delivered_GBps=nbytes * passes / timing.median / 1e9))
+    return rows

@@ -1,0 +1,62 @@
+"""The course's CUDA kernels, one readable .cu file per topic, and their loader (lesson 04 on).
+
+:func:`source` returns a file's text for a lesson to show; :func:`function` compiles the file
+once per notebook with PyCUDA's ``SourceModule`` and returns one kernel. The files declare their
+kernels ``extern "C"``, so the names in Python are the names in the file.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import CompilerNotFoundError
+
+KERNEL_DIR = Path(__file__).resolve().parent
+_KERNEL_NAME = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(')
+
+
+def files() -> list[str]:
+    """The stems of every kernel file, e.g. ``['access_pattern', 'bandwidth', ...]``."""
+    return sorted(path.stem for path in KERNEL_DIR.glob("*.cu"))
+
+
+def source(stem: str) -> str:
+    """The CUDA C source of ``helpers/kernels/<stem>.cu``, to show in a lesson."""
+    path = KERNEL_DIR / f"{stem}.cu"
+    if not path.is_file():
+        raise FileNotFoundError(f"No kernel file {path.name}; the files are: {', '.join(files())}.")
+    return path.read_text()
+
+
+def names(stem: str) -> list[str]:
+    """The kernels a file defines, in order."""
+    return _KERNEL_NAME.findall(source(stem))
+
+
+@lru_cache(maxsize=None)
+def _module(stem: str) -> Any:
+    from .. import gpu
+
+    gpu.context()
+    if shutil.which("nvcc") is None:
+        raise CompilerNotFoundError(
+            "PyCUDA compiles kernels with nvcc, which is not on PATH. Install the CUDA toolkit and put its "
+            "bin/ folder on PATH (e.g. export PATH=/usr/local/cuda/bin:$PATH), then restart the kernel."
+        )
+    from pycuda.compiler import SourceModule
+
+    return SourceModule(source(stem), no_extern_c=True, options=["-O3"])
+
+
+@lru_cache(maxsize=None)
+def function(stem: str, name: str) -> Any:
+    """Kernel ``name`` from ``helpers/kernels/<stem>.cu``, compiled on first use (lesson 04).
+
+    Cached, so that looking a kernel up inside a timed loop costs nothing."""
+    if name not in names(stem):
+        raise KeyError(f"{stem}.cu defines no kernel {name!r}; it defines {', '.join(names(stem))}.")
+    return _module(stem).get_function(name)

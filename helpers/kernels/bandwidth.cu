@@ -1,0 +1,118 @@
+// Lesson 05: streaming kernels that read or write a buffer once, used on device
+// memory (the HBM ceiling) and on mapped host memory (zero-copy over PCIe).
+//
+// Every read kernel folds what it loads into a per-thread sum and writes that sum
+// only when it equals `never`, a value the data cannot produce. The compiler must
+// therefore keep every load, and the kernel writes (almost) nothing back.
+// All loops are grid-stride loops: any grid covers any size.
+
+extern "C" __global__ void read_float(const float *__restrict__ src, unsigned long long n,
+                                      float never, float *sink) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    float acc = 0.0f;
+    for (; i < n; i += step) {
+        acc += src[i];
+    }
+    if (acc == never) sink[0] = acc;
+}
+
+extern "C" __global__ void read_float2(const float2 *__restrict__ src, unsigned long long n2,
+                                       float never, float *sink) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    float acc = 0.0f;
+    for (; i < n2; i += step) {
+        float2 v = src[i];
+        acc += v.x + v.y;
+    }
+    if (acc == never) sink[0] = acc;
+}
+
+extern "C" __global__ void read_float4(const float4 *__restrict__ src, unsigned long long n4,
+                                       float never, float *sink) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    float acc = 0.0f;
+    for (; i < n4; i += step) {
+        float4 v = src[i];
+        acc += (v.x + v.y) + (v.z + v.w);
+    }
+    if (acc == never) sink[0] = acc;
+}
+
+// Four independent 16-byte loads per iteration: four requests in flight per thread
+// before the first one has to come back.
+extern "C" __global__ void read_float4_x4(const float4 *__restrict__ src, unsigned long long n4,
+                                          float never, float *sink) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    float acc = 0.0f;
+    for (; i + 3 * step < n4; i += 4 * step) {
+        float4 v0 = src[i];
+        float4 v1 = src[i + step];
+        float4 v2 = src[i + 2 * step];
+        float4 v3 = src[i + 3 * step];
+        acc += ((v0.x + v0.y) + (v0.z + v0.w)) + ((v1.x + v1.y) + (v1.z + v1.w))
+             + ((v2.x + v2.y) + (v2.z + v2.w)) + ((v3.x + v3.y) + (v3.z + v3.w));
+    }
+    for (; i < n4; i += step) {
+        float4 v = src[i];
+        acc += (v.x + v.y) + (v.z + v.w);
+    }
+    if (acc == never) sink[0] = acc;
+}
+
+extern "C" __global__ void write_float4(float4 *__restrict__ dst, unsigned long long n4, float value) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    float4 v = make_float4(value, value, value, value);
+    for (; i < n4; i += step) {
+        dst[i] = v;
+    }
+}
+
+// Lesson 05, the caching test: every thread re-reads a small buffer `passes` times.
+// Pass p shifts which element a thread reads, so no load can be hoisted out of the
+// loop. If the GPU cached mapped host memory, the bytes delivered per second would
+// exceed what the PCIe link can carry.
+extern "C" __global__ void reread_float4(const float4 *__restrict__ src, unsigned long long n4,
+                                         int passes, float never, float *sink) {
+    unsigned long long tid = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    float acc = 0.0f;
+    for (int p = 0; p < passes; ++p) {
+        for (unsigned long long i = tid; i < n4; i += step) {
+            float4 v = src[(i + (unsigned long long)p * 32ULL) % n4];
+            acc += (v.x + v.y) + (v.z + v.w);
+        }
+    }
+    if (acc == never) sink[0] = acc;
+}
+
+// Four 16-byte loads per thread per iteration, as in read_float4_x4, but the four loads of
+// a warp cover 2 KiB of consecutive addresses (16 whole 128-byte lines) instead of four
+// places far apart: the memory system sees longer runs of adjacent lines.
+extern "C" __global__ void read_float4_x4_runs(const float4 *__restrict__ src, unsigned long long n4,
+                                               float never, float *sink) {
+    unsigned long long lane = threadIdx.x % 32;
+    unsigned long long warp = (blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) / 32;
+    unsigned long long warps = (unsigned long long)gridDim.x * blockDim.x / 32;
+    float acc = 0.0f;
+    for (unsigned long long base = warp * 128; base < n4; base += warps * 128) {
+        if (base + 128 <= n4) {
+            float4 v0 = src[base + lane];
+            float4 v1 = src[base + 32 + lane];
+            float4 v2 = src[base + 64 + lane];
+            float4 v3 = src[base + 96 + lane];
+            acc += ((v0.x + v0.y) + (v0.z + v0.w)) + ((v1.x + v1.y) + (v1.z + v1.w))
+                 + ((v2.x + v2.y) + (v2.z + v2.w)) + ((v3.x + v3.y) + (v3.z + v3.w));
+        } else {
+            for (unsigned long long i = base + lane; i < n4; i += 32) {
+                float4 v = src[i];
+                acc += (v.x + v.y) + (v.z + v.w);
+            }
+        }
+    }
+    if (acc == never) sink[0] = acc;
+}

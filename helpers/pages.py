@@ -1,0 +1,129 @@
+"""The CPU's view of memory: pages, page frames, locking (lessons 01 and 02).
+
+Everything here runs on any Linux machine, GPU or not: it reads /proc/self/maps and
+/proc/self/pagemap and calls mlock(2). Physical frame numbers are only shown to root
+(CAP_SYS_ADMIN); others read zeros, and :func:`frames` says so.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import mmap
+import resource
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+PAGE_SIZE: int = mmap.PAGESIZE
+_PFN_MASK = (1 << 55) - 1
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One virtual page and what the page table says about it."""
+
+    virtual_page: int  # virtual address // PAGE_SIZE
+    present: bool  # backed by a physical frame right now
+    swapped: bool
+    pfn: int | None  # physical frame number; None when the kernel hides it (not root)
+
+    @property
+    def physical_address(self) -> int | None:
+        return None if self.pfn is None else self.pfn * PAGE_SIZE
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """One line of /proc/self/maps: a virtual address range and what backs it."""
+
+    start: int
+    end: int
+    permissions: str
+    path: str
+    line: str
+
+    @property
+    def nbytes(self) -> int:
+        return self.end - self.start
+
+
+def frames(address: int, nbytes: int) -> list[Frame]:
+    """Page-table entries of the pages covering ``[address, address + nbytes)`` (lesson 01)."""
+    first = address // PAGE_SIZE
+    last = (address + max(nbytes, 1) - 1) // PAGE_SIZE
+    with open("/proc/self/pagemap", "rb") as pagemap:
+        pagemap.seek(first * 8)
+        data = pagemap.read((last - first + 1) * 8)
+    result = []
+    for i, (entry,) in enumerate(struct.iter_unpack("<Q", data)):
+        present = bool(entry >> 63 & 1)
+        pfn = entry & _PFN_MASK
+        result.append(Frame(first + i, present, bool(entry >> 62 & 1), pfn if present and pfn else None))
+    return result
+
+
+def frames_of(array: np.ndarray) -> list[Frame]:
+    """Page-table entries of every page an array's data touches (lesson 01)."""
+    return frames(array.ctypes.data, array.nbytes)
+
+
+def pfns_visible() -> bool:
+    """Whether this process may read physical frame numbers (root on Linux)."""
+    probe = np.ones(PAGE_SIZE // 8)
+    return any(frame.pfn is not None for frame in frames_of(probe))
+
+
+def mapping_of(address: int) -> Mapping:
+    """The /proc/self/maps entry that contains ``address`` (lessons 01 and 02)."""
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        if start <= address < end:
+            return Mapping(start, end, fields[1], fields[5] if len(fields) > 5 else "", line)
+    raise LookupError(f"No mapping contains address {address:#x}.")
+
+
+def memlock_limit() -> tuple[int | None, int | None]:
+    """RLIMIT_MEMLOCK (soft, hard) in bytes; None means unlimited (lesson 01)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+    unlimited = resource.RLIM_INFINITY
+    return (None if soft == unlimited else soft, None if hard == unlimited else hard)
+
+
+def locked_kib() -> dict[str, int]:
+    """VmLck and VmPin of this process from /proc/self/status, in KiB (lesson 01)."""
+    values = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmLck", "VmPin"):
+            values[key] = int(rest.split()[0])
+    return values
+
+
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    for name in ("mlock", "munlock"):
+        getattr(libc, name).argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        getattr(libc, name).restype = ctypes.c_int
+    return libc
+
+
+def lock(array: np.ndarray) -> None:
+    """Page-lock an array's pages with mlock(2): the CPU-only half of pinning (lesson 01).
+
+    The kernel faults every page in and promises never to swap it out. CUDA's pinning does this
+    and more: it also keeps the physical frames from moving, and tells the GPU's MMU about them.
+    """
+    if _libc().mlock(array.ctypes.data, array.nbytes) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mlock of {array.nbytes} bytes failed; the locked-memory limit is "
+                             f"{memlock_limit()[0]} bytes (ulimit -l). Lock less, or raise the limit.")
+
+
+def unlock(array: np.ndarray) -> None:
+    """Undo :func:`lock` with munlock(2)."""
+    if _libc().munlock(array.ctypes.data, array.nbytes) != 0:
+        raise OSError(ctypes.get_errno(), "munlock failed")

@@ -1,0 +1,46 @@
+"""Headline figures of a record: your GPU against the reference (lesson 05, ``python -m helpers summary``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .records import Record
+
+
+def _rows(record: Record, name: str) -> list[dict[str, Any]]:
+    return record["experiments"].get(name, {}).get("rows", [])
+
+
+def _best(rows: list[dict[str, Any]], key: str, **where: Any) -> float | None:
+    values = [row[key] for row in rows if all(row.get(k) == v for k, v in where.items())]
+    return max(values) if values else None
+
+
+def headline(record: Record) -> dict[str, Any]:
+    """The figures that sum a record up; absent experiments give None."""
+    memcpy = _rows(record, "memcpy")
+    streams = _rows(record, "kernel_bandwidth")
+    inflight = _rows(record, "inflight")
+    latency = {row["memory"]: row["load_ns"] for row in _rows(record, "latency")}
+    reads = [v for v in (_best(streams, "GBps", memory="zero_copy", op="read"), _best(inflight, "GBps"))
+             if v is not None]
+    figures: dict[str, Any] = {
+        "gpu": record["provenance"]["gpu"],
+        "date": record["provenance"]["date"],
+        "zero_copy_read_GBps": max(reads) if reads else None,
+        "zero_copy_write_GBps": _best(streams, "GBps", memory="zero_copy", op="write"),
+        "memcpy_htod_pinned_GBps": _best(memcpy, "GBps", direction="htod", host_memory="pinned"),
+        "memcpy_dtoh_pinned_GBps": _best(memcpy, "GBps", direction="dtoh", host_memory="pinned"),
+        "memcpy_htod_pageable_GBps": _best(memcpy, "GBps", direction="htod", host_memory="pageable"),
+        "memcpy_dtoh_pageable_GBps": _best(memcpy, "GBps", direction="dtoh", host_memory="pageable"),
+        "device_read_GBps": _best(streams, "GBps", memory="device", op="read"),
+        "device_write_GBps": _best(streams, "GBps", memory="device", op="write"),
+        "zero_copy_latency_ns": latency.get("zero_copy"),
+        "device_latency_ns": latency.get("device"),
+        "l2_latency_ns": latency.get("l2"),
+    }
+    if figures["zero_copy_read_GBps"] and figures["memcpy_htod_pinned_GBps"]:
+        figures["zero_copy_read_over_memcpy_htod"] = figures["zero_copy_read_GBps"] / figures["memcpy_htod_pinned_GBps"]
+    if figures["zero_copy_write_GBps"] and figures["memcpy_dtoh_pinned_GBps"]:
+        figures["zero_copy_write_over_memcpy_dtoh"] = figures["zero_copy_write_GBps"] / figures["memcpy_dtoh_pinned_GBps"]
+    return figures

@@ -1,0 +1,70 @@
+"""Timing on the GPU with CUDA events, every repeat kept (lesson 01 on).
+
+Events are recorded in the GPU's stream around the work alone, so host-side Python
+overhead between launches is not counted. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .gpu import context
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds of every timed repeat, and their median and spread."""
+
+    seconds: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.seconds))
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        """(fastest, slowest) repeat."""
+        return float(min(self.seconds)), float(max(self.seconds))
+
+    def rate(self, nbytes: float) -> float:
+        """Bytes per second at the median time."""
+        return nbytes / self.median
+
+
+def time_gpu(work: Callable[[], object], *, repeats: int = 10, warmup: int = 2) -> Timing:
+    """Time ``work`` (which enqueues GPU work on the default stream) with CUDA events."""
+    context()
+    import pycuda.driver as drv
+
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    start, end = drv.Event(), drv.Event()
+    for _ in range(warmup):
+        work()
+    drv.Context.synchronize()
+    seconds = []
+    for _ in range(repeats):
+        start.record()
+        work()
+        end.record()
+        end.synchronize()
+        seconds.append(end.time_since(start) / 1e3)
+    return Timing(tuple(seconds))
+
+
+def time_host(work: Callable[[], object], *, repeats: int = 5, warmup: int = 1) -> Timing:
+    """Time host-only work (a CPU reading memory, lesson 09) with a monotonic clock."""
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    for _ in range(warmup):
+        work()
+    seconds = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        work()
+        seconds.append(time.perf_counter() - t0)
+    return Timing(tuple(seconds))
