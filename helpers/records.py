@@ -226,5 +226,8 @@ def save_record(record: Record, path: str | os.PathLike[str] | None = None, *, o
 
 
 def command_line() -> str:
-    """The command that is running, for provenance."""
-    return " ".join([Path(sys.executable).name, *sys.argv])
+    """The command that is running, for provenance (``python -m helpers record ...``)."""
+    program = sys.argv[0]
+    if program.endswith(("helpers/__main__.py", "helpers\\__main__.py")):
+        program = "-m helpers"
+    return " ".join([Path(sys.executable).name, program, *sys.argv[1:]])

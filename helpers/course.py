@@ -1,0 +1,31 @@
+"""The first cell of every lesson: decide the mode once and say it (lesson 00)."""
+
+from __future__ import annotations
+
+from . import records
+from .mode import detect
+
+
+def start() -> str:
+    """Decide the mode, set up the GPU when there is one, and return a sentence about both.
+
+    Safe to call again when a notebook's cells are re-run: the context is created once.
+    """
+    mode = detect()
+    if mode.live:
+        from . import gpu
+
+        gpu.context()
+        return f"{mode.describe()} Recorded reference: {_reference_line()}"
+    return f"{mode.describe()}\nEvery measurement below is a replay of {_reference_line()}"
+
+
+def _reference_line() -> str:
+    try:
+        record, path = records.reference_record()
+    except records.RecordError as exc:
+        return f"(no recorded reference: {exc})"
+    p = record["provenance"]
+    return (f"{p['gpu']} recorded on {p['date'][:10]} (driver {p['driver_version']}, CUDA {p['cuda_version']}, "
+            f"PyCUDA {p['pycuda_version']}), data/{path.name}."
+            )

@@ -1,0 +1,272 @@
+"""One function per figure; each returns a matplotlib Figure drawn in the course style.
+
+The style file ``course.mplstyle`` is applied explicitly inside each function, so importing
+this module changes no global matplotlib setting. Functions that take a live result also take
+the recorded ``reference`` and draw it beside, dashed, so a learner compares with the H200.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+from .experiments import Result
+
+STYLE = Path(__file__).with_name("course.mplstyle")
+KiB = 1024
+
+
+@contextmanager
+def course_style() -> Iterator[None]:
+    """Apply the course's style for the figures drawn inside the ``with`` block."""
+    with plt.style.context(str(STYLE)):
+        yield
+
+
+def _median(row: dict[str, Any]) -> float:
+    return float(np.median(row["seconds"]))
+
+
+def _size_label(nbytes: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:g} {unit}"
+    return f"{nbytes:g} B"
+
+
+def _size_axis(ax: Any, sizes: Sequence[float]) -> None:
+    ax.set_xscale("log", base=2)
+    ticks = sorted(set(sizes))[:: max(1, len(set(sizes)) // 6)]
+    ax.set_xticks(ticks, [_size_label(t) for t in ticks])
+
+
+def _source_note(fig: Figure, *results: Result | None) -> None:
+    notes = []
+    for result in results:
+        if result is not None:
+            when = "live" if result.live else f"recorded {result.provenance.get('date', '')[:10]}"
+            notes.append(f"{result.gpu} ({when})")
+    fig.text(0.99, 0.005, " · ".join(dict.fromkeys(notes)), ha="right", va="bottom", fontsize=7, color="0.4")
+
+
+def _each(result: Result, reference: Result | None) -> list[tuple[Result, str, str]]:
+    """(result, line style, label suffix) for the run and, if it is a different one, the reference."""
+    runs = [(result, "-", "")]
+    if reference is not None and (result.live or reference.record_file != result.record_file):
+        runs.append((reference, "--", f" ({reference.gpu}, recorded)"))
+    return runs
+
+
+# --------------------------------------------------------------------------- lessons 01 and 05
+def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
+    """Copy bandwidth against size, pinned against pageable (lesson 01)."""
+    with course_style():
+        fig, ax = plt.subplots()
+        for run, style, suffix in _each(result, reference):
+            for direction in ("htod", "dtoh"):
+                for host_memory, color in (("pinned", "C0"), ("pageable", "C1")):
+                    rows = run.select(direction=direction, host_memory=host_memory)
+                    ax.plot([r["nbytes"] for r in rows], [r["GBps"] for r in rows], style, color=color,
+                            marker="o" if direction == "htod" else "s", alpha=1 if direction == "htod" else 0.55,
+                            label=f"{direction} {host_memory}{suffix}")
+        _size_axis(ax, result.column("nbytes"))
+        ax.set(xlabel="bytes per copy", ylabel="GB/s (1e9 B/s)", title="cudaMemcpy: page-locked against pageable")
+        ax.legend(ncol=2)
+        _source_note(fig, result, reference)
+    return fig
+
+
+def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
+    """Every way of moving data, against size: copies, zero-copy kernels, device memory (lesson 05)."""
+    with course_style():
+        fig, (ax_link, ax_all) = plt.subplots(1, 2, figsize=(11, 4.2))
+        series = [
+            (memcpy.select(direction="htod", host_memory="pinned"), "GBps", "memcpy HtoD pinned", "C0", "-"),
+            (memcpy.select(direction="dtoh", host_memory="pinned"), "GBps", "memcpy DtoH pinned", "C0", ":"),
+            (memcpy.select(direction="htod", host_memory="pageable"), "GBps", "memcpy HtoD pageable", "C3", "-"),
+            (kernels.select(memory="zero_copy", op="read"), "GBps", "zero-copy read kernel", "C1", "-"),
+            (kernels.select(memory="zero_copy", op="write"), "GBps", "zero-copy write kernel", "C1", ":"),
+            (kernels.select(memory="device", op="read"), "GBps", "device-memory read kernel", "C2", "-"),
+            (kernels.select(memory="device", op="write"), "GBps", "device-memory write kernel", "C2", ":"),
+        ]
+        for ax, skip_device in ((ax_link, True), (ax_all, False)):
+            for rows, key, label, color, style in series:
+                if skip_device and "device-memory" in label:
+                    continue
+                ax.plot([r["nbytes"] for r in rows], [r[key] for r in rows], style, marker="o", color=color, label=label)
+            _size_axis(ax, memcpy.column("nbytes"))
+            ax.set(xlabel="bytes moved")
+        ax_link.set(ylabel="GB/s", title="Over PCIe (linear scale)")
+        ax_all.set(yscale="log", title="With device memory (log scale)")
+        ax_all.legend(loc="upper left")
+        _source_note(fig, memcpy, kernels)
+    return fig
+
+
+def inflight(result: Result, link_GBps: float | None = None, latency_ns: float | None = None) -> Figure:
+    """Zero-copy read bandwidth against bytes in flight, with Little's law (lesson 05)."""
+    with course_style():
+        fig, ax = plt.subplots()
+        for name, color in (("read_float4", "C0"), ("read_float4_x4", "C1")):
+            rows = sorted(result.select(kernel=name), key=lambda r: r["bytes_in_flight"])
+            ax.plot([r["bytes_in_flight"] for r in rows], [r["GBps"] for r in rows], "o-", color=color,
+                    label=f"{name} ({rows[0]['loads_per_thread']} load(s) of 16 B per thread)")
+        if latency_ns:
+            x = np.logspace(np.log10(min(result.column("bytes_in_flight"))), np.log10(max(result.column("bytes_in_flight"))))
+            ax.plot(x, x / latency_ns, "k:", label=f"Little's law: bytes in flight / {latency_ns:.0f} ns")
+        if link_GBps:
+            ax.axhline(link_GBps, color="0.5", ls="--", label=f"pinned memcpy HtoD {link_GBps:.1f} GB/s")
+        ax.set(xscale="log", yscale="log", xlabel="bytes the GPU asks for at once (threads x loads x 16 B)",
+               ylabel="GB/s", title="Zero-copy reads need many requests in flight")
+        ax.set_ylim(top=(link_GBps or max(result.column("GBps"))) * 2)
+        ax.legend()
+        _source_note(fig, result)
+    return fig
+
+
+def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: str, log: bool = False,
+         colors: Sequence[str] | None = None, note: Result | None = None, fmt: str = "{:.3g}") -> Figure:
+    """A labelled bar chart (lessons 05, 06, 08, 09)."""
+    with course_style():
+        fig, ax = plt.subplots(figsize=(7.5, 3.8))
+        positions = np.arange(len(values))
+        drawn = ax.bar(positions, values, color=colors or [f"C{i % 8}" for i in range(len(values))])
+        ax.bar_label(drawn, labels=[fmt.format(v) for v in values], fontsize=8.5, padding=2)
+        ax.set_xticks(positions, labels, rotation=0 if max(map(len, labels)) < 14 else 15, ha="center")
+        ax.set(title=title, ylabel=ylabel)
+        if log:
+            ax.set_yscale("log")
+        ax.margins(y=0.15)
+        if note is not None:
+            _source_note(fig, note)
+    return fig
+
+
+# --------------------------------------------------------------------------- lesson 06
+def latency(result: Result, reference: Result | None = None) -> Figure:
+    """Nanoseconds per dependent load, by memory (lesson 06)."""
+    names = {"l2": "L2-resident\n(device memory)", "device": "device memory\n(HBM)", "zero_copy": "zero-copy\n(host over PCIe)"}
+    labels, values = [], []
+    for run, _, suffix in _each(result, reference):
+        for memory in ("l2", "device", "zero_copy"):
+            labels.append(names[memory] + ("\n" + suffix.strip(" ()") if suffix else ""))
+            values.append(run.one(memory=memory)["load_ns"])
+    return bars(labels, values, title="One dependent load after another", ylabel="ns per load", log=True,
+                note=result, fmt="{:.0f} ns")
+
+
+# --------------------------------------------------------------------------- lesson 07
+def access_sweep(result: Result, key: str, *, reference: Result | None = None,
+                 predicted: dict[int, float] | None = None) -> Figure:
+    """Useful bandwidth against stride or offset, zero-copy and device memory (lesson 07)."""
+    xlabel = {"stride": "stride (floats between neighbouring threads)",
+              "offset_floats": "misalignment (floats past a 128-byte boundary)"}[key]
+    with course_style():
+        fig, (ax_zc, ax_dev) = plt.subplots(1, 2, figsize=(11, 4.0))
+        for run, style, suffix in _each(result, reference):
+            for ax, memory, color in ((ax_zc, "zero_copy", "C1"), (ax_dev, "device", "C2")):
+                rows = sorted(run.select(memory=memory), key=lambda r: r[key])
+                ax.plot([r[key] for r in rows], [r["useful_GBps"] for r in rows], style, marker="o", color=color,
+                        label=f"measured{suffix}")
+        if predicted:
+            xs = sorted(predicted)
+            ax_zc.plot(xs, [predicted[x] for x in xs], "k^:", label="predicted by the PCIe model")
+        for ax, title in ((ax_zc, "zero-copy (mapped host memory)"), (ax_dev, "device memory")):
+            ax.set(xlabel=xlabel, ylabel="useful GB/s", title=title)
+            if key == "stride":
+                ax.set(xscale="log", yscale="log")
+                ax.set_xticks([1, 2, 4, 8, 16, 32, 64], ["1", "2", "4", "8", "16", "32", "64"])
+            else:
+                ax.set_ylim(bottom=0)
+            ax.legend()
+        _source_note(fig, result, reference)
+    return fig
+
+
+# --------------------------------------------------------------------------- lesson 08
+def end_to_end(result: Result, reference: Result | None = None) -> Figure:
+    """Time of a host-to-host vector add against n: copies + kernel, or zero-copy (lesson 08)."""
+    with course_style():
+        fig, (ax_time, ax_ratio) = plt.subplots(1, 2, figsize=(11, 4.0))
+        for run, style, suffix in _each(result, reference):
+            times = {}
+            for method, color in (("copy", "C0"), ("zero_copy", "C1")):
+                rows = sorted(run.select(method=method), key=lambda r: r["n"])
+                times[method] = np.array([_median(r) for r in rows])
+                ns = [r["n"] for r in rows]
+                ax_time.plot(ns, times[method] * 1e6, style, marker="o", color=color,
+                             label=("explicit copies + kernel" if method == "copy" else "zero-copy kernel") + suffix)
+            ax_ratio.plot(ns, times["copy"] / times["zero_copy"], style, marker="o", color="C4", label=f"copy / zero-copy{suffix}")
+        ax_time.set(xscale="log", yscale="log", xlabel="n (floats per array)", ylabel="microseconds, median",
+                    title="c = a + b, host data in, host result out")
+        ax_ratio.axhline(1, color="0.3", lw=1)
+        ax_ratio.set(xscale="log", xlabel="n (floats per array)", ylabel="time ratio (>1: zero-copy faster)",
+                     title="Speed-up of zero-copy")
+        ax_time.set_xscale("log", base=2)
+        ax_ratio.set_xscale("log", base=2)
+        ax_time.legend()
+        ax_ratio.legend()
+        _source_note(fig, result, reference)
+    return fig
+
+
+def reuse(result: Result) -> Figure:
+    """Time against how many kernels use the same inputs (lesson 08)."""
+    with course_style():
+        fig, ax = plt.subplots()
+        for method, color, label in (("copy", "C0", "copy once, then k kernels on device memory"),
+                                     ("zero_copy", "C1", "k zero-copy kernels")):
+            rows = sorted(result.select(method=method), key=lambda r: r["uses"])
+            ax.plot([r["uses"] for r in rows], [_median(r) * 1e3 for r in rows], "o-", color=color, label=label)
+        ax.set(xlabel="k, kernels that read the same inputs", ylabel="milliseconds, median",
+               title=f"Data used k times (n = {result.rows[0]['n']:,} floats per array)")
+        ax.legend()
+        _source_note(fig, result)
+    return fig
+
+
+# --------------------------------------------------------------------------- lessons 02 and 03
+def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, gpu_pages: Sequence[int] | None = None,
+                 title: str = "Virtual pages and the physical frames behind them") -> Figure:
+    """Boxes for virtual pages on the left (and GPU pages on the right) and arrows to frames (lessons 02, 03)."""
+    n = len(virtual_pages)
+    known = sorted({f for f in frames if f is not None})
+    with course_style():
+        fig, ax = plt.subplots(figsize=(9, 0.55 * max(n, len(known)) + 1.4))
+        ax.axis("off")
+        ax.grid(False)
+        columns = {"cpu": 0.0, "ram": 4.0, "gpu": 8.0}
+
+        def box(x: float, y: float, text: str, color: str) -> None:
+            ax.add_patch(Rectangle((x, y), 2.6, 0.8, facecolor=color, edgecolor="0.3"))
+            ax.text(x + 1.3, y + 0.4, text, ha="center", va="center", fontsize=8, family="monospace")
+
+        frame_y = {f: (len(known) - 1 - i) * 1.0 for i, f in enumerate(known)}
+        for i, (page, frame) in enumerate(zip(virtual_pages, frames)):
+            y = (n - 1 - i) * 1.0
+            box(columns["cpu"], y, f"VA {page * 4096:#x}", "#dbe9f6")
+            if frame is not None:
+                ax.add_patch(FancyArrowPatch((2.6, y + 0.4), (columns["ram"], frame_y[frame] + 0.4),
+                                             arrowstyle="-|>", mutation_scale=10, color="C0"))
+            if gpu_pages is not None:
+                box(columns["gpu"], y, f"VA {gpu_pages[i] * 4096:#x}", "#fde3cf")
+                if frame is not None:
+                    ax.add_patch(FancyArrowPatch((columns["gpu"], y + 0.4), (columns["ram"] + 2.6, frame_y[frame] + 0.4),
+                                                 arrowstyle="-|>", mutation_scale=10, color="C3"))
+        for frame, y in frame_y.items():
+            box(columns["ram"], y, f"frame {frame:#x}", "#e3f1dc")
+        top = max(n, len(known))
+        ax.text(1.3, top + 0.1, "CPU virtual pages\n(host MMU, page tables)", ha="center", fontsize=9)
+        ax.text(5.3, top + 0.1, "physical page frames\n(DRAM)", ha="center", fontsize=9)
+        if gpu_pages is not None:
+            ax.text(9.3, top + 0.1, "GPU virtual pages\n(GPU MMU, over PCIe)", ha="center", fontsize=9)
+        ax.set_xlim(-0.2, 11 if gpu_pages is not None else 7)
+        ax.set_ylim(-0.3, top + 1.2)
+        ax.set_title(title)
+    return fig
