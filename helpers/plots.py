@@ -42,7 +42,7 @@ def _size_label(nbytes: float) -> str:
 
 def _size_axis(ax: Any, sizes: Sequence[float]) -> None:
     ax.set_xscale("log", base=2)
-    ticks = sorted(set(sizes))[:: max(1, len(set(sizes)) // 6)]
+    ticks = sorted(set(sizes))[:: -(-len(set(sizes)) // 6)]
     ax.set_xticks(ticks, [_size_label(t) for t in ticks])
 
 

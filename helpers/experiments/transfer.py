@@ -85,7 +85,7 @@ def _kernel_bandwidth(sizes: list[int], repeats: int) -> list[Row]:
 
 
 VECTOR_KERNELS = {"read_float": (4, 1), "read_float2": (8, 1), "read_float4": (16, 1), "read_float4_x4": (16, 4),
-                  "read_float4_x4_runs": (16, 4)}
+                  "read_float4_x4_runs": (16, 4), "read_float4_x4_l2_256": (16, 4)}
 
 
 def inflight(nbytes: int = 256 * MiB, repeats: int = 5) -> Result:

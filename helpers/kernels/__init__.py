@@ -41,12 +41,13 @@ def names(stem: str) -> list[str]:
 def _module(stem: str) -> Any:
     from .. import gpu
 
-    gpu.context()
     if shutil.which("nvcc") is None:
         raise CompilerNotFoundError(
             "PyCUDA compiles kernels with nvcc, which is not on PATH. Install the CUDA toolkit and put its "
-            "bin/ folder on PATH (e.g. export PATH=/usr/local/cuda/bin:$PATH), then restart the kernel."
+            "bin/ folder on PATH (e.g. export PATH=/usr/local/cuda/bin:$PATH), then restart the kernel. "
+            "Without a GPU, helpers.cpu runs the same kernels on the CPU."
         )
+    gpu.context()
     from pycuda.compiler import SourceModule
 
     return SourceModule(source(stem), no_extern_c=True, options=["-O3"])

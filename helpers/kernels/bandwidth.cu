@@ -116,3 +116,38 @@ extern "C" __global__ void read_float4_x4_runs(const float4 *__restrict__ src, u
     }
     if (acc == never) sink[0] = acc;
 }
+
+// read_float4_x4 with a cache hint: on the GPU each load asks the L2 to fetch the whole
+// 256-byte block around it (PTX ld.global.L2::256B, sm_80 and newer), which may let the
+// memory system ask the host for bigger pieces at once. Elsewhere (the CPU backend, older
+// GPUs) it is a plain load.
+__device__ inline float4 load_l2_256(const float4 *p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    float4 v;
+    asm("ld.global.nc.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    return v;
+#else
+    return *p;
+#endif
+}
+
+extern "C" __global__ void read_float4_x4_l2_256(const float4 *__restrict__ src, unsigned long long n4,
+                                                 float never, float *sink) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    float acc = 0.0f;
+    for (; i + 3 * step < n4; i += 4 * step) {
+        float4 v0 = load_l2_256(src + i);
+        float4 v1 = load_l2_256(src + i + step);
+        float4 v2 = load_l2_256(src + i + 2 * step);
+        float4 v3 = load_l2_256(src + i + 3 * step);
+        acc += ((v0.x + v0.y) + (v0.z + v0.w)) + ((v1.x + v1.y) + (v1.z + v1.w))
+             + ((v2.x + v2.y) + (v2.z + v2.w)) + ((v3.x + v3.y) + (v3.z + v3.w));
+    }
+    for (; i < n4; i += step) {
+        float4 v = load_l2_256(src + i);
+        acc += (v.x + v.y) + (v.z + v.w);
+    }
+    if (acc == never) sink[0] = acc;
+}

@@ -1,0 +1,36 @@
+"""The command line: python -m helpers summary / record (helpers.__main__)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from test_replay import REQUIRED
+
+
+def _run(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "helpers", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=120)
+
+
+def test_summary_prints_the_headline_json():
+    done = _run("summary")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert all(figures[key] is not None for key in REQUIRED)
+    assert "H200" in figures["gpu"]
+
+
+def test_summary_of_a_corrupt_file_fails_clearly(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    done = _run("summary", str(bad))
+    assert done.returncode == 1 and "not a valid measurement record" in done.stderr
+
+
+def test_record_without_a_gpu_fails_clearly():
+    done = _run("record", env={"ZC_FORCE_REPLAY": "1"})
+    assert done.returncode == 1
+    assert "needs a CUDA GPU" in done.stderr
