@@ -2,6 +2,7 @@
 
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
+targets  checks a record against the course's H200 performance targets; exits 1 if one is missed
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--only", nargs="+", metavar="EXPERIMENT", help="record only these experiments")
     summ = commands.add_parser("summary", help="headline figures of a record as JSON")
     summ.add_argument("file", nargs="?", help="record file (default: newest H200 record in data/)")
+    targ = commands.add_parser("targets", help="check a record against the H200 performance targets")
+    targ.add_argument("file", nargs="?", help="record file (default: newest H200 record in data/)")
     args = parser.parse_args(argv)
     try:
         if args.command == "record":
@@ -55,7 +58,17 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"saved": str(path), **headline(records.load_record(path))}, indent=1))
         else:
             chosen = records.load_record(args.file) if args.file else records.reference_record()[0]
-            print(json.dumps(headline(chosen), indent=1))
+            if args.command == "summary":
+                print(json.dumps(headline(chosen), indent=1))
+            else:
+                from .targets import check
+
+                rows = check(chosen)
+                for row in rows:
+                    value = "missing" if row["value"] is None else f"{row['value']:.3f}"
+                    print(f"{'met   ' if row['met'] else 'MISSED'} {row['target']}: {value} "
+                          f"(floor {row['floor']:g}{' ' + row['unit'] if row['unit'] else ''})")
+                return 0 if all(row["met"] for row in rows) else 1
     except CourseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

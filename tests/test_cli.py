@@ -34,3 +34,20 @@ def test_record_without_a_gpu_fails_clearly():
     done = _run("record", env={"ZC_FORCE_REPLAY": "1"})
     assert done.returncode == 1
     assert "needs a CUDA GPU" in done.stderr
+
+
+def test_targets_report_each_target_and_fail_when_one_is_missed(tmp_path):
+    import copy
+
+    from helpers import records
+
+    record = copy.deepcopy(records.reference_record()[0])
+    for row in record["experiments"]["kernel_bandwidth"]["rows"]:
+        if row["memory"] == "device":
+            row["GBps"] = 1.0  # far below the 4000 GB/s floor
+    path = tmp_path / "slow.json"
+    records.save_record(record, path)
+    done = _run("targets", str(path))
+    assert done.returncode == 1
+    assert "MISSED device-memory read: 1.000" in done.stdout
+    assert done.stdout.count("\n") == 3

@@ -1,0 +1,27 @@
+"""Run the course's CUDA kernels on the CPU and trace their memory accesses (lessons 04 and 07).
+
+    from helpers import cpu
+    add = cpu.load_kernel("vector_add", "vector_add_kernel")
+    add(a, b, c, np.int32(n), block=(256, 1, 1), grid=((n + 255) // 256, 1))
+    t = cpu.load_kernel("access_pattern", "read_strided").trace(..., max_warps=64)
+
+Submodules: runtime (launching), transform (source rewrite + feature scan), compiler
+(build + cache), memory (address registry), trace, model (PCIe cost model, lesson 07),
+view (the sector explorer), exercise (lesson 07's exercise). ``view`` needs matplotlib
+and ipywidgets and is imported only when used.
+"""
+
+from .errors import (CpuBackendError, CxxCompilerNotFoundError, KernelArgumentError, KernelCompileError,
+                     LaunchConfigError, MemoryAccessError, MisalignedAccessError, NullPointerError, OutOfBoundsError,
+                     ReadOnlyWriteError, UnknownPointerError, UnsupportedFeatureError)
+from .memory import In, InOut, Out, device_pointer, mapped_empty, register, unregister
+from .runtime import Function, SourceModule, load_kernel
+from .trace import Trace
+
+__all__ = [
+    "SourceModule", "Function", "load_kernel", "Trace",
+    "register", "unregister", "device_pointer", "mapped_empty", "In", "Out", "InOut",
+    "CpuBackendError", "CxxCompilerNotFoundError", "KernelCompileError", "UnsupportedFeatureError",
+    "KernelArgumentError", "UnknownPointerError", "LaunchConfigError", "MemoryAccessError", "OutOfBoundsError",
+    "MisalignedAccessError", "ReadOnlyWriteError", "NullPointerError",
+]

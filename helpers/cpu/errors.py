@@ -1,0 +1,85 @@
+"""Errors of the CPU backend, each naming what went wrong (lessons 04 and 07)."""
+
+from __future__ import annotations
+
+from ..errors import CourseError
+
+__all__ = [
+    "CpuBackendError",
+    "CxxCompilerNotFoundError",
+    "KernelCompileError",
+    "UnsupportedFeatureError",
+    "KernelArgumentError",
+    "UnknownPointerError",
+    "LaunchConfigError",
+    "MemoryAccessError",
+    "OutOfBoundsError",
+    "MisalignedAccessError",
+    "ReadOnlyWriteError",
+    "NullPointerError",
+]
+
+
+class CpuBackendError(CourseError):
+    """Base class of every error the CPU backend raises on purpose."""
+
+
+class CxxCompilerNotFoundError(CpuBackendError):
+    """No C++ compiler (c++, g++ or clang++) is on PATH."""
+
+
+class KernelCompileError(CpuBackendError):
+    """The C++ compiler rejected the kernel source; the message carries its output."""
+
+
+class UnsupportedFeatureError(CpuBackendError):
+    """The kernel uses a CUDA feature the CPU backend does not emulate (``feature`` names it)."""
+
+    def __init__(self, feature: str, line: int | None, explanation: str, source_name: str = "kernel source") -> None:
+        self.feature = feature
+        self.line = line
+        where = f" (line {line} of {source_name})" if line else ""
+        super().__init__(f"The CPU backend does not support {feature}{where}: {explanation}")
+
+
+class KernelArgumentError(CpuBackendError, TypeError):
+    """An argument does not fit the kernel's parameter (wrong count, type or size)."""
+
+
+class UnknownPointerError(KernelArgumentError):
+    """A pointer argument is an address inside no array the backend knows."""
+
+
+class LaunchConfigError(CpuBackendError, ValueError):
+    """``block`` or ``grid`` is not a valid launch configuration."""
+
+
+class MemoryAccessError(CpuBackendError):
+    """A thread accessed memory it must not; attributes say where (like compute-sanitizer)."""
+
+    def __init__(self, message: str, *, kernel: str, block: tuple[int, int, int], thread: tuple[int, int, int],
+                 parameter: str, byte_offset: int, size: int, is_store: bool) -> None:
+        super().__init__(message)
+        self.kernel = kernel
+        self.block = block
+        self.thread = thread
+        self.parameter = parameter
+        self.byte_offset = byte_offset
+        self.size = size
+        self.is_store = is_store
+
+
+class OutOfBoundsError(MemoryAccessError):
+    """A load or store outside the array the pointer came from."""
+
+
+class MisalignedAccessError(MemoryAccessError):
+    """A load or store of an N-byte type at an address that is not a multiple of its alignment."""
+
+
+class ReadOnlyWriteError(MemoryAccessError):
+    """A store into a numpy array that is not writeable."""
+
+
+class NullPointerError(MemoryAccessError):
+    """A load or store through a null pointer (an argument passed as None)."""

@@ -1,0 +1,109 @@
+"""Which arrays the CPU backend knows, so that an address can stand for an array (lesson 04).
+
+On a GPU a zero-copy buffer has two addresses, the host's and the device's. On the CPU
+backend they are literally the same number: ``device_pointer(a) == a.ctypes.data``.
+A kernel argument may be an ``np.intp`` address; it must lie inside an array passed to
+:func:`register` or passed to an earlier kernel call (the registry holds weak
+references, so it never keeps an array alive).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import KernelArgumentError, UnknownPointerError
+
+__all__ = ["register", "unregister", "device_pointer", "mapped_empty", "lookup", "In", "Out", "InOut", "flat_extent"]
+
+
+@dataclass
+class _Entry:
+    start: int
+    nbytes: int
+    ref: "weakref.ReferenceType[np.ndarray]"
+
+
+_registry: dict[tuple[int, int], _Entry] = {}
+
+
+def flat_extent(array: np.ndarray) -> tuple[int, int]:
+    """(address, nbytes) of a contiguous array; raise for a strided view a kernel cannot index."""
+    if not isinstance(array, np.ndarray):
+        raise KernelArgumentError(f"expected a numpy array, got {type(array).__name__}")
+    if not (array.flags.c_contiguous or array.flags.f_contiguous):
+        raise KernelArgumentError(
+            f"a {array.dtype} array of shape {array.shape} is not contiguous (a strided view?): a kernel sees "
+            "one flat range of memory. Pass np.ascontiguousarray(a) instead.")
+    return int(array.ctypes.data), int(array.nbytes)
+
+
+def register(array: np.ndarray) -> np.intp:
+    """Make the backend know ``array``; return its address (lesson 04)."""
+    start, nbytes = flat_extent(array)
+    _registry[(start, nbytes)] = _Entry(start, nbytes, weakref.ref(array))
+    return np.intp(start)
+
+
+def unregister(array: np.ndarray) -> None:
+    """Forget ``array``: its address is unknown to later launches."""
+    start, nbytes = flat_extent(array)
+    _registry.pop((start, nbytes), None)
+
+
+def device_pointer(array: np.ndarray) -> np.intp:
+    """The address a kernel uses for ``array``: on the CPU, the host address itself (lesson 04).
+
+    The CPU counterpart of ``np.intp(a.base.get_device_pointer())`` for mapped memory;
+    it also registers ``array``.
+    """
+    return register(array)
+
+
+def mapped_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np.float32) -> np.ndarray:
+    """An uninitialised, page-aligned array the backend knows: the CPU stand-in for
+    ``cuda.pagelocked_empty(..., mem_flags=DEVICEMAP)`` (lesson 04)."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape))
+    raw = np.empty(count * dtype.itemsize + 4096, np.uint8)
+    skip = (-raw.ctypes.data) % 4096
+    array = raw[skip:skip + count * dtype.itemsize].view(dtype).reshape(shape)
+    register(array)
+    return array
+
+
+def lookup(address: int) -> tuple[np.ndarray, int]:
+    """The known array containing ``address`` and the byte offset of ``address`` in it."""
+    best: _Entry | None = None
+    for key, entry in list(_registry.items()):
+        if entry.ref() is None:
+            del _registry[key]
+            continue
+        if entry.start <= address <= entry.start + entry.nbytes:
+            if best is None or entry.nbytes > best.nbytes:
+                best = entry
+    if best is None:
+        raise UnknownPointerError(
+            f"the address {address:#x} lies in no array the CPU backend knows. Pass the numpy array itself, "
+            "or register it first with helpers.cpu.register(a) (helpers.cpu.device_pointer(a) does both) and "
+            "pass an address inside it.")
+    array = best.ref()
+    assert array is not None
+    return array, address - best.start
+
+
+class In:
+    """PyCUDA's ``drv.In(a)`` for the CPU backend: host and device memory are the same, so it is ``a``."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+
+class Out(In):
+    """PyCUDA's ``drv.Out(a)``: on the CPU the kernel writes ``a`` directly."""
+
+
+class InOut(In):
+    """PyCUDA's ``drv.InOut(a)``: on the CPU the kernel reads and writes ``a`` directly."""
