@@ -218,6 +218,7 @@ REFERENCES: dict[str, Callable[[cpu.Function], None]] = {
     "read_float": ref_read_float, "read_float2": ref_read_float2, "read_float4": ref_read_float4,
     "read_float4_x4": ref_read_float4_x4, "read_float4_x4_runs": ref_read_float4_x4_runs,
     "read_float4_x4_l2_256": ref_read_float4_x4,  # the same loads with a GPU-only cache hint
+    "read_bulk": ref_read_float4,  # off the GPU the bulk-copy kernel is the plain float4 read
     "write_float4": ref_write_float4, "reread_float4": ref_reread_float4,
     "read_strided": ref_read_strided, "read_strided_float4": ref_read_strided_float4,
     "fill_in_order": ref_fill_in_order, "count_atomically": ref_count_atomically, "count_plainly": ref_count_plainly,

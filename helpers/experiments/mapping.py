@@ -94,8 +94,10 @@ def _pagemap_pinned(nbytes: int) -> list[Row]:
         plain = gpu.page_aligned_empty(nbytes // 4)
         registered = stack.enter_context(gpu.RegisteredArray(plain))
         rows.append(_describe_pages("cuMemHostRegister", registered.array))
-    rows.append({"allocation": "process", "pfns_visible": pages.pfns_visible(),
-                 "memlock_soft_bytes": pages.memlock_limit()[0] or -1, **pages.locked_kib()})
+        # read while all three page-locked buffers are still held
+        rows.append({"allocation": "process, while the buffers above are held", "pfns_visible": pages.pfns_visible(),
+                     "memlock_soft_bytes": pages.memlock_limit()[0] or -1, "held_bytes": 3 * nbytes,
+                     **pages.locked_kib()})
     return rows
 
 

@@ -151,3 +151,76 @@ extern "C" __global__ void read_float4_x4_l2_256(const float4 *__restrict__ src,
     }
     if (acc == never) sink[0] = acc;
 }
+
+// Reading with the Hopper bulk-copy engine (TMA, sm_90): one thread per block asks the
+// engine to copy whole 8 KiB chunks into shared memory (cp.async.bulk), four chunks in
+// flight per block, and waits on an mbarrier for each. The engine, not the load/store
+// units, generates the memory requests. Elsewhere (the CPU backend, older GPUs) the kernel
+// is a plain grid-stride float4 read of the same bytes.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define BULK_STAGES 4
+#define BULK_CHUNK 8192u
+
+__device__ inline unsigned int shared_address(const void *p) {
+    return (unsigned int)__cvta_generic_to_shared(p);
+}
+
+// Ask for chunk `c` of the source (its last chunk may be short) into one stage.
+__device__ inline void bulk_fetch(const char *src, unsigned long long total, unsigned long long c,
+                                  void *stage, unsigned long long *barrier) {
+    unsigned long long left = total - c * BULK_CHUNK;
+    unsigned int bytes = left < BULK_CHUNK ? (unsigned int)left : BULK_CHUNK;
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                 :: "r"(shared_address(barrier)), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 :: "r"(shared_address(stage)), "l"(src + c * BULK_CHUNK), "r"(bytes),
+                    "r"(shared_address(barrier)) : "memory");
+}
+
+__device__ inline void bulk_wait(unsigned long long *barrier, unsigned int phase) {
+    unsigned int done = 0;
+    while (!done) {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"(shared_address(barrier)), "r"(phase) : "memory");
+    }
+}
+#endif
+
+extern "C" __global__ void read_bulk(const float4 *__restrict__ src, unsigned long long n4,
+                                     float never, float *sink) {
+    float acc = 0.0f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ alignas(128) float4 stage[BULK_STAGES][BULK_CHUNK / 16];
+    __shared__ alignas(8) unsigned long long barrier[BULK_STAGES];
+    if (threadIdx.x != 0) return;
+    const char *bytes = (const char *)src;
+    unsigned long long total = n4 * 16ULL, chunks = (total + BULK_CHUNK - 1) / BULK_CHUNK;
+    for (int s = 0; s < BULK_STAGES; ++s) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(shared_address(&barrier[s])));
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    for (int s = 0; s < BULK_STAGES; ++s) {  // fill the pipeline
+        unsigned long long c = blockIdx.x + (unsigned long long)s * gridDim.x;
+        if (c < chunks) bulk_fetch(bytes, total, c, stage[s], &barrier[s]);
+    }
+    for (unsigned long long k = 0;; ++k) {
+        int s = (int)(k % BULK_STAGES);
+        unsigned long long c = blockIdx.x + k * gridDim.x;
+        if (c >= chunks) break;
+        bulk_wait(&barrier[s], (unsigned int)(k / BULK_STAGES) & 1u);
+        float4 v = stage[s][0];  // touch what arrived
+        acc += (v.x + v.y) + (v.z + v.w);
+        unsigned long long next = c + (unsigned long long)BULK_STAGES * gridDim.x;
+        if (next < chunks) bulk_fetch(bytes, total, next, stage[s], &barrier[s]);
+    }
+#else
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (; i < n4; i += step) {
+        float4 v = src[i];
+        acc += (v.x + v.y) + (v.z + v.w);
+    }
+#endif
+    if (acc == never) sink[0] = acc;
+}
