@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.ticker import FuncFormatter
 
 from .experiments import Result
 
@@ -52,7 +53,8 @@ def _source_note(fig: Figure, *results: Result | None) -> None:
         if result is not None:
             when = "live" if result.live else f"recorded {result.provenance.get('date', '')[:10]}"
             notes.append(f"{result.gpu} ({when})")
-    fig.text(0.99, 0.005, " · ".join(dict.fromkeys(notes)), ha="right", va="bottom", fontsize=7, color="0.4")
+    # a figure-level x label is laid out by constrained layout, so it never overlaps the axes' labels
+    fig.supxlabel(" · ".join(dict.fromkeys(notes)), x=0.99, ha="right", fontsize=7, color="0.4")
 
 
 def _each(result: Result, reference: Result | None) -> list[tuple[Result, str, str]]:
@@ -181,6 +183,9 @@ def access_sweep(result: Result, key: str, *, reference: Result | None = None,
             ax.set(xlabel=xlabel, ylabel="useful GB/s", title=title)
             if key == "stride":
                 ax.set(xscale="log", yscale="log")
+                plain = FuncFormatter(lambda value, _: f"{value:g}")
+                ax.yaxis.set_major_formatter(plain)
+                ax.yaxis.set_minor_formatter(plain)
                 ax.set_xticks([1, 2, 4, 8, 16, 32, 64], ["1", "2", "4", "8", "16", "32", "64"])
             else:
                 ax.set_ylim(bottom=0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
 from typing import Any, Iterator
 
@@ -15,9 +15,7 @@ NEVER = np.float32(-1.0)  # read kernels only write their sum when it equals thi
 
 
 @contextmanager
-def mapped(nbytes: int, dtype: Any = np.float32, fill: float | None = 1.0, **flags: bool) -> Iterator[np.ndarray]:
-    """Mapped page-locked host memory, freed on exit."""
-    array = gpu.mapped_empty(nbytes // np.dtype(dtype).itemsize, dtype, **flags)
+def _page_locked(array: np.ndarray, fill: float | None) -> Iterator[np.ndarray]:
     try:
         if fill is not None:
             array.fill(fill)
@@ -26,16 +24,14 @@ def mapped(nbytes: int, dtype: Any = np.float32, fill: float | None = 1.0, **fla
         gpu.free(array)
 
 
-@contextmanager
-def pinned(nbytes: int, dtype: Any = np.float32, fill: float | None = 1.0) -> Iterator[np.ndarray]:
-    """Page-locked host memory (not mapped), freed on exit."""
-    array = gpu.pinned_empty(nbytes // np.dtype(dtype).itemsize, dtype)
-    try:
-        if fill is not None:
-            array.fill(fill)
-        yield array
-    finally:
-        gpu.free(array)
+def mapped(nbytes: int, dtype: Any = np.float32, fill: float | None = 1.0, **flags: bool) -> AbstractContextManager[np.ndarray]:
+    """Mapped page-locked host memory, filled with ``fill``, freed on exit."""
+    return _page_locked(gpu.mapped_empty(nbytes // np.dtype(dtype).itemsize, dtype, **flags), fill)
+
+
+def pinned(nbytes: int, dtype: Any = np.float32, fill: float | None = 1.0) -> AbstractContextManager[np.ndarray]:
+    """Page-locked host memory (not mapped), filled with ``fill``, freed on exit."""
+    return _page_locked(gpu.pinned_empty(nbytes // np.dtype(dtype).itemsize, dtype), fill)
 
 
 @contextmanager
