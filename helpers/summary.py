@@ -17,7 +17,12 @@ def _best(rows: list[dict[str, Any]], key: str, **where: Any) -> float | None:
 
 
 def headline(record: Record) -> dict[str, Any]:
-    """The figures that sum a record up; absent experiments give None."""
+    """The figures that sum a record up; absent experiments give None.
+
+    Each bandwidth is the best median over the sizes and kernel variants the record holds (for
+    pageable copies that is often a mid-sized copy, not the largest); each ratio compares two
+    figures of the same record, i.e. of the same run.
+    """
     memcpy = _rows(record, "memcpy")
     streams = _rows(record, "kernel_bandwidth")
     inflight = _rows(record, "inflight")

@@ -118,12 +118,12 @@ def _inflight(nbytes: int, repeats: int) -> list[Row]:
             rows.append(seconds_row(timing, kernel=name, vector_bytes=vector_bytes, loads_per_thread=loads,
                                     threads=threads, grid=grid, block=block, nbytes=size,
                                     bytes_in_flight=threads * vector_bytes * loads, GBps=size / timing.median / 1e9))
-        # 3. the bulk-copy engine: one thread per block keeps four 8 KiB copies in flight
+        # 3. the bulk-copy engine: thread 0 of each 32-thread block keeps four 8 KiB copies in flight
         grid = gpu.device_attributes()["MULTIPROCESSOR_COUNT"] * 6
         bulk = kernels.function("bandwidth", "read_bulk")
         timing = time_gpu(lambda: bulk(pointer, np.uint64(nbytes // 16), NEVER, sink, block=(32, 1, 1),
                                        grid=(grid, 1)), repeats=repeats)
-        rows.append(seconds_row(timing, kernel="read_bulk", vector_bytes=8192, loads_per_thread=4, threads=grid,
+        rows.append(seconds_row(timing, kernel="read_bulk", vector_bytes=8192, loads_per_thread=4, threads=grid * 32,
                                 grid=grid, block=32, nbytes=nbytes, bytes_in_flight=grid * 8192 * 4,
                                 GBps=nbytes / timing.median / 1e9))
     return rows

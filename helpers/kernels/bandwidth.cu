@@ -152,11 +152,12 @@ extern "C" __global__ void read_float4_x4_l2_256(const float4 *__restrict__ src,
     if (acc == never) sink[0] = acc;
 }
 
-// Reading with the Hopper bulk-copy engine (TMA, sm_90): one thread per block asks the
+// Reading with the Hopper bulk-copy engine (TMA, sm_90): thread 0 of each block asks the
 // engine to copy whole 8 KiB chunks into shared memory (cp.async.bulk), four chunks in
-// flight per block, and waits on an mbarrier for each. The engine, not the load/store
-// units, generates the memory requests. Elsewhere (the CPU backend, older GPUs) the kernel
-// is a plain grid-stride float4 read of the same bytes.
+// flight per block; every thread waits on the chunk's mbarrier and sums its share of it.
+// The engine, not the load/store units, generates the memory requests. Elsewhere (the CPU
+// backend, older GPUs) the kernel is a plain grid-stride float4 read; with one block of 32
+// threads both versions give every thread the same elements in the same order.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define BULK_STAGES 4
 #define BULK_CHUNK 8192u
@@ -192,27 +193,34 @@ extern "C" __global__ void read_bulk(const float4 *__restrict__ src, unsigned lo
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     __shared__ alignas(128) float4 stage[BULK_STAGES][BULK_CHUNK / 16];
     __shared__ alignas(8) unsigned long long barrier[BULK_STAGES];
-    if (threadIdx.x != 0) return;
     const char *bytes = (const char *)src;
     unsigned long long total = n4 * 16ULL, chunks = (total + BULK_CHUNK - 1) / BULK_CHUNK;
-    for (int s = 0; s < BULK_STAGES; ++s) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(shared_address(&barrier[s])));
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < BULK_STAGES; ++s) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(shared_address(&barrier[s])));
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        for (int s = 0; s < BULK_STAGES; ++s) {  // fill the pipeline
+            unsigned long long c = blockIdx.x + (unsigned long long)s * gridDim.x;
+            if (c < chunks) bulk_fetch(bytes, total, c, stage[s], &barrier[s]);
+        }
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    for (int s = 0; s < BULK_STAGES; ++s) {  // fill the pipeline
-        unsigned long long c = blockIdx.x + (unsigned long long)s * gridDim.x;
-        if (c < chunks) bulk_fetch(bytes, total, c, stage[s], &barrier[s]);
-    }
+    __syncthreads();
     for (unsigned long long k = 0;; ++k) {
         int s = (int)(k % BULK_STAGES);
         unsigned long long c = blockIdx.x + k * gridDim.x;
         if (c >= chunks) break;
         bulk_wait(&barrier[s], (unsigned int)(k / BULK_STAGES) & 1u);
-        float4 v = stage[s][0];  // touch what arrived
-        acc += (v.x + v.y) + (v.z + v.w);
+        unsigned long long first = c * (BULK_CHUNK / 16), here = n4 - first;
+        unsigned int count = here < BULK_CHUNK / 16 ? (unsigned int)here : BULK_CHUNK / 16;
+        for (unsigned int i = threadIdx.x; i < count; i += blockDim.x) {
+            float4 v = stage[s][i];
+            acc += (v.x + v.y) + (v.z + v.w);
+        }
+        __syncthreads();  // everyone is done with this stage before it is refilled
         unsigned long long next = c + (unsigned long long)BULK_STAGES * gridDim.x;
-        if (next < chunks) bulk_fetch(bytes, total, next, stage[s], &barrier[s]);
+        if (threadIdx.x == 0 && next < chunks) bulk_fetch(bytes, total, next, stage[s], &barrier[s]);
     }
 #else
     unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
