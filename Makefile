@@ -93,7 +93,7 @@ record: setup
 	$(VPY) -m helpers record
 
 clean:
-	rm -rf $(VENV) .pytest_cache .cache build helpers/cpu/_build *.egg-info
+	rm -rf $(VENV) .pytest_cache .cache build *.egg-info
 	find . \( -name .git -o -name $(VENV) \) -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 
 FORCE:
