@@ -14,7 +14,7 @@ import gc
 import mmap
 import os
 import weakref
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -312,8 +312,3 @@ def _check_registrable(array: Any) -> None:
             "whole number of pages."
         )
 
-
-def iter_live_sizes() -> Iterator[int]:
-    """Sizes of the page-locked blocks helpers hold now (for tests)."""
-    gc.collect()
-    return iter(list(_live_allocations.values()))

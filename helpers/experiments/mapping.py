@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import gpu, kernels, pages
+from ..errors import PinningError
 from ..timing import time_gpu, time_host
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
 from .result import Result, Row, run
@@ -48,7 +49,7 @@ def _address_identity(nbytes: int) -> list[Row]:
                 device_pointer = int(gpu.device_pointer(array))
                 row["device_pointer"] = hex(device_pointer)
                 row["equal"] = device_pointer == array.ctypes.data
-            except (drv.Error, gpu.PinningError) as exc:
+            except (drv.Error, PinningError) as exc:
                 row.update(device_pointer=None, equal=False, error=str(exc))
             _double_in_place(np.intp(array.ctypes.data), n)
             row["kernel_through_host_pointer_ok"] = bool(np.all(array == 3.0))
