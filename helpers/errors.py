@@ -34,3 +34,7 @@ class CompilerNotFoundError(CourseError):
 
 class RecordError(CourseError):
     """A measurement record in data/ is missing or corrupt (lesson 00)."""
+
+
+class ProfilerUnavailableError(CourseError):
+    """Nsight Compute (``ncu``) is missing or may not read the GPU's counters (lesson 07)."""

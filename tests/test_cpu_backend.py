@@ -140,8 +140,8 @@ def ref_write_float4(fn: cpu.Function) -> None:
     assert np.all(dst[:4 * n4] == 2.5) and np.all(dst[4 * n4:] == 0)
 
 
-def ref_reread_float4(fn: cpu.Function) -> None:
-    n4, passes = 100, 3
+def ref_reread_cached(fn: cpu.Function) -> None:
+    n4, passes, shift = 100, 3, 57
     src = RNG.random(4 * n4, dtype=np.float32)
     v = src.reshape(n4, 4)
     accs = []
@@ -149,9 +149,21 @@ def ref_reread_float4(fn: cpu.Function) -> None:
         acc = f32(0)
         for p in range(passes):
             for i in _acc_order(n4, STEP, t):
-                acc = f32(acc + _f4(v[(i + p * 32) % n4]))
+                acc = f32(acc + _f4(v[(i + p * shift) % n4]))
         accs.append(acc)
-    _check_never(lambda never, sink: fn(src, np.uint64(n4), np.int32(passes), never, sink, **LAUNCH), accs)
+    for cache in range(4):  # off the GPU every load kind is a plain load
+        _check_never(lambda never, sink: fn(src, np.uint64(n4), np.int32(passes), np.uint64(shift), np.int32(cache),
+                                            never, sink, **LAUNCH), accs)
+
+
+def ref_scatter_u32(fn: cpu.Function) -> None:
+    table = np.zeros(1000, np.uint32)
+    where = RNG.choice(1000, size=300, replace=False).astype(np.uint32)
+    value = RNG.integers(1, 2**32 - 1, size=300, dtype=np.uint32)
+    fn(table, where, value, np.uint64(300), **LAUNCH)
+    expected = np.zeros(1000, np.uint32)
+    expected[where] = value
+    np.testing.assert_array_equal(table, expected)
 
 
 def ref_read_strided(fn: cpu.Function) -> None:
@@ -219,10 +231,10 @@ REFERENCES: dict[str, Callable[[cpu.Function], None]] = {
     "read_float4_x4": ref_read_float4_x4, "read_float4_x4_runs": ref_read_float4_x4_runs,
     "read_float4_x4_l2_256": ref_read_float4_x4,  # the same loads with a GPU-only cache hint
     "read_bulk": ref_read_float4,  # off the GPU the bulk-copy kernel is the plain float4 read
-    "write_float4": ref_write_float4, "reread_float4": ref_reread_float4,
+    "write_float4": ref_write_float4, "reread_cached": ref_reread_cached,
     "read_strided": ref_read_strided, "read_strided_float4": ref_read_strided_float4,
     "fill_in_order": ref_fill_in_order, "count_atomically": ref_count_atomically, "count_plainly": ref_count_plainly,
-    "pointer_chase": ref_pointer_chase,
+    "pointer_chase": ref_pointer_chase, "scatter_u32": ref_scatter_u32,
 }
 
 DISCOVERED = [(path.stem, name) for path in sorted(KERNELS.glob("*.cu")) for name in kernel_names(path.read_text())]

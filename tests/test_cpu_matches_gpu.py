@@ -112,6 +112,28 @@ def _chase(run: Any) -> list[np.ndarray]:
     return [out]
 
 
+def _reread(run: Any) -> list[np.ndarray]:
+    """Every load kind (__ldg, __ldca, __ldcg, __ldcv), re-reading the same lines and shifted ones."""
+    outputs = []
+    for cache in range(4):
+        for shift in (0, 1000):
+            outputs += _read("bandwidth", "reread_cached", 2048, 3 * 2048 // 32 * 4,
+                             extra=(np.int32(3), np.uint64(shift), np.int32(cache)))(run)
+    return outputs
+
+
+def _scatter(run: Any) -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    where_host = rng.choice(4096, size=1000, replace=False).astype(np.uint32)
+    table, fetch = run.buffer(np.zeros(4096, np.uint32))
+    where, _ = run.buffer(where_host)
+    value, _ = run.buffer(np.arange(1, 1001, dtype=np.uint32))
+    run.kernel("latency", "scatter_u32")(table, where, value, np.uint64(1000), block=(64, 1, 1), grid=(3, 1))
+    out = fetch()
+    assert np.array_equal(out[where_host], np.arange(1, 1001, dtype=np.uint32))
+    return [out]
+
+
 def _fill(run: Any) -> list[np.ndarray]:
     dst, fetch = run.buffer(np.zeros(1000, np.float32))
     run.kernel("hazards", "fill_in_order")(dst, np.uint64(1000), np.float32(1.5), block=(32, 1, 1), grid=(2, 1))
@@ -137,11 +159,12 @@ CASES: dict[str, Callable[[Any], list[np.ndarray]]] = {
     "read_float4_x4_runs": _read("bandwidth", "read_float4_x4_runs", 2048, 2048 // 32 * 4),
     "read_float4_x4_l2_256": _read("bandwidth", "read_float4_x4_l2_256", 2048, 2048 // 32 * 4),
     "read_bulk": _read("bandwidth", "read_bulk", 2048, 2048 // 32 * 4),
-    "reread_float4": _read("bandwidth", "reread_float4", 2048, 3 * 2048 // 32 * 4, extra=(np.int32(3),)),
+    "reread_cached": _reread,
     "write_float4": _write,
     "read_strided": _strided("read_strided", 1),
     "read_strided_float4": _strided("read_strided_float4", 4),
     "pointer_chase": _chase,
+    "scatter_u32": _scatter,
     "fill_in_order": _fill,
     "count_atomically": _count("count_atomically", 64, 2),
     # a plain read-modify-write races on the GPU by design (lesson 09); one thread has no race

@@ -11,16 +11,18 @@ from typing import Callable
 
 from .result import Result, reference, run
 from .transfer import caching, inflight, kernel_bandwidth, memcpy
-from .latency import latency
+from .latency import latency, latency_footprint, loaded_latency
 from .access import offset, stride, vector_width
 from .end_to_end import end_to_end, out_of_core, reuse
 from .mapping import address_identity, pagemap_pinned, registered, write_combined
 from .hazards import atomics, stale_read
+from .counters import counters
 
 ALL: dict[str, Callable[..., Result]] = {
     function.__name__: function
     for function in (
-        memcpy, kernel_bandwidth, inflight, caching, latency, stride, offset, vector_width,
+        memcpy, kernel_bandwidth, inflight, caching, latency, latency_footprint, loaded_latency,
+        stride, offset, vector_width, counters,
         end_to_end, reuse, out_of_core, address_identity, pagemap_pinned, write_combined,
         registered, stale_read, atomics,
     )

@@ -18,7 +18,7 @@ from .result import Result, Row, run
 STRIDES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 OFFSETS = tuple(range(33))
 COUNT = 1 << 22  # useful floats read from mapped memory
-DEVICE_COUNT = 1 << 24  # device memory is ~15x faster: read more, or launch overhead hides it
+DEVICE_COUNT = 1 << 28  # 1 GiB of useful floats: far beyond the 60 MB L2, and long beside a launch
 
 
 def stride(strides: Sequence[int] = STRIDES, count: int = COUNT, device_count: int = DEVICE_COUNT,
@@ -86,12 +86,16 @@ def _offset(kernel: str, offsets: list[int], count: int, device_count: int, repe
     return _sweep([(1, o) for o in offsets], count, device_count, repeats)
 
 
-def vector_width(nbytes: int = 64 << 20, repeats: int = 5) -> Result:
-    """The same contiguous bytes read as one float or one float4 per thread (lesson 07)."""
-    return run("vector_width", {"nbytes": nbytes, "repeats": repeats}, _vector_width)
+def vector_width(nbytes: int = 64 << 20, device_nbytes: int = 1 << 30, repeats: int = 5) -> Result:
+    """The same contiguous bytes read as one float or one float4 per thread (lesson 07).
+
+    Mapped memory reads ``nbytes``; device memory reads ``device_nbytes`` (1 GiB: a buffer the
+    size of the L2 would measure the L2 and the launch, not HBM)."""
+    return run("vector_width", {"nbytes": nbytes, "device_nbytes": device_nbytes, "repeats": repeats},
+               _vector_width)
 
 
-def _vector_width(nbytes: int, repeats: int) -> list[Row]:
+def _vector_width(nbytes: int, device_nbytes: int, repeats: int) -> list[Row]:
     from .. import gpu
 
     grid = full_grid()
@@ -100,12 +104,12 @@ def _vector_width(nbytes: int, repeats: int) -> list[Row]:
         ("read_strided_float4", 16, kernels.function("access_pattern", "read_strided_float4")),
     ]
     rows: list[Row] = []
-    with mapped(nbytes) as host, device(nbytes) as dev, device(4) as sink:
-        for memory, pointer in (("zero_copy", gpu.device_pointer(host)), ("device", dev)):
+    with mapped(nbytes) as host, device(device_nbytes) as dev, device(4) as sink:
+        for memory, pointer, size in (("zero_copy", gpu.device_pointer(host), nbytes), ("device", dev, device_nbytes)):
             for name, vector_bytes, kernel in variants:
-                count = np.uint64(nbytes // vector_bytes)
+                count = np.uint64(size // vector_bytes)
                 timing = time_gpu(lambda: kernel(pointer, count, np.int32(1), np.int32(0), NEVER, sink,
                                                  block=(BLOCK, 1, 1), grid=(grid, 1)), repeats=repeats)
                 rows.append(seconds_row(timing, memory=memory, kernel=name, vector_bytes=vector_bytes,
-                                        nbytes=nbytes, useful_GBps=nbytes / timing.median / 1e9))
+                                        nbytes=size, useful_GBps=size / timing.median / 1e9))
     return rows

@@ -129,8 +129,32 @@ def _inflight(nbytes: int, repeats: int) -> list[Row]:
     return rows
 
 
+CACHE_LOADS = ("ldg", "ldca", "ldcg", "ldcv")  # the `cache` argument of reread_cached, in order
+REREAD_PATTERNS = ("same_sm", "other_sm")
+
+
+def reread_shift(pattern: str, n4: int, block: int = BLOCK) -> int:
+    """How far (in float4) each pass of ``reread_cached`` moves every thread's element (lesson 05).
+
+    ``same_sm``: 0, every block re-reads its own lines. ``other_sm``: half the buffer plus one
+    block, so each pass hands every line to a block far away in the grid (another SM), and a
+    thread comes back to its first element only after ``n4 / gcd(shift, n4)`` passes.
+    """
+    if pattern == "same_sm":
+        return 0
+    if pattern == "other_sm":
+        return (n4 // 2 + block) % n4
+    raise ValueError(f"Unknown re-read pattern {pattern!r}; use one of {REREAD_PATTERNS}.")
+
+
 def caching(nbytes_list: Sequence[int] = (1 * MiB, 4 * MiB), delivered: int = 512 * MiB, repeats: int = 5) -> Result:
-    """Re-read a small buffer many times in one kernel: does the GPU cache mapped memory? (lesson 05)."""
+    """Which on-GPU cache keeps mapped memory: load kind x same-SM or other-SM re-reads (lesson 05).
+
+    Every thread re-reads a small buffer through ``__ldg``, ``__ldca``, ``__ldcg`` or ``__ldcv``,
+    either its own block's lines again (the SM's L1 could serve them) or lines another SM read
+    last (only the shared L2 could). Device memory runs the same grid as the control, and a pinned
+    memcpy in the same run gives the link rate.
+    """
     params = {"nbytes_list": list(nbytes_list), "delivered": delivered, "repeats": repeats}
     return run("caching", params, _caching)
 
@@ -140,7 +164,7 @@ def _caching(nbytes_list: list[int], delivered: int, repeats: int) -> list[Row]:
 
     from .. import gpu
 
-    kernel = kernels.function("bandwidth", "reread_float4")
+    kernel = kernels.function("bandwidth", "reread_cached")
     rows: list[Row] = []
     largest = max(nbytes_list)
     with mapped(largest) as host, device(largest) as dev, device(4) as sink, pinned(256 * MiB) as staging, \
@@ -151,10 +175,15 @@ def _caching(nbytes_list: list[int], delivered: int, repeats: int) -> list[Row]:
         for memory, pointer in (("zero_copy", gpu.device_pointer(host)), ("device", dev)):
             for nbytes in nbytes_list:
                 n4 = nbytes // 16
-                passes = max(1, delivered // nbytes)
                 grid = max(1, min(full_grid(), n4 // BLOCK))
-                timing = time_gpu(lambda: kernel(pointer, np.uint64(n4), np.int32(passes), NEVER, sink,
-                                                 block=(BLOCK, 1, 1), grid=(grid, 1)), repeats=repeats)
-                rows.append(seconds_row(timing, memory=memory, nbytes=nbytes, passes=passes, grid=grid,
-                                        delivered_GBps=nbytes * passes / timing.median / 1e9))
+                for pattern in REREAD_PATTERNS:
+                    shift = reread_shift(pattern, n4)
+                    for cache, load in enumerate(CACHE_LOADS):
+                        passes = max(2, delivered // nbytes)  # the first, cold pass weighs little
+                        timing = time_gpu(lambda: kernel(pointer, np.uint64(n4), np.int32(passes), np.uint64(shift),
+                                                         np.int32(cache), NEVER, sink, block=(BLOCK, 1, 1),
+                                                         grid=(grid, 1)), repeats=repeats)
+                        rows.append(seconds_row(timing, memory=memory, nbytes=nbytes, load=load, pattern=pattern,
+                                                shift_float4=shift, passes=passes, grid=grid, block=BLOCK,
+                                                delivered_GBps=nbytes * passes / timing.median / 1e9))
     return rows

@@ -72,20 +72,47 @@ extern "C" __global__ void write_float4(float4 *__restrict__ dst, unsigned long 
     }
 }
 
-// Lesson 05, the caching test: every thread re-reads a small buffer `passes` times.
-// Pass p shifts which element a thread reads, so no load can be hoisted out of the
-// loop. If the GPU cached mapped host memory, the bytes delivered per second would
-// exceed what the PCIe link can carry.
-extern "C" __global__ void reread_float4(const float4 *__restrict__ src, unsigned long long n4,
-                                         int passes, float never, float *sink) {
+// Lesson 05, the caching test: which on-GPU cache, if any, keeps mapped host memory?
+// Every thread re-reads a small buffer `passes` times through one kind of load:
+//   cache 0: __ldg   the SM's read-only data path (L1 / texture), also L2
+//   cache 1: __ldca  cache in L1 and L2 (the default for global loads)
+//   cache 2: __ldcg  cache in L2 only, bypassing L1
+//   cache 3: __ldcv  do not cache: fetch again on every load
+// Pass p reads element (i + p * shift) mod n4. With shift 0 every thread re-reads the
+// lines its own block read before, so the SM's L1 could serve them (pattern "same SM").
+// With shift about half the buffer, every pass hands each line to a block far away in
+// the grid, on another SM, so only the L2, shared by all SMs, could serve it (pattern
+// "other SM"). `shift` is a kernel argument, so the compiler cannot hoist a load out of
+// the pass loop. If no cache kept mapped memory, the bytes delivered per second could
+// not exceed what the PCIe link carries.
+__device__ inline float4 load_cached(const float4 *p, int cache) {
+#if defined(__CUDA_ARCH__)
+    switch (cache) {
+        case 0: return __ldg(p);
+        case 1: return __ldca(p);
+        case 2: return __ldcg(p);
+        default: return __ldcv(p);
+    }
+#else
+    return *p;
+#endif
+}
+
+extern "C" __global__ void reread_cached(const float4 *src, unsigned long long n4, int passes,
+                                         unsigned long long shift, int cache, float never, float *sink) {
     unsigned long long tid = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
     unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
     float acc = 0.0f;
+    unsigned long long offset = 0;  // p * shift mod n4, kept up to date pass by pass
     for (int p = 0; p < passes; ++p) {
         for (unsigned long long i = tid; i < n4; i += step) {
-            float4 v = src[(i + (unsigned long long)p * 32ULL) % n4];
+            unsigned long long j = i + offset;
+            if (j >= n4) j -= n4;
+            float4 v = load_cached(src + j, cache);
             acc += (v.x + v.y) + (v.z + v.w);
         }
+        offset += shift;
+        if (offset >= n4) offset -= n4;
     }
     if (acc == never) sink[0] = acc;
 }
