@@ -15,14 +15,14 @@ from .latency import latency
 from .access import offset, stride, vector_width
 from .end_to_end import end_to_end, out_of_core, reuse
 from .mapping import address_identity, pagemap_pinned, registered, write_combined
-from .hazards import atomics, stale_read
+from .hazards import atomics, handshake, stale_read
 
 ALL: dict[str, Callable[..., Result]] = {
     function.__name__: function
     for function in (
         memcpy, kernel_bandwidth, inflight, caching, latency, stride, offset, vector_width,
         end_to_end, reuse, out_of_core, address_identity, pagemap_pinned, write_combined,
-        registered, stale_read, atomics,
+        registered, stale_read, atomics, handshake,
     )
 }
 
