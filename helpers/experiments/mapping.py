@@ -151,8 +151,11 @@ def _try_pycuda_register(label: str, array: np.ndarray, flags: Any) -> Row:
         row.update(works=False, error=f"{type(exc).__name__}: {exc}",
                    cause=f"{type(cause).__name__}: {cause}" if cause is not None else None)
         return row
+    row["works"] = True
     try:
-        row.update(works=True, device_pointer_equal=int(registered.base.get_device_pointer()) == array.ctypes.data)
+        row["device_pointer_equal"] = int(registered.base.get_device_pointer()) == array.ctypes.data
+    except Exception as exc:  # registered, but no device pointer: record that too
+        row["device_pointer_error"] = f"{type(exc).__name__}: {exc}"
     finally:
         registered.base.unregister()
     return row
