@@ -211,6 +211,24 @@ def ref_count_plainly(fn: cpu.Function) -> None:
     assert counter[0] == 64 * 3 * 5  # sequential threads never race: the GPU's lost updates do not show
 
 
+def ref_publish(fn: cpu.Function) -> None:
+    payload, flag = np.zeros(300, np.float32), np.zeros(1, np.uint32)
+    fn(payload, np.uint64(250), f32(7.0), flag, np.uint32(9), **LAUNCH)
+    assert np.all(payload[:250] == 7.0) and np.all(payload[250:] == 0) and flag[0] == 9  # one thread, any order
+
+
+def ref_wait_for_host(fn: cpu.Function) -> None:
+    payload = np.array([3.0] * 40 + [1.0] * 10, np.float32)
+    for how in range(5):  # every way of loading the flag is a plain load on the CPU
+        flag, result = np.array([6], np.uint32), np.zeros(4, np.uint64)
+        fn(flag, np.uint32(0), np.uint32(6), np.uint64(1000), np.int32(how), payload, np.uint64(50), f32(3.0), result,
+           **LAUNCH)
+        assert result.tolist() == [1, 1, 40, 1]  # seen at the first load; 40 payload elements equal 3.0
+    flag, result = np.array([5], np.uint32), np.zeros(4, np.uint64)
+    fn(flag, np.uint32(0), np.uint32(6), np.uint64(1000), np.int32(3), payload, np.uint64(50), f32(3.0), result, **LAUNCH)
+    assert result.tolist() == [1000, 0, 40, 1]  # never raised: it gives up after max_spins loads
+
+
 def ref_pointer_chase(fn: cpu.Function) -> None:
     n = 257
     order = RNG.permutation(n).astype(np.uint32)
@@ -234,6 +252,8 @@ REFERENCES: dict[str, Callable[[cpu.Function], None]] = {
     "write_float4": ref_write_float4, "reread_cached": ref_reread_cached,
     "read_strided": ref_read_strided, "read_strided_float4": ref_read_strided_float4,
     "fill_in_order": ref_fill_in_order, "count_atomically": ref_count_atomically, "count_plainly": ref_count_plainly,
+    "count_atomically_system": ref_count_atomically, "publish_fenced": ref_publish, "publish_unfenced": ref_publish,
+    "publish_flag_first": ref_publish, "wait_for_host": ref_wait_for_host,
     "pointer_chase": ref_pointer_chase, "scatter_u32": ref_scatter_u32,
 }
 

@@ -150,6 +150,29 @@ def _count(name: str, block: int, grid: int) -> Callable:
     return case
 
 
+def _publish(name: str) -> Callable:
+    def case(run: Any) -> list[np.ndarray]:
+        payload, fetch_payload = run.buffer(np.zeros(1000, np.float32))
+        flag, fetch_flag = run.buffer(np.zeros(1, np.uint32))
+        run.kernel("hazards", name)(payload, np.uint64(900), np.float32(2.5), flag, np.uint32(7),
+                                     block=(32, 1, 1), grid=(2, 1))
+        return [fetch_payload(), fetch_flag()]
+    return case
+
+
+def _wait_for_host(run: Any) -> list[np.ndarray]:
+    payload, _ = run.buffer(np.array([2.0] * 30 + [0.0] * 2, np.float32))
+    outs = []
+    for raised, how in ((4, 0), (4, 1), (4, 2), (4, 3), (4, 4), (3, 3)):  # (3, 3): never raised, gives up
+        flag, _ = run.buffer(np.array([raised], np.uint32))
+        result, fetch = run.buffer(np.zeros(4, np.uint64))
+        run.kernel("hazards", "wait_for_host")(flag, np.uint32(0), np.uint32(4), np.uint64(500), np.int32(how), payload,
+                                               np.uint64(32), np.float32(2.0), result, block=(32, 1, 1), grid=(1, 1))
+        outs.append(fetch())
+        assert outs[-1].tolist() == ([1, 1, 30, 1] if raised == 4 else [500, 0, 30, 1])
+    return outs
+
+
 CASES: dict[str, Callable[[Any], list[np.ndarray]]] = {
     "vector_add_kernel": _vector_add,
     "read_float": _read("bandwidth", "read_float", 2048, 2048 // 32, vector=1),
@@ -169,6 +192,11 @@ CASES: dict[str, Callable[[Any], list[np.ndarray]]] = {
     "count_atomically": _count("count_atomically", 64, 2),
     # a plain read-modify-write races on the GPU by design (lesson 09); one thread has no race
     "count_plainly": _count("count_plainly", 1, 1),
+    "count_atomically_system": _count("count_atomically_system", 64, 2),
+    "publish_fenced": _publish("publish_fenced"),
+    "publish_unfenced": _publish("publish_unfenced"),
+    "publish_flag_first": _publish("publish_flag_first"),
+    "wait_for_host": _wait_for_host,
 }
 KERNELS = [(stem, name) for stem in kernels.files() for name in kernels.names(stem)]
 

@@ -1,4 +1,4 @@
-"""Hazards of sharing memory with a running kernel: reading too early, atomics (lesson 09)."""
+"""Hazards of sharing memory with a running kernel: reading too early, atomics, flags (lesson 09)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,12 @@ def _stale_read(n: int, samples: int) -> list[Row]:
     return rows
 
 
+ATOMIC_METHODS = ("count_atomically", "count_plainly", "count_atomically_system")
+
+
 def atomics(per_thread: int = 16, repeats: int = 3) -> Result:
-    """Counting with atomicAdd and with a plain read-modify-write, in device and mapped memory (lesson 09)."""
+    """Counting with atomicAdd, atomicAdd_system and a plain read-modify-write, in device and mapped memory,
+    each launch timed with CUDA events (lesson 09)."""
     return run("atomics", {"per_thread": per_thread, "repeats": repeats}, _atomics)
 
 
@@ -47,7 +51,7 @@ def _atomics(per_thread: int, repeats: int) -> list[Row]:
     expected = grid * BLOCK * per_thread
     rows: list[Row] = []
     counted = np.zeros(1, np.int32)
-    for method in ("count_atomically", "count_plainly"):
+    for method in ATOMIC_METHODS:
         kernel = kernels.function("hazards", method)
         for memory in ("device", "zero_copy"):
             for _ in range(repeats):
@@ -71,3 +75,90 @@ def _atomics(per_thread: int, repeats: int) -> list[Row]:
                 rows.append({"method": method, "memory": memory, "expected": expected, "counted": value,
                              "seconds": [end.time_since(start) / 1e3]})
     return rows
+
+
+PUBLISHERS = ("publish_fenced", "publish_unfenced", "publish_flag_first")
+FLAG_LOADS = ("volatile", "__ldcv", "__ldcg", "__ldg", "const __restrict__")  # the order of LOAD_* in hazards.cu
+
+
+def handshake(n: int = 1 << 18, trials: int = 20, spin_trials: int = 3, max_spins: int = 1 << 22,
+              host_delay_s: float = 0.002, timeout_s: float = 2.0) -> Result:
+    """Signalling through mapped memory while a kernel runs: GPU to host with and without
+    ``__threadfence_system()``, and host to GPU with five ways of loading the flag (lesson 09)."""
+    return run("handshake", {"n": n, "trials": trials, "spin_trials": spin_trials, "max_spins": max_spins,
+                             "host_delay_s": host_delay_s, "timeout_s": timeout_s}, _handshake)
+
+
+def _handshake(n: int, trials: int, spin_trials: int, max_spins: int, host_delay_s: float,
+               timeout_s: float) -> list[Row]:
+    with mapped(n * 4, fill=0.0) as payload, mapped(4096, np.uint32, fill=0) as flag:
+        rows = [_publish(name, payload, flag, n, trials, timeout_s) for name in PUBLISHERS]
+        rows += [_wait(how, load, payload, flag, n, spin_trials, max_spins, host_delay_s, timeout_s)
+                 for how, load in enumerate(FLAG_LOADS)]
+    return rows
+
+
+def _poll(word: np.ndarray, index: int, value: int, timeout_s: float) -> bool:
+    """Spin on the host until ``word[index] == value`` or ``timeout_s`` passes; True if seen."""
+    deadline = time.perf_counter() + timeout_s
+    while int(word[index]) != value:
+        if time.perf_counter() > deadline:
+            return False
+    return True
+
+
+def _publish(name: str, payload: np.ndarray, flag: np.ndarray, n: int, trials: int, timeout_s: float) -> Row:
+    """GPU to host: the host waits for the flag, then at once counts the payload elements written."""
+    kernel = kernels.function("hazards", name)
+    payload_pointer, flag_pointer = gpu.device_pointer(payload), gpu.device_pointer(flag)
+    seen, written, complete_after_sync = [], [], []
+    for trial in range(trials):
+        value, raise_ = np.float32(trial + 1), trial + 1
+        payload.fill(0.0)
+        flag[0] = 0
+        kernel(payload_pointer, np.uint64(n), value, flag_pointer, np.uint32(raise_), block=(1, 1, 1), grid=(1, 1))
+        saw = _poll(flag, 0, raise_, timeout_s)
+        snapshot = payload.copy()  # what the host reads right after seeing the flag
+        gpu.synchronize()
+        seen.append(saw)
+        written.append(int(np.count_nonzero(snapshot == value)) if saw else -1)
+        complete_after_sync.append(bool(np.all(payload == value)))
+    return {"direction": "gpu_to_host", "kernel": name, "n": n, "trials": trials, "flag_seen": seen,
+            "written_at_flag": written, "complete_after_sync": complete_after_sync}
+
+
+def _wait(how: int, load: str, payload: np.ndarray, flag: np.ndarray, n: int, trials: int, max_spins: int,
+          host_delay_s: float, timeout_s: float) -> Row:
+    """Host to GPU: once the kernel says it spins, the host writes the payload, then raises the flag."""
+    import pycuda.driver as drv
+
+    kernel = kernels.function("hazards", "wait_for_host")
+    m = min(n, 1024)
+    row: Row = {"direction": "host_to_gpu", "load": load, "how": how, "n": m, "trials": trials,
+                "max_spins": max_spins, "started": [], "running_at_write": [], "seen": [], "spins": [],
+                "payload_ok": [], "seconds": []}
+    with mapped(4 * 8, np.uint64, fill=0) as result:
+        for trial in range(trials):
+            value, expected = np.float32(trial + 1), trial + 1
+            payload[:m] = 0.0
+            flag[0] = 0
+            result.fill(0)
+            start, end = drv.Event(), drv.Event()
+            start.record()
+            kernel(gpu.device_pointer(flag), np.uint32(0), np.uint32(expected), np.uint64(max_spins), np.int32(how),
+                   gpu.device_pointer(payload), np.uint64(m), value, gpu.device_pointer(result),
+                   block=(1, 1, 1), grid=(1, 1))
+            end.record()
+            started = _poll(result, 3, 1, timeout_s)
+            time.sleep(host_delay_s)  # let the kernel load the flag many times first
+            payload[:m] = value       # the payload, then the flag (x86 keeps the host's stores in order)
+            running = not end.query()
+            flag[0] = expected
+            end.synchronize()
+            row["started"].append(started)
+            row["running_at_write"].append(running)
+            row["spins"].append(int(result[0]))
+            row["seen"].append(bool(result[1]))
+            row["payload_ok"].append(int(result[2]) == m)
+            row["seconds"].append(end.time_since(start) / 1e3)
+    return row

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import gpu, kernels, pages
+from .. import driver_api, gpu, kernels, pages
 from ..errors import PinningError
 from ..timing import time_gpu, time_host
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
@@ -114,13 +114,11 @@ def _registered(nbytes: int, repeats: int) -> list[Row]:
     kernel = kernels.function("bandwidth", "read_float4_x4")
     grid = full_grid()
     rows: list[Row] = []
-    try:
-        handle = drv.register_host_memory(np.ones(1024, np.float32))
-        handle.base.unregister()
-        rows.append({"allocation": "pycuda.driver.register_host_memory", "works": True})
-    except Exception as exc:  # PyCUDA 2026.1 raises here; record exactly what
-        rows.append({"allocation": "pycuda.driver.register_host_memory", "works": False,
-                     "error": f"{type(exc).__name__}: {exc}"})
+    rows.append(_try_pycuda_register("pycuda.driver.register_host_memory", np.ones(1024, np.float32), 0))
+    # the same call on page-aligned memory with DEVICEMAP, as the driver wants it (1 MiB)
+    flags = getattr(getattr(drv, "mem_host_register_flags", None), "DEVICEMAP", driver_api.MEMHOSTREGISTER_DEVICEMAP)
+    rows.append(_try_pycuda_register("pycuda.driver.register_host_memory (aligned_empty, DEVICEMAP)",
+                                     drv.aligned_empty((MiB // 4,), np.float32, alignment=gpu.PAGE_SIZE), flags))
     plain = gpu.page_aligned_empty(nbytes // 4)
     plain[:] = 1.0
     cost = time_host(lambda: gpu.RegisteredArray(plain).unregister(), repeats=repeats)
@@ -140,6 +138,34 @@ def _registered(nbytes: int, repeats: int) -> list[Row]:
         rows.append({"allocation": "cudaHostAlloc mapped", "nbytes": nbytes, "seconds": list(timing.seconds),
                      "GBps": nbytes / timing.median / 1e9})
     return rows
+
+
+def _try_pycuda_register(label: str, array: np.ndarray, flags: Any) -> Row:
+    """Register ``array`` with PyCUDA's own ``register_host_memory`` and record what happened (lesson 09)."""
+    row: Row = {"allocation": label, "nbytes": array.nbytes, "page_offset": array.ctypes.data % gpu.PAGE_SIZE,
+                "flags": int(flags)}
+    try:
+        registered = _register_with_pycuda(array, flags)
+    except Exception as exc:  # PyCUDA 2026.1 raises here; record exactly what, and what caused it
+        cause = exc.__cause__ or exc.__context__
+        row.update(works=False, error=f"{type(exc).__name__}: {exc}",
+                   cause=f"{type(cause).__name__}: {cause}" if cause is not None else None)
+        return row
+    row["works"] = True
+    try:
+        row["device_pointer_equal"] = int(registered.base.get_device_pointer()) == array.ctypes.data
+    except Exception as exc:  # registered, but no device pointer: record that too
+        row["device_pointer_error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        registered.base.unregister()
+    return row
+
+
+def _register_with_pycuda(array: np.ndarray, flags: Any) -> np.ndarray:
+    """``pycuda.driver.register_host_memory(array, flags)``, in one place so a test can stand in for it."""
+    import pycuda.driver as drv
+
+    return drv.register_host_memory(array, flags)
 
 
 def write_combined(gpu_bytes: int = 256 * MiB, cpu_bytes: int = 16 * MiB, repeats: int = 5) -> Result:

@@ -41,6 +41,16 @@ class Result:
             raise LookupError(f"{len(rows)} rows of {self.name!r} match {where}, expected exactly one.")
         return rows[0]
 
+    def need(self, **where: Any) -> Row:
+        """Like :meth:`one`, but when a replayed record predates that row, a :class:`RecordError`
+        that says how to record it (lesson 09)."""
+        if not self.live and not self.select(**where):
+            raise RecordError(
+                f"data/{self.record_file} has no row of '{self.name}' with {where}: it was recorded before "
+                f"this row existed. On a GPU, run `python -m helpers record --only {self.name}`."
+            )
+        return self.one(**where)
+
     @property
     def gpu(self) -> str:
         return str(self.provenance.get("gpu", "unknown GPU"))

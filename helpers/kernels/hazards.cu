@@ -23,3 +23,110 @@ extern "C" __global__ void count_plainly(volatile int *counter, int per_thread) 
         counter[0] = counter[0] + 1;
     }
 }
+
+// The same count with a system-scope atomic: atomic with respect to the host and other GPUs
+// too, where the platform supports it (compute capability 6.0 and newer; on a PCIe link only
+// if HOST_NATIVE_ATOMIC_SUPPORTED is 1).
+extern "C" __global__ void count_atomically_system(int *counter, int per_thread) {
+    for (int k = 0; k < per_thread; ++k) {
+        atomicAdd_system(counter, 1);
+    }
+}
+
+// GPU -> host handshake, done right: one thread writes the payload, then
+// __threadfence_system() makes every one of those writes visible to the host before any
+// later write, then the flag is raised. volatile makes each store a real store.
+extern "C" __global__ void publish_fenced(volatile float *payload, unsigned long long n, float value,
+                                          volatile unsigned int *flag, unsigned int raise) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        for (unsigned long long i = 0; i < n; ++i) {
+            payload[i] = value;
+        }
+        __threadfence_system();
+        *flag = raise;
+    }
+}
+
+// Wrong: the same stores with no fence. CUDA's memory model does not order two plain
+// (volatile) stores to different addresses as another observer sees them, so the host may
+// see the flag before the payload, whether or not this link happens to keep them in order.
+extern "C" __global__ void publish_unfenced(volatile float *payload, unsigned long long n, float value,
+                                            volatile unsigned int *flag, unsigned int raise) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        for (unsigned long long i = 0; i < n; ++i) {
+            payload[i] = value;
+        }
+        *flag = raise;
+    }
+}
+
+// Wrong: the flag first, then the payload. The host sees the flag and reads a payload
+// that is still being written.
+extern "C" __global__ void publish_flag_first(volatile float *payload, unsigned long long n, float value,
+                                              volatile unsigned int *flag, unsigned int raise) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *flag = raise;
+        for (unsigned long long i = 0; i < n; ++i) {
+            payload[i] = value;
+        }
+    }
+}
+
+// How wait_for_host reads the flag: each is a way a kernel can load a word that the host
+// changes while the kernel runs (CUDA C Programming Guide, "Load Functions Using Cache Hints").
+#define LOAD_VOLATILE 0  // through a volatile pointer: a real load every time
+#define LOAD_LDCV 1      // __ldcv: "cache volatile", fetch again on every load
+#define LOAD_LDCG 2      // __ldcg: cache in L2 only, not in the SM's L1
+#define LOAD_LDG 3       // __ldg: the SM's read-only (non-coherent) data cache
+#define LOAD_PLAIN 4     // a plain load through const __restrict__, which nvcc may also send through that cache
+
+__device__ inline unsigned int load_flag(const unsigned int *__restrict__ flag, unsigned long long i,
+                                         unsigned int mask, int how) {
+    // i & mask is always 0 (the host passes mask = 0), but the compiler cannot know that, so it
+    // cannot hoist the load out of the loop: every iteration issues a load.
+#if defined(__CUDA_ARCH__)
+    const unsigned int *p = flag + (i & mask);
+    switch (how) {
+    case LOAD_VOLATILE: return *(const volatile unsigned int *)p;
+    case LOAD_LDCV: return __ldcv(p);
+    case LOAD_LDCG: return __ldcg(p);
+    case LOAD_LDG: return __ldg(p);
+    default: return *p;
+    }
+#else
+    return flag[i & mask];  // the CPU backend: one plain load
+#endif
+}
+
+// Host -> GPU handshake: one thread says it has started (result[3] = 1), then spins until the
+// flag equals `expected`, at most `max_spins` loads (a kernel that spins forever would hang the
+// GPU), then reads the payload the host wrote before raising the flag. Afterwards
+// result[0] = loads made, result[1] = 1 if the flag was seen, result[2] = payload elements
+// equal to `value`.
+extern "C" __global__ void wait_for_host(const unsigned int *__restrict__ flag, unsigned int mask,
+                                         unsigned int expected, unsigned long long max_spins, int how,
+                                         const volatile float *payload, unsigned long long n, float value,
+                                         volatile unsigned long long *result) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        result[3] = 1;
+        __threadfence_system();
+        unsigned long long spins = 0;
+        unsigned int seen = 0;
+        while (spins < max_spins) {
+            unsigned int now = load_flag(flag, spins, mask, how);
+            ++spins;
+            if (now == expected) {
+                seen = 1;
+                break;
+            }
+        }
+        __threadfence_system();  // the payload loads below happen after the flag load above
+        unsigned long long good = 0;
+        for (unsigned long long i = 0; i < n; ++i) {
+            good += payload[i] == value ? 1ULL : 0ULL;
+        }
+        result[0] = spins;
+        result[1] = seen;
+        result[2] = good;
+    }
+}
