@@ -138,8 +138,10 @@ def _allocate(shape: Any, dtype: Any, flags: int, what: str) -> np.ndarray:
     except (drv.MemoryError, drv.Error) as exc:
         raise PinningError(
             f"The driver could not allocate {nbytes / 2**20:.1f} MiB of {what}: {exc}. "
-            "Free other pinned buffers (helpers.gpu.free), use a smaller size, "
-            "or check the locked-memory limit (ulimit -l; lesson 01)."
+            "The NVIDIA driver pins this memory itself, not through mlock, so the locked-memory limit "
+            "(ulimit -l) was not charged for it on the course's machine (VmLck and VmPin stayed 0, lesson 01); what "
+            "bounds it is free physical memory and the driver. Free other pinned buffers (helpers.gpu.free), "
+            "use a smaller size, check MemAvailable in /proc/meminfo and the driver's messages in dmesg."
         ) from exc
     return _track(array)
 
@@ -269,7 +271,9 @@ class RegisteredArray:
         except driver_api.DriverError as exc:
             raise RegistrationError(
                 f"cuMemHostRegister refused {array.nbytes} bytes at {self.host_pointer:#x}: {exc}. "
-                "Check the locked-memory limit (ulimit -l) and that the range is not registered already."
+                "Check that the range is not registered already and that enough physical memory is free "
+                "(MemAvailable in /proc/meminfo). The NVIDIA driver pins it itself, not through mlock, so ulimit -l "
+                "was not charged for it on the course's machine (VmLck and VmPin stayed 0, lesson 01)."
             ) from exc
         self.registered = True
         _live_allocations[id(self)] = array.nbytes

@@ -70,6 +70,63 @@ def frames_of(array: np.ndarray) -> list[Frame]:
     return frames(array.ctypes.data, array.nbytes)
 
 
+@dataclass(frozen=True)
+class FrameRun:
+    """A maximal stretch of consecutive virtual pages whose frames are consecutive too (lessons 01, 02)."""
+
+    start: int  # index of the run's first page among the pages given
+    length: int  # pages in the run
+    first_pfn: int  # frame of the run's first page
+    step: int  # +1: frames ascend with the virtual pages; -1: they descend; 0: a run of one page
+
+    @property
+    def direction(self) -> str:
+        return {1: "ascending", -1: "descending", 0: "single"}[self.step]
+
+
+def frame_runs(pfns: list[int | None] | tuple[int | None, ...]) -> list[FrameRun]:
+    """Split a page-by-page list of frame numbers into runs of physically consecutive frames (lesson 01).
+
+    A run continues while each next page's frame is the previous frame + 1 (ascending) or - 1
+    (descending), in the same direction. One run covering every page means the buffer sits in one
+    contiguous block of physical memory, in either order. Raises ValueError on hidden frames (None).
+    """
+    if any(pfn is None for pfn in pfns):
+        raise ValueError("Some frame numbers are hidden (None): only root reads them; count runs on visible frames.")
+    runs: list[FrameRun] = []
+    for i, pfn in enumerate(pfns):
+        if runs:
+            last = runs[-1]
+            prev = pfns[i - 1]
+            step = pfn - prev  # type: ignore[operator]
+            if step in (1, -1) and last.step in (0, step):
+                runs[-1] = FrameRun(last.start, last.length + 1, last.first_pfn, step)
+                continue
+        runs.append(FrameRun(i, 1, pfn, 0))  # type: ignore[arg-type]
+    return runs
+
+
+HUGE_PAGE_SIZE = 2 << 20
+
+
+def huge_page_possible(address: int, pfns: list[int | None] | tuple[int | None, ...]) -> bool:
+    """Whether these pages could sit inside 2 MiB huge pages, as far as their frames can tell (lesson 02).
+
+    A 2 MiB page-table entry maps a 2 MiB-aligned virtual range onto a 2 MiB-aligned block of frames in the
+    same order, so each page's frame must equal (the block's first frame) + (its page's offset in the 2 MiB
+    range): frames ascend one by one, and ``pfn % 512 == virtual page % 512``. False if any frame breaks it
+    (or is hidden); True means only "not ruled out".
+    """
+    per_huge = HUGE_PAGE_SIZE // PAGE_SIZE
+    first_page = address // PAGE_SIZE
+    for i, pfn in enumerate(pfns):
+        if pfn is None or pfn % per_huge != (first_page + i) % per_huge:
+            return False
+        if i and pfn != pfns[i - 1] + 1:  # type: ignore[operator]
+            return False
+    return bool(pfns)
+
+
 def pfns_visible() -> bool:
     """Whether this process may read physical frame numbers (root on Linux)."""
     probe = np.ones(PAGE_SIZE // 8)

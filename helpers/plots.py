@@ -266,39 +266,56 @@ def reuse(result: Result) -> Figure:
 # --------------------------------------------------------------------------- lessons 02 and 03
 def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, gpu_pages: Sequence[int] | None = None,
                  title: str = "Virtual pages and the physical frames behind them") -> Figure:
-    """Boxes for virtual pages on the left (and GPU pages on the right) and arrows to frames (lessons 02, 03)."""
+    """Boxes for virtual pages on the left (and GPU pages on the right) and arrows to frames (lessons 02, 03).
+
+    With ``gpu_pages`` the GPU's arrows pass through an IOMMU column: the GPU's page tables give DMA (bus)
+    addresses, which an IOMMU (and, in a virtual machine, the hypervisor) translates to DRAM addresses. The
+    frames are the ones /proc/self/pagemap reports (guest-physical in a VM).
+    """
     n = len(virtual_pages)
     known = sorted({f for f in frames if f is not None})
     with course_style():
-        fig, ax = plt.subplots(figsize=(9, 0.55 * max(n, len(known)) + 1.4))
+        fig, ax = plt.subplots(figsize=(10.5 if gpu_pages is not None else 9, 0.55 * max(n, len(known)) + 1.8))
         ax.axis("off")
         ax.grid(False)
-        columns = {"cpu": 0.0, "ram": 4.0, "gpu": 8.0}
+        columns = {"cpu": 0.0, "ram": 4.0, "iommu": 7.4, "gpu": 9.6}
 
         def box(x: float, y: float, text: str, color: str) -> None:
             ax.add_patch(Rectangle((x, y), 2.6, 0.8, facecolor=color, edgecolor="0.3"))
             ax.text(x + 1.3, y + 0.4, text, ha="center", va="center", fontsize=8, family="monospace")
 
+        def arrow(start: tuple[float, float], end: tuple[float, float], color: str) -> None:
+            ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, color=color))
+
         frame_y = {f: (len(known) - 1 - i) * 1.0 for i, f in enumerate(known)}
+        top = max(n, len(known))
+        iommu_right = columns["iommu"] + 0.8
+        if gpu_pages is not None:
+            ax.add_patch(Rectangle((columns["iommu"], -0.1), 0.8, top, facecolor="#eeeeee", edgecolor="0.5",
+                                   linestyle="--"))
         for i, (page, frame) in enumerate(zip(virtual_pages, frames)):
             y = (n - 1 - i) * 1.0
             box(columns["cpu"], y, f"VA {page * 4096:#x}", "#dbe9f6")
             if frame is not None:
-                ax.add_patch(FancyArrowPatch((2.6, y + 0.4), (columns["ram"], frame_y[frame] + 0.4),
-                                             arrowstyle="-|>", mutation_scale=10, color="C0"))
+                arrow((2.6, y + 0.4), (columns["ram"], frame_y[frame] + 0.4), "C0")
             if gpu_pages is not None:
                 box(columns["gpu"], y, f"VA {gpu_pages[i] * 4096:#x}", "#fde3cf")
-                if frame is not None:
-                    ax.add_patch(FancyArrowPatch((columns["gpu"], y + 0.4), (columns["ram"] + 2.6, frame_y[frame] + 0.4),
-                                                 arrowstyle="-|>", mutation_scale=10, color="C3"))
+                if frame is not None:  # GPU page -> DMA address at the IOMMU -> frame
+                    arrow((columns["gpu"], y + 0.4), (iommu_right, y + 0.4), "C3")
+                    arrow((columns["iommu"], y + 0.4), (columns["ram"] + 2.6, frame_y[frame] + 0.4), "C3")
         for frame, y in frame_y.items():
             box(columns["ram"], y, f"frame {frame:#x}", "#e3f1dc")
-        top = max(n, len(known))
         ax.text(1.3, top + 0.1, "CPU virtual pages\n(host MMU, page tables)", ha="center", fontsize=9)
-        ax.text(5.3, top + 0.1, "physical page frames\n(DRAM)", ha="center", fontsize=9)
+        ax.text(5.3, top + 0.1, "physical page frames\n(as /proc/self/pagemap shows them)", ha="center", fontsize=9)
         if gpu_pages is not None:
-            ax.text(9.3, top + 0.1, "GPU virtual pages\n(GPU MMU, over PCIe)", ha="center", fontsize=9)
-        ax.set_xlim(-0.2, 11 if gpu_pages is not None else 7)
-        ax.set_ylim(-0.3, top + 1.2)
+            ax.text(columns["iommu"] + 0.4, top + 0.1, "IOMMU\nDMA addr.\n-> memory", ha="center", fontsize=8)
+            ax.text(columns["gpu"] + 1.3, top + 0.1, "GPU virtual pages\n(GPU MMU -> DMA address,\nover PCIe)",
+                    ha="center", fontsize=9)
+            ax.text(0.0, -0.45, "The GPU's page tables hold DMA (bus) addresses; an IOMMU, and in a virtual machine the "
+                    "hypervisor, translates them to DRAM.\nIn a VM the frames above are guest-physical. The GPU's side "
+                    "is inferred from a kernel that worked through these pages (lesson 03, section 2).",
+                    fontsize=7, color="0.35", va="top")
+        ax.set_xlim(-0.2, 12.4 if gpu_pages is not None else 7)
+        ax.set_ylim(-1.2 if gpu_pages is not None else -0.3, top + 1.4)
         ax.set_title(title)
     return fig

@@ -85,6 +85,19 @@ def test_experiments_run_live(name):
     assert result.live and result.rows and "live" in result.describe()
 
 
+def test_passing_arrays_by_value_is_refused_and_the_context_survives():
+    row = experiments.pass_by_value().one(n=1024)
+    assert row["raised"] and row["error_type"] == "LaunchError" and row["error"], row
+    assert row["context_ok_after"], row
+
+
+def test_memcpy_times_a_plain_host_copy_beside_each_size():
+    sizes = [1 << 20, 1 << 22]
+    rows = experiments.memcpy(sizes=sizes, repeats=3).select(host_memory="host_memcpy")
+    assert [row["nbytes"] for row in rows] == sizes
+    assert all(row["direction"] == "htoh" and len(row["seconds"]) == 3 and row["GBps"] > 0 for row in rows)
+
+
 def test_a_script_leaves_no_context_pushed_at_exit():
     script = textwrap.dedent("""
         import numpy as np

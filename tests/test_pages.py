@@ -47,3 +47,27 @@ def test_lock_counts_in_vmlck():
     finally:
         pages.unlock(array)
     assert pages.locked_kib()["VmLck"] == before
+
+
+def test_frame_runs_count_ascending_and_descending_runs():
+    assert [(r.start, r.length, r.direction) for r in pages.frame_runs([10, 11, 12, 50, 49, 48, 7])] == [
+        (0, 3, "ascending"), (3, 3, "descending"), (6, 1, "single")]
+    # a descending block is one run: the recorded cudaHostAlloc buffer on the H200 looked like this
+    down = list(range(1571343, 1571327, -1))
+    (run,) = pages.frame_runs(down)
+    assert run.length == 16 and run.step == -1 and run.first_pfn == 1571343
+    # a direction change starts a new run even when the frames touch: 5, 6 then 5 again
+    assert [r.length for r in pages.frame_runs([5, 6, 5])] == [2, 1]
+    assert pages.frame_runs([]) == []
+    with pytest.raises(ValueError, match="hidden"):
+        pages.frame_runs([1, None])
+
+
+def test_huge_page_possible_needs_ascending_aligned_frames():
+    base = 2 << 20  # a 2 MiB-aligned virtual address
+    aligned = [512 * 3069 + i for i in range(16)]
+    assert pages.huge_page_possible(base, aligned)
+    assert not pages.huge_page_possible(base, aligned[::-1])  # contiguous but descending
+    assert not pages.huge_page_possible(base, [f + 1 for f in aligned])  # ascending, wrong offset in the block
+    assert not pages.huge_page_possible(base + pages.PAGE_SIZE, aligned)  # virtual offset does not match
+    assert not pages.huge_page_possible(base, [aligned[0], None])

@@ -14,7 +14,7 @@ from .transfer import caching, inflight, kernel_bandwidth, memcpy
 from .latency import latency, latency_footprint, loaded_latency
 from .access import offset, stride, vector_width
 from .end_to_end import end_to_end, out_of_core, reuse
-from .mapping import address_identity, pagemap_pinned, registered, write_combined
+from .mapping import address_identity, pagemap_pinned, pass_by_value, registered, write_combined
 from .hazards import atomics, handshake, stale_read
 from .counters import counters
 
@@ -24,7 +24,7 @@ ALL: dict[str, Callable[..., Result]] = {
         memcpy, kernel_bandwidth, inflight, caching, latency, latency_footprint, loaded_latency,
         stride, offset, vector_width, counters,
         end_to_end, reuse, out_of_core, address_identity, pagemap_pinned, write_combined,
-        registered, stale_read, atomics, handshake,
+        registered, stale_read, atomics, handshake, pass_by_value,
     )
 }
 

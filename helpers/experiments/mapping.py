@@ -201,3 +201,36 @@ def _write_combined(gpu_bytes: int, cpu_bytes: int, repeats: int) -> list[Row]:
                 rows.append({"allocation": kind, "side": "cpu", "op": "write", "nbytes": cpu_bytes,
                              "seconds": list(timing.seconds), "GBps": cpu_bytes / timing.median / 1e9})
     return rows
+
+
+def pass_by_value(n: int = 1024) -> Result:
+    """The seed's vector add launched with the three mapped NumPy arrays themselves instead of their device
+    pointers: what PyCUDA and the driver say, and whether the context still works afterwards (lesson 04)."""
+    return run("pass_by_value", {"n": n}, _pass_by_value)
+
+
+def _pass_by_value(n: int) -> list[Row]:
+    import pycuda.driver as drv
+
+    kernel = kernels.function("vector_add", "vector_add_kernel")
+    launch = {"block": (BLOCK, 1, 1), "grid": ((n + BLOCK - 1) // BLOCK, 1)}
+    x, y, z = (gpu.mapped_empty(n, np.float32) for _ in range(3))
+    try:
+        x[:], y[:], z[:] = 1.0, 2.0, 0.0
+        row: Row = {"n": n, "passed_argument_bytes": 3 * x.nbytes + 4, "raised": False, "error_type": "",
+                    "error": ""}
+        try:
+            kernel(x, y, z, np.int32(n), **launch)  # WRONG: PyCUDA packs each array's bytes, by value
+            gpu.synchronize()
+        except drv.Error as exc:
+            row.update(raised=True, error_type=type(exc).__name__, error=str(exc))
+        try:
+            z[:] = 0.0
+            kernel(gpu.device_pointer(x), gpu.device_pointer(y), gpu.device_pointer(z), np.int32(n), **launch)
+            gpu.synchronize()
+            row["context_ok_after"] = bool(np.all(z == 3.0))
+        except drv.Error as exc:
+            row.update(context_ok_after=False, error_after=f"{type(exc).__name__}: {exc}")
+        return [row]
+    finally:
+        gpu.free(x, y, z)

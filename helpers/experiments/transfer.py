@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import kernels
-from ..timing import time_gpu
+from ..timing import time_gpu, time_host
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, pinned, seconds_row
 from .result import Result, Row, run
 
@@ -21,7 +21,11 @@ def _repeats_for(nbytes: int, repeats: int) -> int:
 
 
 def memcpy(sizes: Sequence[int] = DEFAULT_SIZES, repeats: int = 10) -> Result:
-    """``cudaMemcpy`` host-to-device and device-to-host, from pinned and pageable memory (lessons 01, 05)."""
+    """``cudaMemcpy`` host-to-device and device-to-host, from pinned and pageable memory (lessons 01, 05).
+
+    Beside them, rows with ``host_memory="host_memcpy"`` (direction ``"htoh"``) time a plain CPU copy of the
+    same size between two ordinary arrays: the staging copy a pageable transfer needs, on its own (lesson 01).
+    """
     return run("memcpy", {"sizes": list(sizes), "repeats": repeats}, _memcpy)
 
 
@@ -31,6 +35,7 @@ def _memcpy(sizes: list[int], repeats: int) -> list[Row]:
     largest = max(sizes)
     rows: list[Row] = []
     pageable = np.ones(largest // 4, np.float32)  # ordinary memory, every page touched
+    other = np.ones(largest // 4, np.float32)  # a second ordinary array, the target of the host-only copy
     with pinned(largest) as locked, device(largest) as dev:
         for nbytes in sizes:
             for host_memory, host_array in (("pinned", locked), ("pageable", pageable)):
@@ -42,6 +47,10 @@ def _memcpy(sizes: list[int], repeats: int) -> list[Row]:
                         timing = time_gpu(lambda: drv.memcpy_dtoh(host, dev), repeats=_repeats_for(nbytes, repeats))
                     rows.append(seconds_row(timing, direction=direction, host_memory=host_memory, nbytes=nbytes,
                                             GBps=nbytes / timing.median / 1e9))
+            source, target = pageable.view(np.uint8)[:nbytes], other.view(np.uint8)[:nbytes]
+            timing = time_host(lambda: np.copyto(target, source), repeats=_repeats_for(nbytes, repeats))
+            rows.append(seconds_row(timing, direction="htoh", host_memory="host_memcpy", nbytes=nbytes,
+                                    GBps=nbytes / timing.median / 1e9))
     return rows
 
 
