@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RecordError
+from .machine import detect_virtualization
 
 FORMAT = "zero-copy-course/record"
 VERSION = 1
@@ -62,37 +63,9 @@ def provenance(command: str) -> dict[str, Any]:
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": command,
         "attributes": gpu.device_attributes(),
-        "virtualization": _virtualization(),
+        "virtualization": detect_virtualization(),
         "cpu": _cpu_model(),
     }
-
-
-def _virtualization() -> str:
-    """What runs this machine: ``none`` (bare metal), a hypervisor's name, or ``unknown``.
-
-    In a virtual machine, /proc/self/pagemap shows guest-physical frames and an IOMMU or the
-    hypervisor stands between the GPU's DMA addresses and memory (lessons 00, 01 and 03).
-    """
-    import shutil
-    import subprocess
-
-    if shutil.which("systemd-detect-virt"):
-        done = subprocess.run(["systemd-detect-virt", "--vm"], capture_output=True, text=True)
-        if done.stdout.strip():
-            return done.stdout.strip()
-    for path in ("/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"):
-        try:
-            text = Path(path).read_text().strip()
-        except OSError:
-            continue
-        for name in ("Firecracker", "QEMU", "KVM", "VMware", "Xen", "Microsoft", "Amazon EC2", "Google"):
-            if name.lower() in text.lower():
-                return name.lower()
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown"
-    return "unknown hypervisor" if " hypervisor" in flags else "none"
 
 
 def _cpu_model() -> str:
