@@ -17,7 +17,7 @@ def stale_read(n: int = 1 << 22, samples: int = 40) -> Result:
 
 
 def _stale_read(n: int, samples: int) -> list[Row]:
-    kernel = kernels.function("hazards", "fill_in_order")
+    kernel = kernels.load_kernel("hazards", "fill_in_order")
     rows: list[Row] = []
     with mapped(n * 4, fill=0.0) as host:
         pointer = gpu.device_pointer(host)
@@ -48,7 +48,7 @@ def _atomics(per_thread: int, repeats: int) -> list[Row]:
     rows: list[Row] = []
     counted = np.zeros(1, np.int32)
     for method in ("count_atomically", "count_plainly"):
-        kernel = kernels.function("hazards", method)
+        kernel = kernels.load_kernel("hazards", method)
         for memory in ("device", "zero_copy"):
             for _ in range(repeats):
                 start, end = drv.Event(), drv.Event()

@@ -46,7 +46,7 @@ def _chase(memory: str, nbytes: int, steps: int, repeats: int) -> Row:
 
     from .. import gpu
 
-    kernel = kernels.function("latency", "pointer_chase")
+    kernel = kernels.load_kernel("latency", "pointer_chase")
     table, order = random_cycle(nbytes)
     lines = len(order)
     warm = memory == "l2"
