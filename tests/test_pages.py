@@ -47,3 +47,16 @@ def test_lock_counts_in_vmlck():
     finally:
         pages.unlock(array)
     assert pages.locked_kib()["VmLck"] == before
+
+
+def test_one_maker_of_page_aligned_arrays_serves_both_backends():
+    from helpers import cpu
+
+    for array in (pages.page_aligned_empty((3, 5), np.float64), cpu.mapped_empty(1000, np.int32)):
+        assert array.ctypes.data % pages.PAGE_SIZE == 0 and array.flags.writeable
+    assert gpu.page_aligned_empty is pages.page_aligned_empty
+    for bad in (0, -4, (2, 0), (3, -1)):
+        with pytest.raises(ValueError, match="at least one element"):
+            pages.page_aligned_empty(bad)
+        with pytest.raises(ValueError, match="at least one element"):
+            cpu.mapped_empty(bad)
