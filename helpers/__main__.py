@@ -1,8 +1,11 @@
-"""Command line: ``python -m helpers record`` and ``python -m helpers summary [FILE]``.
+"""Command line: ``python -m helpers record | summary | targets | model``.
 
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
 targets  checks a record against the course's H200 performance targets; exits 1 if one is missed
+model    fits lesson 07's PCIe model on one record's stride sweep and prints, as one JSON object, its
+         errors on the points it was not fitted on (default: fit on the oldest H200 record in data/,
+         check on the newest; a record is not checked against itself unless --allow-same)
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from . import records
 from .errors import CourseError, ProfilerUnavailableError
@@ -44,6 +48,29 @@ def record(output: str | None, only: list[str] | None) -> Path:
     return records.save_record(new, output)
 
 
+def model(fit: str | None, check: str | None, allow_same: bool) -> dict[str, Any]:
+    """The ``model`` command's JSON: fit and check files, held-out errors and the fitted parameters."""
+    from . import pcie_model
+
+    if fit is None or check is None:
+        found = records.matching_records()
+        if not found:
+            records.reference_record()  # raises the RecordError that says how to restore data/
+        fit_path = Path(fit) if fit else found[0][1]
+        check_path = Path(check) if check else found[-1][1]
+    else:
+        fit_path, check_path = Path(fit), Path(check)
+    same_file = fit_path.resolve() == check_path.resolve()
+    if same_file and not allow_same:
+        raise pcie_model.ModelError(
+            f"the model would be fitted and checked on the same file, {fit_path}"
+            + (" (data/ holds only one H200 record)" if fit is None and check is None else "")
+            + ": a model checked on the data it was fitted on proves little. Record a second run on an H200 with "
+            "`python -m helpers record`, pass --fit FILE and --check FILE, or --allow-same to compare anyway.")
+    result = pcie_model.check(records.load_record(fit_path), records.load_record(check_path), allow_same=allow_same)
+    return {"fit_file": str(fit_path), "check_file": str(check_path), **result}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -55,9 +82,15 @@ def main(argv: list[str] | None = None) -> int:
     summ.add_argument("file", nargs="?", help="record file (default: newest H200 record in data/)")
     targ = commands.add_parser("targets", help="check a record against the H200 performance targets")
     targ.add_argument("file", nargs="?", help="record file (default: newest H200 record in data/)")
+    mod = commands.add_parser("model", help="fit lesson 07's PCIe model on one record, check it on another")
+    mod.add_argument("--fit", metavar="FILE", help="record to fit on (default: the oldest H200 record in data/)")
+    mod.add_argument("--check", metavar="FILE", help="record to check on (default: the newest H200 record in data/)")
+    mod.add_argument("--allow-same", action="store_true", help="allow fitting and checking on the same run")
     args = parser.parse_args(argv)
     try:
-        if args.command == "record":
+        if args.command == "model":
+            print(json.dumps(model(args.fit, args.check, args.allow_same), indent=1))
+        elif args.command == "record":
             path = record(args.output, args.only)
             print(json.dumps({"saved": str(path), **headline(records.load_record(path))}, indent=1))
         else:

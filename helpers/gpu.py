@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import mmap
 import os
 import weakref
 from typing import Any
@@ -21,14 +20,13 @@ import numpy as np
 from . import driver_api
 from .errors import PinningError, RegistrationError
 from .mode import require_live
+from .pages import PAGE_SIZE, page_aligned_empty  # lesson 09 registers what page_aligned_empty makes
 
 __all__ = [
     "context", "device_attributes", "device_name", "synchronize",
     "pinned_empty", "mapped_empty", "device_pointer", "free", "pinned_bytes_live",
     "page_aligned_empty", "RegisteredArray", "host_flags", "PAGE_SIZE",
 ]
-
-PAGE_SIZE: int = mmap.PAGESIZE
 
 # Attributes lesson 00 shows, by their PyCUDA names; those an older PyCUDA lacks are skipped.
 SHOWN_ATTRIBUTES = (
@@ -235,17 +233,6 @@ def host_flags(array: np.ndarray) -> dict[str, bool]:
 
 
 # --------------------------------------------------------------------------- registered memory
-def page_aligned_empty(shape: Any, dtype: Any = np.float32) -> np.ndarray:
-    """An ordinary (pageable) array that starts on a page boundary, ready to register (lesson 09)."""
-    dtype = np.dtype(dtype)
-    count = int(np.prod(shape, dtype=np.int64))
-    nbytes = count * dtype.itemsize
-    if nbytes <= 0:
-        raise ValueError("page_aligned_empty needs at least one element.")
-    buffer = mmap.mmap(-1, -(-nbytes // PAGE_SIZE) * PAGE_SIZE)
-    return np.frombuffer(buffer, dtype=dtype, count=count).reshape(shape)
-
-
 class RegisteredArray:
     """An existing numpy array page-locked and mapped in place with ``cuMemHostRegister`` (lesson 09).
 
@@ -312,7 +299,7 @@ def _check_registrable(array: Any) -> None:
         raise RegistrationError(
             f"The array starts {misaligned} bytes past a page boundary or its size ({array.nbytes} B) is not a "
             f"multiple of the {PAGE_SIZE}-byte page. The driver pins whole pages, so a partial page would pin "
-            "the neighbouring data too. Create it with helpers.gpu.page_aligned_empty and a size that is a "
+            "the neighbouring data too. Create it with helpers.pages.page_aligned_empty and a size that is a "
             "whole number of pages."
         )
 

@@ -1,4 +1,4 @@
-"""The CPU's view of memory: pages, page frames, locking (lessons 01 and 02).
+"""The CPU's view of memory: pages, page frames, locking, page-aligned arrays (lessons 01 and 02).
 
 Everything here runs on any Linux machine, GPU or not: it reads /proc/self/maps and
 /proc/self/pagemap and calls mlock(2). Physical frame numbers are only shown to root
@@ -48,6 +48,20 @@ class Mapping:
     @property
     def nbytes(self) -> int:
         return self.end - self.start
+
+
+def page_aligned_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np.float32) -> np.ndarray:
+    """An uninitialised (in fact zero, never touched) array that starts on a page boundary (lesson 01).
+
+    Plain anonymous ``mmap`` memory: pageable, no GPU involved, so both backends use it (lesson 09
+    registers it with cuMemHostRegister; ``helpers.cpu.mapped_empty`` hands it to CPU kernels).
+    """
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    if count <= 0 or (isinstance(shape, tuple) and any(int(n) < 0 for n in shape)) or dtype.itemsize == 0:
+        raise ValueError(f"page_aligned_empty needs at least one element; got shape {shape!r} of {dtype}.")
+    buffer = mmap.mmap(-1, -(-count * dtype.itemsize // PAGE_SIZE) * PAGE_SIZE)
+    return np.frombuffer(buffer, dtype=dtype, count=count).reshape(shape)
 
 
 def frames(address: int, nbytes: int) -> list[Frame]:

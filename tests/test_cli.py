@@ -28,6 +28,28 @@ def test_summary_of_a_corrupt_file_fails_clearly(tmp_path):
     bad.write_text("{")
     done = _run("summary", str(bad))
     assert done.returncode == 1 and "not a valid measurement record" in done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, "one line, no traceback"
+    assert done.stdout == ""
+
+
+def test_summary_of_a_record_with_negative_bandwidths_fails_clearly(tmp_path):
+    import copy
+
+    from helpers import records
+
+    record = copy.deepcopy(records.reference_record()[0])
+    record["experiments"]["memcpy"]["rows"][3]["GBps"] = -55.0
+    bad = tmp_path / "negative.json"
+    bad.write_text(json.dumps(record))
+    done = _run("summary", str(bad))
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, "one line, no traceback"
+    assert "row 3 of 'memcpy': 'GBps' should be a rate above 0, found -55.0" in done.stderr
+
+
+def test_summary_of_a_missing_file_fails_clearly(tmp_path):
+    done = _run("summary", str(tmp_path / "nowhere.json"))
+    assert done.returncode == 1 and "No measurement record at" in done.stderr and done.stderr.count("\n") == 1
 
 
 def test_record_without_a_gpu_fails_clearly():

@@ -1,5 +1,7 @@
-"""The CPU backend (helpers/cpu): kernels against numpy, rejected features, bounds checks,
-traces, the PCIe model against the recorded H200 sweeps, the explorer and the exercise."""
+"""The CPU backend (helpers/cpu): kernels against numpy, rejected features, bounds checks, traces.
+
+The PCIe model, the sector explorer and lesson 07's exercise are tested in test_pcie_model.py and
+test_lesson07_tools.py."""
 
 from __future__ import annotations
 
@@ -10,11 +12,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from helpers import cpu
-from helpers.cpu import exercise, model as cpu_model
-from helpers.cpu.transform import kernel_names
-
-KERNELS = Path(__file__).resolve().parent.parent / "helpers" / "kernels"
+from helpers import cpu, kernels
 f32 = np.float32
 RNG = np.random.default_rng(2024)
 
@@ -257,7 +255,7 @@ REFERENCES: dict[str, Callable[[cpu.Function], None]] = {
     "pointer_chase": ref_pointer_chase, "scatter_u32": ref_scatter_u32,
 }
 
-DISCOVERED = [(path.stem, name) for path in sorted(KERNELS.glob("*.cu")) for name in kernel_names(path.read_text())]
+DISCOVERED = [(stem, name) for stem in kernels.files() for name in kernels.names(stem)]
 
 
 def test_every_course_kernel_has_a_numpy_reference() -> None:
@@ -535,97 +533,3 @@ def test_trace_of_float4_stores_and_atomics() -> None:
     t = count.trace(np.zeros(1, np.int32), np.int32(2), block=(64, 1, 1), grid=(1, 1))
     assert t.totals("atomic") == {"requests": 4, "useful_bytes": 4 * 32 * 4, "sectors": 4, "lines": 4,
                                   "span_sectors": 4}
-
-
-def test_explorer_pattern_equals_the_traced_kernel() -> None:
-    from helpers.cpu.view import warp_pattern
-    for stride, offset in [(1, 0), (3, 1), (17, 5), (64, 32)]:
-        real = _strided(stride, offset, threads=32)
-        pattern = warp_pattern(stride, offset, 1)
-        assert (pattern.useful_bytes, pattern.sectors, pattern.lines, pattern.span_sectors) == \
-            (real.useful_bytes, real.sectors, real.lines, real.span_sectors)
-    assert (warp_pattern(1, 0, 4).sectors, warp_pattern(1, 0, 4).lines) == (16, 4)
-
-
-# ---------------------------------------------------------------------------- the model
-def _synthetic_record(truth: cpu_model.Model, noise: float = 0.05) -> dict:
-    rng = np.random.default_rng(1)
-    count = 1 << 22
-    experiments: dict = {}
-    for kind, points in (("stride", [(s, 0) for s in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)]),
-                         ("offset", [(1, o) for o in range(33)])):
-        rows = []
-        for s, o in points:
-            tr = cpu_model.strided_trace(s, o)
-            k = count / (tr.useful_bytes / 4)
-            sec = truth.cost(tr.span_sectors * k, tr.lines * k)[0] * rng.uniform(1 - noise, 1 + noise)
-            rows.append({"memory": "zero_copy", "stride": s, "offset_floats": o, "count": count, "seconds": [sec],
-                         "useful_GBps": 4 * count / sec / 1e9})
-            rows.append({"memory": "device", "stride": s, "offset_floats": o, "count": count, "seconds": [1e-4],
-                         "useful_GBps": 4 * count / 1e-4 / 1e9})
-        experiments[kind] = {"params": {"kernel": "read_strided", "block": 256, "count": count}, "rows": rows}
-    experiments["memcpy"] = {"params": {}, "rows": [
-        {"direction": "htod", "host_memory": "pinned", "nbytes": 1 << 26, "seconds": [1.0], "GBps": truth.link_GBps},
-        {"direction": "htod", "host_memory": "pageable", "nbytes": 1 << 26, "seconds": [1.0], "GBps": 99.0}]}
-    return {"format": "zero-copy-course/record", "version": 1, "provenance": {"gpu": "synthetic"},
-            "experiments": experiments}
-
-
-def test_calibration_recovers_a_synthetic_link() -> None:
-    truth = cpu_model.Model(link_GBps=53.0, overhead_bytes=40.0, request_rate=4e8, launch_seconds=2e-5)
-    record = _synthetic_record(truth)
-    fitted = cpu_model.calibrate(record)
-    assert fitted.link_GBps == 53.0  # the pinned htod row, not the faster pageable one
-    rows = cpu_model.compare_with_record(record, fitted)
-    assert len(rows) == 12 + 33 and {r.kind for r in rows} == {"stride", "offset"}
-    assert max(abs(r.rel_error) for r in rows) < 0.08
-    assert abs(fitted.request_rate / truth.request_rate - 1) < 0.15
-    bad = cpu_model.Model(link_GBps=53.0, overhead_bytes=0.0, request_rate=1e12, launch_seconds=0.0)
-    assert max(abs(r.rel_error) for r in cpu_model.compare_with_record(record, bad)) > 0.25
-
-
-def test_model_meets_the_target_on_the_recorded_h200_sweeps() -> None:
-    found = cpu_model.newest_h200_record()
-    if found is None:
-        pytest.skip("no H200 record in data/ yet (python -m helpers record on an H200 makes one)")
-    record, path = found
-    rows = cpu_model.compare_with_record(record)
-    kinds = {r.kind for r in rows}
-    assert kinds == {"stride", "offset"}, f"{path.name} lacks a zero-copy stride or offset sweep"
-    worst = max(rows, key=lambda r: abs(r.rel_error))
-    assert abs(worst.rel_error) <= cpu_model.TARGET, f"{path.name}: {worst}"
-
-
-# ---------------------------------------------------------------------------- explorer and exercise
-def test_draw_warp_returns_a_figure_without_a_display() -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    from helpers.cpu.view import draw_warp
-    fig = draw_warp(8, 0, 1)
-    title = fig.axes[0].get_title()
-    assert "32 sectors" in title and "8 lines" in title and "GB/s" in title
-    assert len(fig.axes[0].get_yticklabels()) == 8
-    assert "1 lines" in draw_warp(1, 0, 1).axes[0].get_title()
-
-
-def test_sector_explorer_builds_a_widget() -> None:
-    pytest.importorskip("ipywidgets")
-    import matplotlib
-    matplotlib.use("Agg")
-    from helpers.cpu.view import sector_explorer
-    widget = sector_explorer(cpu_model.Model(link_GBps=50.0))
-    image = widget.children[2]
-    first = image.value
-    widget.children[0].children[0].value = 32  # the stride slider redraws
-    assert first[:4] == b"\x89PNG" and image.value != first
-
-
-def test_exercise_solution_passes_and_broken_kernel_fails() -> None:
-    good = exercise.check_fix(exercise.SOLUTION_SOURCE)
-    assert good.passed and good.fixed_sectors == good.ideal_sectors < good.broken_sectors
-    broken = exercise.check_fix(exercise.BROKEN_SOURCE)
-    assert not broken.passed and broken.correct and "no fewer" in broken.message
-    wrong = exercise.check_fix(exercise.SOLUTION_SOURCE.replace("r * cols + c] = src", "r * cols + c] = 0.0f * src"))
-    assert not wrong.passed and not wrong.correct and "differs" in wrong.message
-    rejected = exercise.check_fix(exercise.SOLUTION_SOURCE.replace("int t =", "__syncthreads(); int t ="))
-    assert not rejected.passed and "__syncthreads" in rejected.message

@@ -41,7 +41,7 @@ class GpuRunner:
         self.allocations: list[Any] = []
 
     def kernel(self, stem: str, name: str) -> Callable[..., Any]:
-        return kernels.function(stem, name)
+        return kernels.load_kernel(stem, name)
 
     def buffer(self, host: np.ndarray) -> tuple[Any, Callable[[], np.ndarray]]:
         allocation = self.drv.mem_alloc(max(host.nbytes, 1))

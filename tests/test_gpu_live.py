@@ -37,7 +37,7 @@ def test_seed_vector_add_through_mapped_memory():
         a[:] = np.random.default_rng(1).random(n, dtype=np.float32)
         b[:] = 2.0
         c[:] = np.nan
-        kernel = kernels.function("vector_add", "vector_add_kernel")
+        kernel = kernels.load_kernel("vector_add", "vector_add_kernel")
         kernel(gpu.device_pointer(a), gpu.device_pointer(b), gpu.device_pointer(c), np.int32(n),
                block=(256, 1, 1), grid=((n + 255) // 256, 1))
         gpu.synchronize()
@@ -63,7 +63,7 @@ def test_registered_memory_is_read_in_place_and_bad_arrays_are_refused():
     plain[:] = 1.5
     with gpu.RegisteredArray(plain) as registered:
         assert int(registered.device_pointer) == plain.ctypes.data
-        kernel = kernels.function("vector_add", "vector_add_kernel")
+        kernel = kernels.load_kernel("vector_add", "vector_add_kernel")
         p = registered.device_pointer
         kernel(p, p, p, np.int32(plain.size), block=(256, 1, 1), grid=(plain.size // 256, 1))
         gpu.synchronize()
@@ -105,7 +105,7 @@ def test_a_script_leaves_no_context_pushed_at_exit():
         course.start(); course.start()
         a = gpu.mapped_empty(1024); a[:] = 1
         p = gpu.device_pointer(a)
-        kernels.function("vector_add", "vector_add_kernel")(p, p, p, np.int32(1024), block=(256, 1, 1), grid=(4, 1))
+        kernels.load_kernel("vector_add", "vector_add_kernel")(p, p, p, np.int32(1024), block=(256, 1, 1), grid=(4, 1))
         gpu.synchronize()
         assert (a == 2).all()
         print("done")

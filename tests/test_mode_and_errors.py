@@ -92,4 +92,4 @@ def test_kernel_files_and_names():
     with pytest.raises(FileNotFoundError, match="files are"):
         kernels.source("nope")
     with pytest.raises(KeyError, match="defines no kernel"):
-        kernels.function("vector_add", "nope")
+        kernels.load_kernel("vector_add", "nope")

@@ -71,3 +71,16 @@ def test_huge_page_possible_needs_ascending_aligned_frames():
     assert not pages.huge_page_possible(base, [f + 1 for f in aligned])  # ascending, wrong offset in the block
     assert not pages.huge_page_possible(base + pages.PAGE_SIZE, aligned)  # virtual offset does not match
     assert not pages.huge_page_possible(base, [aligned[0], None])
+
+
+def test_one_maker_of_page_aligned_arrays_serves_both_backends():
+    from helpers import cpu
+
+    for array in (pages.page_aligned_empty((3, 5), np.float64), cpu.mapped_empty(1000, np.int32)):
+        assert array.ctypes.data % pages.PAGE_SIZE == 0 and array.flags.writeable
+    assert gpu.page_aligned_empty is pages.page_aligned_empty
+    for bad in (0, -4, (2, 0), (3, -1)):
+        with pytest.raises(ValueError, match="at least one element"):
+            pages.page_aligned_empty(bad)
+        with pytest.raises(ValueError, match="at least one element"):
+            cpu.mapped_empty(bad)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+import multiprocessing
+import os
+import stat
+from pathlib import Path
 
 import pytest
 
@@ -40,9 +44,23 @@ def test_missing_file_says_how_to_restore(tmp_path):
     (lambda r: json.dumps({**r, "version": 99}), "version"),
     (lambda r: json.dumps({**r, "provenance": {"gpu": "X"}}), "provenance lacks"),
     (lambda r: json.dumps({**r, "experiments": {}}), "experiments"),
-    (lambda r: json.dumps(_with_row(r, {"seconds": [-1.0]})), "not positive"),
-    (lambda r: json.dumps(_with_row(r, {"seconds": []})), "non-empty list"),
-    (lambda r: json.dumps(_with_row(r, {"GBps": "fast"})), "finite number"),
+    (lambda r: json.dumps(_with_value(r, "memcpy", "seconds", [-1.0])), "times above 0"),
+    (lambda r: json.dumps(_with_value(r, "memcpy", "seconds", [])), "non-empty list"),
+    (lambda r: json.dumps(_with_value(r, "memcpy", "GBps", "fast")), "'GBps' should be a rate above 0"),
+    (lambda r: json.dumps(_with_value(r, "kernel_bandwidth", "GBps", -51.2)), "'GBps' should be a rate above 0, found -51.2"),
+    (lambda r: json.dumps(_with_value(r, "caching", "delivered_GBps", 0.0)), "rate above 0"),
+    (lambda r: json.dumps(_with_value(r, "latency", "load_ns", float("nan"))), "rate above 0"),
+    (lambda r: json.dumps(_with_value(r, "memcpy", "nbytes", -4096)), "byte count"),
+    (lambda r: json.dumps(_with_value(r, "out_of_core", "budget_bytes", -1)), "byte count"),
+    (lambda r: json.dumps(_with_value(r, "memcpy", "direction", 1)), "'direction' should be a string"),
+    (lambda r: json.dumps(_with_value(r, "stride", "stride", "8")), "'stride' should be an integer"),
+    (lambda r: json.dumps(_with_value(r, "address_identity", "equal", "yes")), "'equal' should be true or false"),
+    (lambda r: json.dumps(_without_key(r, "memcpy", "host_memory")), "lacks host_memory"),
+    (lambda r: json.dumps(_without_key(r, "stride", "useful_GBps")), "lacks useful_GBps"),
+    (lambda r: json.dumps(_with_provenance(r, "date", "last Tuesday")), "ISO 8601"),
+    (lambda r: json.dumps(_with_provenance(r, "date", "2026-13-45T00:00:00")), "ISO 8601"),
+    (lambda r: json.dumps(_with_provenance(r, "date", 20261202)), "string"),
+    (lambda r: json.dumps(_with_provenance(r, "gpu", ["NVIDIA H200"])), "'gpu' should be a string"),
 ])
 def test_corrupt_records_are_rejected_with_a_reason(tmp_path, reference, damage, message):
     path = tmp_path / "bad.json"
@@ -52,9 +70,52 @@ def test_corrupt_records_are_rejected_with_a_reason(tmp_path, reference, damage,
     assert "python -m helpers record" in str(info.value)
 
 
-def _with_row(record, row):
-    record["experiments"]["memcpy"]["rows"].append(row)
+def _with_value(record, experiment, key, value, row=0):
+    record["experiments"][experiment]["rows"][row][key] = value
     return record
+
+
+def _without_key(record, experiment, key, row=-1):
+    del record["experiments"][experiment]["rows"][row][key]
+    return record
+
+
+def _with_provenance(record, key, value):
+    record["provenance"][key] = value
+    return record
+
+
+def test_a_record_with_negative_bandwidths_does_not_load(tmp_path, reference):
+    record = copy.deepcopy(reference[0])
+    for row in record["experiments"]["kernel_bandwidth"]["rows"]:
+        row["GBps"] = -row["GBps"]
+    path = tmp_path / "negative.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(RecordError, match="rate above 0"):
+        records.load_record(path)
+
+
+def test_unknown_experiments_get_the_generic_checks_only(reference):
+    record = copy.deepcopy(reference[0])
+    record["experiments"]["a_new_sweep"] = {"params": {}, "rows": [{"whatever": [1, "x"], "label": 3, "GBps": 1.5,
+                                                                      "nbytes": 0, "seconds": [1e-3]}]}
+    records.validate(record)
+    record["experiments"]["a_new_sweep"]["rows"][0]["GBps"] = -1.5
+    with pytest.raises(RecordError, match="'a_new_sweep'.*'GBps' should be a rate above 0"):
+        records.validate(record)
+
+
+def test_every_schema_matches_the_reference_record(reference):
+    """Each schema entry names keys the reference's rows have (a typo would make a key required that no row has).
+
+    A schema for an experiment the reference does not hold yet is checked once a record has it."""
+    held = [name for name in records.SCHEMAS if name in reference[0]["experiments"]]
+    assert len(held) >= 10
+    for name in held:
+        schema = records.SCHEMAS[name]
+        rows = reference[0]["experiments"][name]["rows"]
+        for key in schema:
+            assert any(key.rstrip("?") in row for row in rows), f"{name}: no row has {key!r}"
 
 
 def test_save_is_atomic_and_never_overwrites(tmp_path, reference, monkeypatch):
@@ -68,6 +129,45 @@ def test_save_is_atomic_and_never_overwrites(tmp_path, reference, monkeypatch):
         records.save_record(record, first)
     records.save_record(record, first, overwrite=True)
     assert not list(tmp_path.glob(".record-*")), "no temporary file may be left behind"
+
+
+def _save_after(barrier, directory, record):
+    os.environ["ZC_DATA_DIR"] = directory
+    barrier.wait()
+    records.save_record(record)
+
+
+def test_processes_saving_at_once_each_keep_their_record(tmp_path, reference):
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    barrier = context.Barrier(8)
+    workers = [context.Process(target=_save_after, args=(barrier, str(tmp_path), reference[0])) for _ in range(8)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [worker.exitcode for worker in workers] == [0] * 8
+    saved = sorted(tmp_path.glob("*.json"))
+    assert len(saved) == 8, [p.name for p in saved]
+    assert all(records.load_record(p) == reference[0] for p in saved)
+    assert not list(tmp_path.glob(".record-*")), "no temporary file may be left behind"
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_a_saved_record_has_the_permissions_the_umask_gives(tmp_path, reference, umask):
+    old = os.umask(umask)
+    try:
+        path = records.save_record(reference[0], tmp_path / "r.json")
+        replaced = records.save_record(reference[0], path, overwrite=True)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == stat.S_IMODE(replaced.stat().st_mode) == 0o666 & ~umask
+
+
+def test_reference_breaks_a_tie_of_dates_by_file_name(tmp_path, reference):
+    for name in ("b.json", "a.json", "c.json"):
+        records.save_record(reference[0], tmp_path / name)
+    assert records.reference_record("H200", tmp_path)[1].name == "c.json"
+    assert [p.name for _, p in records.matching_records("H200", tmp_path)] == ["a.json", "b.json", "c.json"]
 
 
 def test_invalid_record_is_not_saved(tmp_path):

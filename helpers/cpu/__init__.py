@@ -6,9 +6,8 @@
     t = cpu.load_kernel("access_pattern", "read_strided").trace(..., max_warps=64)
 
 Submodules: runtime (launching), transform (source rewrite + feature scan), compiler
-(build + cache), memory (address registry), trace, model (PCIe cost model, lesson 07),
-view (the sector explorer), exercise (lesson 07's exercise). ``view`` needs matplotlib
-and ipywidgets and is imported only when used.
+(build + cache), memory (address registry), trace. Lesson 07's tools built on the traces
+live outside the backend: helpers.pcie_model, helpers.sector_explorer, helpers.coalescing_exercise.
 """
 
 from .errors import (CpuBackendError, CxxCompilerNotFoundError, KernelArgumentError, KernelCompileError,

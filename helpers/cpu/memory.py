@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..pages import page_aligned_empty
 from .errors import KernelArgumentError, UnknownPointerError
 
 __all__ = ["register", "unregister", "device_pointer", "mapped_empty", "lookup", "In", "Out", "InOut", "flat_extent"]
@@ -65,11 +66,7 @@ def device_pointer(array: np.ndarray) -> np.intp:
 def mapped_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np.float32) -> np.ndarray:
     """An uninitialised, page-aligned array the backend knows: the CPU stand-in for
     ``cuda.pagelocked_empty(..., mem_flags=DEVICEMAP)`` (lesson 04)."""
-    dtype = np.dtype(dtype)
-    count = int(np.prod(shape))
-    raw = np.empty(count * dtype.itemsize + 4096, np.uint8)
-    skip = (-raw.ctypes.data) % 4096
-    array = raw[skip:skip + count * dtype.itemsize].view(dtype).reshape(shape)
+    array = page_aligned_empty(shape, dtype)
     register(array)
     return array
 

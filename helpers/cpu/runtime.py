@@ -20,11 +20,11 @@ import ctypes
 import hashlib
 import threading
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from ..kernels import KERNEL_DIR, files as kernel_files
 from . import memory
 from .compiler import build
 from .errors import (KernelArgumentError, LaunchConfigError, MemoryAccessError, MisalignedAccessError,
@@ -32,7 +32,7 @@ from .errors import (KernelArgumentError, LaunchConfigError, MemoryAccessError, 
 from .trace import RECORD_DTYPE, Trace
 from .transform import KernelSignature, Param, transform
 
-__all__ = ["SourceModule", "Function", "load_kernel", "kernels_dir"]
+__all__ = ["SourceModule", "Function", "load_kernel"]
 
 _SCALAR_TYPES: dict[str, str] = {
     "float": "f4", "double": "f8", "bool": "?",
@@ -64,11 +64,6 @@ class _Launch(ctypes.Structure):
                 ("trace_count", ctypes.c_uint64), ("trace_vec", ctypes.c_void_p), ("err", _ErrorInfo)]
 
 
-def kernels_dir() -> Path:
-    """helpers/kernels/, where the course's .cu files live."""
-    return Path(__file__).resolve().parent.parent / "kernels"
-
-
 class SourceModule:
     """CPU stand-in for ``pycuda.compiler.SourceModule`` (lesson 04).
 
@@ -98,10 +93,9 @@ _launch_lock = threading.Lock()  # a compiled module keeps its launch state in g
 
 def load_kernel(file_stem: str, function_name: str) -> "Function":
     """The kernel ``function_name`` of helpers/kernels/<file_stem>.cu, compiled for the CPU (lesson 04)."""
-    path = kernels_dir() / f"{file_stem}.cu"
+    path = KERNEL_DIR / f"{file_stem}.cu"
     if not path.is_file():
-        available = ", ".join(sorted(p.stem for p in kernels_dir().glob("*.cu")))
-        raise CpuBackendError(f"No kernel file {path.name} in {kernels_dir()} (available: {available}).")
+        raise CpuBackendError(f"No kernel file {path.name} in {KERNEL_DIR} (available: {', '.join(kernel_files())}).")
     text = path.read_text()
     key = (path.name, text)
     if key not in _modules:

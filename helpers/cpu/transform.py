@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from .errors import UnsupportedFeatureError
 
-__all__ = ["Param", "KernelSignature", "Transformed", "blank", "scan", "transform", "kernel_names"]
+__all__ = ["Param", "KernelSignature", "Transformed", "blank", "scan", "transform"]
 
 
 @dataclass(frozen=True)
@@ -298,11 +298,6 @@ def _functions(text: str) -> list[tuple[str, bool, int, int, int]]:
             found[open_pos] = (name, is_kernel or (prev[1] if prev else False), i + ident.start(1), open_pos, close)
             break
     return sorted(found.values(), key=lambda f: f[3])
-
-
-def kernel_names(source: str) -> list[str]:
-    """Names of the ``__global__`` functions in ``source`` (the course's tests use this)."""
-    return [f[0] for f in _functions(blank(source)) if f[1]]
 
 
 def transform(source: str, source_name: str = "kernel.cu") -> Transformed:

@@ -58,7 +58,7 @@ def _fitting_count(patterns: list[tuple[int, int]], wanted: int) -> int:
 def _sweep(patterns: list[tuple[int, int]], count: int, device_count: int, repeats: int) -> list[Row]:
     from .. import gpu
 
-    kernel = kernels.function("access_pattern", "read_strided")
+    kernel = kernels.load_kernel("access_pattern", "read_strided")
     grid = full_grid()
     rows: list[Row] = []
 
@@ -100,8 +100,8 @@ def _vector_width(nbytes: int, device_nbytes: int, repeats: int) -> list[Row]:
 
     grid = full_grid()
     variants: list[tuple[str, int, Any]] = [
-        ("read_strided", 4, kernels.function("access_pattern", "read_strided")),
-        ("read_strided_float4", 16, kernels.function("access_pattern", "read_strided_float4")),
+        ("read_strided", 4, kernels.load_kernel("access_pattern", "read_strided")),
+        ("read_strided_float4", 16, kernels.load_kernel("access_pattern", "read_strided_float4")),
     ]
     rows: list[Row] = []
     with mapped(nbytes) as host, device(device_nbytes) as dev, device(4) as sink:

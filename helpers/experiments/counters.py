@@ -123,7 +123,7 @@ def _launch(patterns: list[dict[str, Any]]) -> None:
     with mapped(span) as host, device(4) as sink:
         pointer = gpu.device_pointer(host)
         for p in patterns:
-            kernel = kernels.function("access_pattern", p["kernel"])
+            kernel = kernels.load_kernel("access_pattern", p["kernel"])
             kernel(pointer, np.uint64(p["count"]), np.int32(p["stride"]), np.int32(p["offset_floats"]), NEVER, sink,
                    block=(BLOCK, 1, 1), grid=(full_grid(), 1))
         gpu.synchronize()

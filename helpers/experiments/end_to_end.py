@@ -19,7 +19,7 @@ SIZES = tuple(2**k for k in range(10, 27))
 
 
 def _add(a: Any, b: Any, c: Any, n: int, stream: Any = None) -> None:
-    kernel = kernels.function("vector_add", "vector_add_kernel")
+    kernel = kernels.load_kernel("vector_add", "vector_add_kernel")
     kernel(a, b, c, np.int32(n), block=(BLOCK, 1, 1), grid=((n + BLOCK - 1) // BLOCK, 1), stream=stream)
 
 

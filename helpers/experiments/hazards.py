@@ -17,7 +17,7 @@ def stale_read(n: int = 1 << 22, samples: int = 40) -> Result:
 
 
 def _stale_read(n: int, samples: int) -> list[Row]:
-    kernel = kernels.function("hazards", "fill_in_order")
+    kernel = kernels.load_kernel("hazards", "fill_in_order")
     rows: list[Row] = []
     with mapped(n * 4, fill=0.0) as host:
         pointer = gpu.device_pointer(host)
@@ -52,7 +52,7 @@ def _atomics(per_thread: int, repeats: int) -> list[Row]:
     rows: list[Row] = []
     counted = np.zeros(1, np.int32)
     for method in ATOMIC_METHODS:
-        kernel = kernels.function("hazards", method)
+        kernel = kernels.load_kernel("hazards", method)
         for memory in ("device", "zero_copy"):
             for _ in range(repeats):
                 start, end = drv.Event(), drv.Event()
@@ -109,7 +109,7 @@ def _poll(word: np.ndarray, index: int, value: int, timeout_s: float) -> bool:
 
 def _publish(name: str, payload: np.ndarray, flag: np.ndarray, n: int, trials: int, timeout_s: float) -> Row:
     """GPU to host: the host waits for the flag, then at once counts the payload elements written."""
-    kernel = kernels.function("hazards", name)
+    kernel = kernels.load_kernel("hazards", name)
     payload_pointer, flag_pointer = gpu.device_pointer(payload), gpu.device_pointer(flag)
     seen, written, complete_after_sync = [], [], []
     for trial in range(trials):
@@ -132,7 +132,7 @@ def _wait(how: int, load: str, payload: np.ndarray, flag: np.ndarray, n: int, tr
     """Host to GPU: once the kernel says it spins, the host writes the payload, then raises the flag."""
     import pycuda.driver as drv
 
-    kernel = kernels.function("hazards", "wait_for_host")
+    kernel = kernels.load_kernel("hazards", "wait_for_host")
     m = min(n, 1024)
     row: Row = {"direction": "host_to_gpu", "load": load, "how": how, "n": m, "trials": trials,
                 "max_spins": max_spins, "started": [], "running_at_write": [], "seen": [], "spins": [],

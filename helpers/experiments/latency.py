@@ -78,7 +78,7 @@ class _Chaser:
         import pycuda.driver as drv
 
         self.drv = drv
-        self.kernel = kernels.function("latency", "pointer_chase")
+        self.kernel = kernels.load_kernel("latency", "pointer_chase")
         self.result = np.zeros(1, np.uint32)
 
     def timed(self, pointer: Any, result_pointer: Any, path: np.ndarray, first: int, steps: int,
@@ -186,7 +186,7 @@ def _latency_footprint(device_sizes: list[int], zero_copy_sizes: list[int], step
     from .. import gpu
 
     chaser = _Chaser()
-    scatter = kernels.function("latency", "scatter_u32")
+    scatter = kernels.load_kernel("latency", "scatter_u32")
     rows: list[Row] = []
     free, _ = drv.mem_get_info()
     with device(4, fill=None) as result_pointer:
@@ -240,7 +240,7 @@ def _loaded_latency(nbytes: int, load_bytes: int, steps: int, repeats: int, load
     from .. import gpu
 
     chaser = _Chaser()
-    reader = kernels.function("bandwidth", "read_float4")
+    reader = kernels.load_kernel("bandwidth", "read_float4")
     path = random_path(nbytes, steps * repeats * (len(load_threads) + 1) + 1)
     rows: list[Row] = []
     chase_stream, load_stream = drv.Stream(), drv.Stream()
@@ -254,7 +254,7 @@ def _loaded_latency(nbytes: int, load_bytes: int, steps: int, repeats: int, load
         for _ in range(repeats):
             alone.append(chaser.timed(table_pointer, result_pointer, path, first, steps, chase_stream))
             first += steps
-        rows.append({"load_threads": None, "load_GBps": 0.0, "steps": steps, "seconds": alone,
+        rows.append({"load_threads": None, "steps": steps, "seconds": alone,
                      "load_ns": float(np.median(alone)) / steps * 1e9})
         half = full_grid() * BLOCK // 2
         for threads in load_threads:

@@ -18,7 +18,7 @@ MiB = 1 << 20
 
 def _double_in_place(pointer: Any, n: int) -> None:
     """x = x + x through one pointer, with the seed's kernel."""
-    kernel = kernels.function("vector_add", "vector_add_kernel")
+    kernel = kernels.load_kernel("vector_add", "vector_add_kernel")
     kernel(pointer, pointer, pointer, np.int32(n), block=(BLOCK, 1, 1), grid=((n + BLOCK - 1) // BLOCK, 1))
     gpu.synchronize()
 
@@ -111,7 +111,7 @@ def registered(nbytes: int = 256 * MiB, repeats: int = 5) -> Result:
 def _registered(nbytes: int, repeats: int) -> list[Row]:
     import pycuda.driver as drv
 
-    kernel = kernels.function("bandwidth", "read_float4_x4")
+    kernel = kernels.load_kernel("bandwidth", "read_float4_x4")
     grid = full_grid()
     rows: list[Row] = []
     rows.append(_try_pycuda_register("pycuda.driver.register_host_memory", np.ones(1024, np.float32), 0))
@@ -175,8 +175,8 @@ def write_combined(gpu_bytes: int = 256 * MiB, cpu_bytes: int = 16 * MiB, repeat
 
 
 def _write_combined(gpu_bytes: int, cpu_bytes: int, repeats: int) -> list[Row]:
-    read_kernel = kernels.function("bandwidth", "read_float4_x4")
-    write_kernel = kernels.function("bandwidth", "write_float4")
+    read_kernel = kernels.load_kernel("bandwidth", "read_float4_x4")
+    write_kernel = kernels.load_kernel("bandwidth", "write_float4")
     grid = full_grid()
     rows: list[Row] = []
     with device(4) as sink:
@@ -212,7 +212,7 @@ def pass_by_value(n: int = 1024) -> Result:
 def _pass_by_value(n: int) -> list[Row]:
     import pycuda.driver as drv
 
-    kernel = kernels.function("vector_add", "vector_add_kernel")
+    kernel = kernels.load_kernel("vector_add", "vector_add_kernel")
     launch = {"block": (BLOCK, 1, 1), "grid": ((n + BLOCK - 1) // BLOCK, 1)}
     x, y, z = (gpu.mapped_empty(n, np.float32) for _ in range(3))
     try:

@@ -56,7 +56,7 @@ def _memcpy(sizes: list[int], repeats: int) -> list[Row]:
 
 def _stream_kernel(op: str) -> tuple[Any, str]:
     name = "read_float4_x4" if op == "read" else "write_float4"
-    return kernels.function("bandwidth", name), name
+    return kernels.load_kernel("bandwidth", name), name
 
 
 def _launch_stream(kernel: Any, op: str, pointer: Any, nbytes: int, sink: Any, grid: int, block: int) -> None:
@@ -121,7 +121,7 @@ def _inflight(nbytes: int, repeats: int) -> list[Row]:
             # few threads move few bytes per second: shrink the buffer so each row takes milliseconds
             size = int(min(nbytes, max(4 * MiB, threads * vector_bytes * loads * 256)))
             count = np.uint64(size // vector_bytes)
-            kernel = kernels.function("bandwidth", name)
+            kernel = kernels.load_kernel("bandwidth", name)
             timing = time_gpu(lambda: kernel(pointer, count, NEVER, sink, block=(block, 1, 1), grid=(grid, 1)),
                               repeats=repeats)
             rows.append(seconds_row(timing, kernel=name, vector_bytes=vector_bytes, loads_per_thread=loads,
@@ -129,7 +129,7 @@ def _inflight(nbytes: int, repeats: int) -> list[Row]:
                                     bytes_in_flight=threads * vector_bytes * loads, GBps=size / timing.median / 1e9))
         # 3. the bulk-copy engine: thread 0 of each 32-thread block keeps four 8 KiB copies in flight
         grid = gpu.device_attributes()["MULTIPROCESSOR_COUNT"] * 6
-        bulk = kernels.function("bandwidth", "read_bulk")
+        bulk = kernels.load_kernel("bandwidth", "read_bulk")
         timing = time_gpu(lambda: bulk(pointer, np.uint64(nbytes // 16), NEVER, sink, block=(32, 1, 1),
                                        grid=(grid, 1)), repeats=repeats)
         rows.append(seconds_row(timing, kernel="read_bulk", vector_bytes=8192, loads_per_thread=4, threads=grid * 32,
@@ -173,7 +173,7 @@ def _caching(nbytes_list: list[int], delivered: int, repeats: int) -> list[Row]:
 
     from .. import gpu
 
-    kernel = kernels.function("bandwidth", "reread_cached")
+    kernel = kernels.load_kernel("bandwidth", "reread_cached")
     rows: list[Row] = []
     largest = max(nbytes_list)
     with mapped(largest) as host, device(largest) as dev, device(4) as sink, pinned(256 * MiB) as staging, \

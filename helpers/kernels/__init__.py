@@ -1,8 +1,10 @@
 """The course's CUDA kernels, one readable .cu file per topic, and their loader (lesson 04 on).
 
-:func:`source` returns a file's text for a lesson to show; :func:`function` compiles the file
-once per notebook with PyCUDA's ``SourceModule`` and returns one kernel. The files declare their
-kernels ``extern "C"``, so the names in Python are the names in the file.
+:data:`KERNEL_DIR` is the one place the kernel files live; :func:`source` returns a file's text for
+a lesson to show and :func:`names` the kernels it declares. :func:`load_kernel` compiles a file once
+per notebook with PyCUDA's ``SourceModule`` and returns one kernel; ``helpers.cpu.load_kernel`` is
+the same verb for the CPU backend. The files declare their kernels ``extern "C"``, so the names in
+Python are the names in the file.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def source(stem: str) -> str:
 
 
 def names(stem: str) -> list[str]:
-    """The kernels a file defines, in order."""
+    """The kernels a file defines, in order (the course's one kernel-name finder)."""
     return _KERNEL_NAME.findall(source(stem))
 
 
@@ -54,8 +56,8 @@ def _module(stem: str) -> Any:
 
 
 @lru_cache(maxsize=None)
-def function(stem: str, name: str) -> Any:
-    """Kernel ``name`` from ``helpers/kernels/<stem>.cu``, compiled on first use (lesson 04).
+def load_kernel(stem: str, name: str) -> Any:
+    """Kernel ``name`` from ``helpers/kernels/<stem>.cu``, compiled for the GPU on first use (lesson 04).
 
     Cached, so that looking a kernel up inside a timed loop costs nothing."""
     if name not in names(stem):

@@ -1,9 +1,10 @@
 """The sector explorer: which 32-byte sectors and 128-byte lines one warp touches (lesson 07).
 
-:func:`warp_pattern` builds the trace of one warp in which thread ``t`` loads ``width``
+:func:`warp_pattern` builds the trace of warps in which thread ``t`` loads ``width``
 floats at element ``offset + t * stride`` (elements are ``width`` floats, as in
-read_strided and read_strided_float4). :func:`draw_warp` draws it and returns a
-matplotlib Figure (no display needed); :func:`sector_explorer` wires sliders to it.
+read_strided and read_strided_float4). :func:`draw_warp` draws one warp and returns a
+matplotlib Figure (no display needed), with the prediction of :mod:`helpers.pcie_model`;
+:func:`sector_explorer` wires sliders to it. It needs matplotlib, and ipywidgets for the sliders.
 """
 
 from __future__ import annotations
@@ -14,39 +15,37 @@ from typing import Any
 
 import numpy as np
 
-from .model import Model, Prediction
-from .trace import LINE_BYTES, SECTOR_BYTES, Trace
+from .cpu.trace import LINE_BYTES, SECTOR_BYTES, Trace
+from .pcie_model import Model, Prediction, calibrate, launch_counts
 
 __all__ = ["warp_pattern", "predict_pattern", "draw_warp", "sector_explorer", "LAUNCH_THREADS"]
 
 LAUNCH_THREADS = 1 << 24  # the predicted bandwidth is for a launch of this many threads with the pattern
-_STYLE = Path(__file__).resolve().parent.parent / "course.mplstyle"
+_STYLE = Path(__file__).resolve().parent / "course.mplstyle"
 
 
-def warp_pattern(stride: int, offset: int, width: int = 1) -> Trace:
-    """One warp's load: thread t reads ``4 * width`` bytes at element ``offset + t * stride``."""
+def warp_pattern(stride: int, offset: int, width: int = 1, warps: int = 1) -> Trace:
+    """The loads of ``warps`` warps: thread t reads ``4 * width`` bytes at element ``offset + t * stride``."""
     if width not in (1, 2, 4):
         raise ValueError("width is 1, 2 or 4 floats (float, float2, float4)")
     if stride < 0 or offset < 0:
         raise ValueError("stride and offset must not be negative")
     size = 4 * width
-    addresses = (offset + np.arange(32) * stride) * size
+    addresses = (offset + np.arange(32 * warps) * stride) * size
     return Trace.from_addresses(addresses, size, kernel=f"stride {stride}, offset {offset}, float{width if width > 1 else ''}")
 
 
 def default_model() -> Model:
-    """The model calibrated on the newest H200 record in data/, or an uncalibrated default."""
-    from .model import calibrate, newest_h200_record
-    found = newest_h200_record()
-    if found is None:
-        return Model(link_GBps=50.0)
-    return calibrate(found[0])
+    """The model calibrated on the reference record (the newest H200 record in data/)."""
+    from .records import reference_record
+    return calibrate(reference_record()[0])
 
 
 def predict_pattern(stride: int, offset: int, width: int = 1, model: Model | None = None) -> Prediction:
     """Predicted zero-copy time and useful bandwidth of a :data:`LAUNCH_THREADS`-thread launch with the pattern."""
-    model = model or Model(link_GBps=50.0)
-    return model.predict(warp_pattern(stride, offset, width), scale=LAUNCH_THREADS / 32)
+    model = model or default_model()
+    counts = launch_counts(lambda w: warp_pattern(stride, offset, width, w), LAUNCH_THREADS * 4.0 * width, warps=1)
+    return model.predict(counts)
 
 
 def draw_warp(stride: int, offset: int, width: int = 1, model: Model | None = None) -> Any:
@@ -102,7 +101,8 @@ def draw_warp(stride: int, offset: int, width: int = 1, model: Model | None = No
         t = trace.totals()
         ax.set_title(f"one warp, {trace.kernel}: {t['useful_bytes']} B asked for, {t['sectors']} sectors "
                      f"({t['sectors'] * SECTOR_BYTES} B), {t['lines']} lines\n"
-                     f"model: {t['span_sectors'] * SECTOR_BYTES} B read in {t['lines']} PCIe requests (hatched: moved, unused)"
+                     f"model: the lines' spans, {t['span_sectors'] * SECTOR_BYTES} B, read in {t['lines']} requests "
+                     "(hatched: moved, unused)"
                      + (f" ({gaps} untouched lines not drawn)" if gaps else "")
                      + f"\npredicted zero-copy useful bandwidth: {prediction.useful_GBps:.1f} GB/s "
                      f"(bound by {prediction.bound})", fontsize=9)

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CpuBackendError
-from .runtime import SourceModule
-from .trace import Trace
+from .cpu import CpuBackendError, SourceModule, Trace
 
 __all__ = ["FUNCTION_NAME", "BROKEN_SOURCE", "SOLUTION_SOURCE", "ExerciseResult", "trace_copy", "check_fix"]
 
