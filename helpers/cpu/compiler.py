@@ -75,9 +75,13 @@ def prepare_cache(directory: Path | None = None) -> Path:
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise _cache_problem(directory, f"can be written by other users (mode {stat.S_IMODE(info.st_mode):o}): a "
                                         "library placed there would run inside your Python; `chmod 700` it")
-    if not os.access(directory, os.W_OK | os.X_OK):
+    if not _writable(directory):
         raise _cache_problem(directory, "is read-only")
     return directory
+
+
+def _writable(directory: Path) -> bool:
+    return os.access(directory, os.W_OK | os.X_OK)
 
 
 @lru_cache(maxsize=None)

@@ -70,7 +70,8 @@ def mapped_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np
     It takes the same keywords; ``write_combined`` and ``portable`` change nothing on the
     CPU (there is no PCIe write-combining, and one process sees its memory everywhere).
     """
-    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape) if isinstance(shape, (tuple, list)) \
+        else ()
     if not dims or any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1 for d in dims):
         raise ArraySizeError(f"mapped_empty({shape!r}): every size must be a positive integer (at least 1 element).")
     dtype = np.dtype(dtype)

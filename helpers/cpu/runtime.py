@@ -161,7 +161,8 @@ def _parse_options(options: Sequence[str] | None, include_dirs: Sequence[str | o
         if kind in ("-D", "--define-macro"):
             macro = value.split("=", 1)[0]
             if not macro.isidentifier():
-                raise CompileOptionError(f"-D {value!r}: {macro!r} is not a macro name (write -DNAME or -DNAME=value).")
+                raise CompileOptionError(f"The option {opt if opt != kind else opt + ' ' + value!r} of {name}: "
+                                         f"{macro!r} is not a macro name (write -DNAME or -DNAME=value).")
             flags.append(f"-D{value}")
         else:
             dirs.append(Path(value))
@@ -558,7 +559,8 @@ _SIGNAL_MEANING = {
     "SIGSEGV": ("an access to memory that is not the kernel's: a local array indexed outside its bounds, or a raw "
                 "pointer (from .get() or a cast) that points nowhere; accesses through the kernel's pointer "
                 "parameters are checked and would have said which"),
-    "SIGBUS": "a bus error: an access to memory that is mapped but not there (a truncated file?) or misaligned",
+    "SIGBUS": ("a bus error: an access to memory that is not the kernel's: a local array indexed far outside its "
+               "bounds, or a raw pointer (from .get() or a cast) that points nowhere"),
     "SIGILL": ("an illegal instruction: __builtin_trap(), or code the compiler proved unreachable (a function "
                "that ends without returning its value?)"),
     "SIGABRT": "abort(): a failed check in C++ code (abort, std::terminate, a failed assert)",
