@@ -24,6 +24,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -35,9 +36,9 @@ __all__ = ["HEADER", "FLAGS", "cache_dir", "prepare_cache", "find_compiler", "bu
 
 HEADER = Path(__file__).with_name("cuda_cpu.h")
 # -O2 for speed; -ffp-contract=off so a*b+c is never fused: results then equal numpy's;
-# -fstack-clash-protection so a large local array faults in the kernel thread's stack guard.
-FLAGS = ("-std=c++20", "-O2", "-ffp-contract=off", "-fno-strict-aliasing", "-fstack-clash-protection", "-pthread",
-         "-fPIC", "-shared", "-w")
+# -fstack-clash-protection (Linux compilers) so a large local array faults in the kernel thread's stack guard.
+FLAGS = ("-std=c++20", "-O2", "-ffp-contract=off", "-fno-strict-aliasing", "-pthread", "-fPIC", "-shared", "-w") \
+    + (("-fstack-clash-protection",) if sys.platform.startswith("linux") else ())
 
 _loaded: dict[str, ctypes.CDLL] = {}
 

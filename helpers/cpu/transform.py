@@ -107,7 +107,8 @@ _UNSUPPORTED: list[tuple[str, str, str]] = [
     (r"\b__(half2?|nv_bfloat16\w*)\b", "half-precision types (__half, __nv_bfloat16)", "cuda_fp16.h is not emulated."),
     (r"\bnvcuda::|\bwmma::", "tensor-core fragments (wmma)", "tensor cores cannot be emulated."),
     (r"\b(assert|__trap|__brkpt)\s*\(", "assert/__trap in a kernel",
-     "on the CPU it would abort the whole Python process; check values in Python afterwards."),
+     "on the CPU its message would go to the Jupyter server's terminal, not to the notebook; check values "
+     "in Python afterwards."),
 ]
 
 # Headers whose declarations cuda_cpu.h already supplies: dropped (the line becomes blank).
