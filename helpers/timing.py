@@ -17,22 +17,13 @@ from .gpu import context
 
 @dataclass(frozen=True)
 class Timing:
-    """Seconds of every timed repeat, and their median and spread."""
+    """Seconds of every timed repeat, and their median."""
 
     seconds: tuple[float, ...]
 
     @property
     def median(self) -> float:
         return float(np.median(self.seconds))
-
-    @property
-    def spread(self) -> tuple[float, float]:
-        """(fastest, slowest) repeat."""
-        return float(min(self.seconds)), float(max(self.seconds))
-
-    def rate(self, nbytes: float) -> float:
-        """Bytes per second at the median time."""
-        return nbytes / self.median
 
 
 def time_gpu(work: Callable[[], object], *, repeats: int = 10, warmup: int = 2) -> Timing:

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 
 from helpers import records
 from helpers.mode import detect
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Build CPU kernels into a fresh private folder for the whole session (lesson notebooks too),
+    so that no test reads or damages the user's cache."""
+    config._zc_cpu_cache = tempfile.mkdtemp(prefix="zc-cpu-cache-")  # type: ignore[attr-defined]
+    os.environ["ZC_CPU_CACHE"] = config._zc_cpu_cache  # type: ignore[attr-defined]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = getattr(config, "_zc_cpu_cache", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

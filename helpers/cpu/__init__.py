@@ -5,14 +5,22 @@
     add(a, b, c, np.int32(n), block=(256, 1, 1), grid=((n + 255) // 256, 1))
     t = cpu.load_kernel("access_pattern", "read_strided").trace(..., max_warps=64)
 
+A learner's kernel cannot take the notebook down: a launch stops after ``timeout=`` seconds
+(``ZC_CPU_TIMEOUT``, else 60; KernelTimeoutError), on Jupyter's interrupt (KeyboardInterrupt),
+and a crash inside it (division by zero, a stray access, a stack overflow, abort) becomes a
+KernelCrashError; the next launch works. A launch of more than ``ZC_CPU_MAX_THREADS``
+threads is refused with an estimate of its time (LaunchTooLargeError).
+
 Submodules: runtime (launching), transform (source rewrite + feature scan), compiler
 (build + cache), memory (address registry), trace. Lesson 07's tools built on the traces
 live outside the backend: helpers.pcie_model, helpers.sector_explorer, helpers.coalescing_exercise.
 """
 
-from .errors import (CpuBackendError, CxxCompilerNotFoundError, KernelArgumentError, KernelCompileError,
-                     LaunchConfigError, MemoryAccessError, MisalignedAccessError, NullPointerError, OutOfBoundsError,
-                     ReadOnlyWriteError, UnknownPointerError, UnsupportedFeatureError)
+from .errors import (ArraySizeError, BuildCacheError, CompileOptionError, CpuBackendError, CxxCompilerNotFoundError,
+                     KernelArgumentError, KernelArgumentWarning, KernelCompileError, KernelCrashError,
+                     KernelTimeoutError, LaunchConfigError, LaunchTooLargeError, MemoryAccessError,
+                     MisalignedAccessError, NullPointerError, OutOfBoundsError, ReadOnlyWriteError, UnknownPointerError,
+                     UnsupportedFeatureError)
 from .memory import In, InOut, Out, device_pointer, mapped_empty, register, unregister
 from .runtime import Function, SourceModule, load_kernel
 from .trace import Trace
@@ -23,4 +31,6 @@ __all__ = [
     "CpuBackendError", "CxxCompilerNotFoundError", "KernelCompileError", "UnsupportedFeatureError",
     "KernelArgumentError", "UnknownPointerError", "LaunchConfigError", "MemoryAccessError", "OutOfBoundsError",
     "MisalignedAccessError", "ReadOnlyWriteError", "NullPointerError",
+    "KernelCrashError", "KernelTimeoutError", "LaunchTooLargeError", "BuildCacheError", "CompileOptionError",
+    "ArraySizeError", "KernelArgumentWarning",
 ]

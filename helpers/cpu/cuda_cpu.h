@@ -27,6 +27,14 @@
 #include <type_traits>
 #include <vector>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csetjmp>
+#include <csignal>
+#include <mutex>
+#include <pthread.h>
+
 // ---------------------------------------------------------------- qualifiers
 #define __global__
 #define __device__
@@ -113,7 +121,23 @@ struct trace_rec {           // one memory access by one thread (24 bytes)
     uint32_t size;
 };
 
-enum fault_kind : int32_t { OK = 0, OUT_OF_BOUNDS = 1, MISALIGNED = 2, READ_ONLY = 3, NULL_POINTER = 4, OTHER = 5 };
+#pragma pack(push, 1)
+struct instr_rec {           // one warp-level request, trace.py's INSTRUCTION_DTYPE (36 bytes, packed)
+    uint32_t warp;
+    uint32_t instr;
+    uint8_t is_store;
+    uint8_t is_atomic;
+    uint32_t threads;
+    uint64_t useful_bytes;
+    uint32_t sectors;
+    uint32_t lines;
+    uint32_t span_sectors;
+    int16_t param;
+};
+#pragma pack(pop)
+
+enum fault_kind : int32_t { OK = 0, OUT_OF_BOUNDS = 1, MISALIGNED = 2, READ_ONLY = 3, NULL_POINTER = 4, OTHER = 5,
+                            CRASHED = 6, CANCELLED = 7 };
 
 struct error_info {
     int32_t kind;
@@ -123,6 +147,10 @@ struct error_info {
     int32_t is_store;
     uint32_t block[3];
     uint32_t thread[3];
+    int32_t signo;           // CRASHED: the signal (SIGFPE, SIGSEGV, ...)
+    int32_t sigcode;         // its si_code
+    int32_t stack_overflow;  // 1: the fault hit the guard below the kernel thread's stack
+    uint64_t fault_addr;
     char message[256];
 };
 
@@ -131,10 +159,14 @@ struct launch {
     uint32_t block[3];
     uint64_t max_warps;      // 0: run every warp
     int32_t tracing;
-    int32_t pad;
-    trace_rec* trace_data;   // filled when tracing; free with zc_free_trace
-    uint64_t trace_count;
+    int32_t raw_warps;       // when tracing: keep every access of the first raw_warps warps
+    instr_rec* rows;         // when tracing: one row per warp-level request; free with zc_free_trace
+    uint64_t row_count;
+    trace_rec* raw;          // the accesses of the first raw_warps warps
+    uint64_t raw_count;
     void* trace_vec;
+    uint64_t threads_started;
+    uint64_t elapsed_ns;
     error_info err;
 };
 
@@ -146,14 +178,63 @@ struct fault {
     int32_t is_store;
 };
 
+struct trace_state {
+    std::vector<trace_rec> cur;    // the accesses of the warp that runs now
+    std::vector<trace_rec> raw;    // the accesses of the first raw_warps warps
+    std::vector<instr_rec> rows;   // the requests of every finished warp
+    std::vector<uint64_t> units;   // scratch
+};
+
 struct state {
     bool tracing = false;
     uint32_t warp = 0;
     uint8_t lane = 0;
     uint32_t seq = 0;
-    std::vector<trace_rec>* recs = nullptr;
+    trace_state* trace = nullptr;
 };
 inline state g;
+
+// The launch in flight: see "the kernel thread" below.
+struct runner {
+    launch* L = nullptr;
+    void (*body)(void**, const array_info*) = nullptr;
+    void** args = nullptr;
+    const array_info* arrays = nullptr;
+    pthread_t thread{};
+    pthread_t self{};
+    bool started = false;
+    std::atomic<int> active{0};            // the kernel thread is inside the launch loop
+    std::atomic<int> cancel{0};            // Python asked to stop (timeout or interrupt)
+    volatile sig_atomic_t critical = 0;    // inside malloc or a C++ throw: an asynchronous stop waits
+    volatile sig_atomic_t pending = 0;     // a stop arrived during a critical section
+    volatile sig_atomic_t signo = 0, sigcode = 0, overflow = 0;
+    volatile uint64_t fault_addr = 0;
+    sigjmp_buf jump;
+    uintptr_t stack_lo = 0;
+    size_t guard = 0;
+    struct sigaction saved[6];
+    bool installed = false;
+    int done = 0;
+    std::mutex m;
+    std::condition_variable cv;
+    alignas(16) char altstack[1 << 16];
+};
+inline runner R;
+
+[[noreturn]] inline void stop_now() { siglongjmp(R.jump, 1); }
+
+inline void enter_critical() {
+    R.critical = 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+// The end of a critical section: honour a stop that arrived during it.
+inline void leave_critical() {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    R.critical = 0;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (R.pending) stop_now();
+}
 
 // Check (and, when tracing, record) an access of `size` bytes at `q` into array `a`.
 inline void access(const volatile void* q, size_t size, size_t align, int flags, const array_info* a) {
@@ -161,13 +242,18 @@ inline void access(const volatile void* q, size_t size, size_t align, int flags,
     const bool store = flags & 1;
     const uint64_t addr = (uint64_t)(uintptr_t)q;
     const int64_t off = (int64_t)(addr - a->base);
+    if (a->base == 0 || off < 0 || (uint64_t)off + size > a->nbytes || addr % align || (store && (a->flags & 1)))
+        enter_critical();    // a throw follows: allocation and unwinding must not be cut short
     if (a->base == 0) throw fault{NULL_POINTER, a->param, (int64_t)addr, size, store};
     if (off < 0 || (uint64_t)off + size > a->nbytes) throw fault{OUT_OF_BOUNDS, a->param, off, size, store};
     if (addr % align) throw fault{MISALIGNED, a->param, off, size, store};
     if (store && (a->flags & 1)) throw fault{READ_ONLY, a->param, off, size, store};
-    if (g.tracing)
-        g.recs->push_back(trace_rec{((uint64_t)(a->param + 1) << 40) + (uint64_t)off, g.warp, g.seq, g.lane,
-                                    (uint8_t)flags, (int16_t)a->param, (uint32_t)size});
+    if (g.tracing) {
+        enter_critical();
+        g.trace->cur.push_back(trace_rec{((uint64_t)(a->param + 1) << 40) + (uint64_t)off, g.warp, g.seq, g.lane,
+                                         (uint8_t)flags, (int16_t)a->param, (uint32_t)size});
+        leave_critical();
+    }
     ++g.seq;
 }
 
@@ -314,15 +400,43 @@ ZC_M1(uint1, unsigned int) ZC_M2(uint2, unsigned int) ZC_M3(uint3, unsigned int)
 ZC_M1(double1, double) ZC_M2(double2, double)
 
 // ---------------------------------------------------------------- the launch loop
-template <class F> int run(launch* L, F&& body) {
-    L->err = error_info{};
-    L->trace_data = nullptr;
-    L->trace_count = 0;
-    L->trace_vec = nullptr;
-    auto* recs = new std::vector<trace_rec>();
-    g = state{};
-    g.tracing = L->tracing != 0;
-    g.recs = recs;
+// The requests of one warp (its accesses sorted by k and kind), as trace.py's _group makes them.
+inline void flush_warp() {
+    trace_state& t = *g.trace;
+    auto& cur = t.cur;
+    if (cur.empty()) return;
+    if (cur[0].warp < (uint32_t)R.L->raw_warps)
+        t.raw.insert(t.raw.end(), cur.begin(), cur.end());
+    std::stable_sort(cur.begin(), cur.end(), [](const trace_rec& x, const trace_rec& y) {
+        return x.seq != y.seq ? x.seq < y.seq : x.flags < y.flags; });
+    for (size_t i = 0, j; i < cur.size(); i = j) {
+        instr_rec row{};
+        row.warp = cur[i].warp;
+        row.instr = cur[i].seq;
+        row.is_store = (cur[i].flags & 1) != 0;
+        row.is_atomic = (cur[i].flags & 2) != 0;
+        row.param = cur[i].param;
+        t.units.clear();
+        for (j = i; j < cur.size() && cur[j].seq == cur[i].seq && cur[j].flags == cur[i].flags; ++j) {
+            row.threads += 1;
+            row.useful_bytes += cur[j].size;
+            for (uint64_t u = cur[j].addr / 32; u <= (cur[j].addr + cur[j].size - 1) / 32; ++u) t.units.push_back(u);
+        }
+        std::sort(t.units.begin(), t.units.end());
+        t.units.erase(std::unique(t.units.begin(), t.units.end()), t.units.end());
+        row.sectors = (uint32_t)t.units.size();
+        for (size_t a = 0, b; a < t.units.size(); a = b) {   // per 128-byte line: first to last sector touched
+            for (b = a; b < t.units.size() && t.units[b] / 4 == t.units[a] / 4; ++b) {}
+            row.lines += 1;
+            row.span_sectors += (uint32_t)(t.units[b - 1] - t.units[a] + 1);
+        }
+        t.rows.push_back(row);
+    }
+    cur.clear();
+}
+
+// Run every thread of the launch, one after another (threads of a block x fastest).
+inline void loop(launch* L, void (*body)(void**, const array_info*), void** args, const array_info* arrays) {
     gridDim = dim3(L->grid[0], L->grid[1], L->grid[2]);
     blockDim = dim3(L->block[0], L->block[1], L->block[2]);
     const uint64_t per_block = (uint64_t)L->block[0] * L->block[1] * L->block[2];
@@ -340,38 +454,211 @@ template <class F> int run(launch* L, F&& body) {
                             for (unsigned tx = 0; tx < L->block[0]; ++tx, ++lin_thread) {
                                 const uint64_t warp = lin_block * warps_per_block + lin_thread / 32;
                                 if (L->max_warps && warp >= L->max_warps) goto done;
+                                if (R.cancel.load(std::memory_order_relaxed)) stop_now();
                                 threadIdx = uint3{tx, ty, tz};
+                                if (g.tracing && !g.trace->cur.empty() && g.trace->cur[0].warp != (uint32_t)warp) {
+                                    enter_critical();
+                                    flush_warp();
+                                    leave_critical();
+                                }
                                 g.warp = (uint32_t)warp;
                                 g.lane = (uint8_t)(lin_thread % 32);
                                 g.seq = 0;
-                                body();
+                                ++L->threads_started;
+                                body(args, arrays);
                             }
                 }
-    done:;
+    done:
+        if (g.tracing) {
+            enter_critical();
+            flush_warp();
+            leave_critical();
+        }
     } catch (const fault& f) {
+        R.critical = 0;
         L->err.kind = f.kind;
         L->err.param = f.param;
         L->err.offset = f.offset;
         L->err.size = f.size;
         L->err.is_store = f.is_store;
     } catch (const std::exception& e) {
+        R.critical = 0;
         L->err.kind = OTHER;
         std::strncpy(L->err.message, e.what(), sizeof(L->err.message) - 1);
     } catch (...) {
+        R.critical = 0;
         L->err.kind = OTHER;
         std::strncpy(L->err.message, "unknown C++ exception", sizeof(L->err.message) - 1);
     }
+    if (R.pending) stop_now();
+}
+
+// ---------------------------------------------------------------- the kernel thread
+// Why a thread inside this process, and not a child process: a kernel writes the caller's numpy
+// arrays in place (zero-copy is the point of the course), and a forked child would write copies.
+// So each launch runs on a fresh kernel thread with its own 64 MiB stack, a guard region below it
+// and an alternate signal stack; the caller (Python) waits in short slices, so Jupyter's interrupt
+// and the timeout are seen within 50 ms.
+//  * A fault on the kernel thread (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) jumps back to the
+//    launch entry (siglongjmp) and becomes an error; a fault on any other thread goes to the
+//    handler that was there before (Python's faulthandler, or the default). The handlers are
+//    installed for the launch only.
+//  * Stopping (timeout, interrupt): a flag checked before every thread of the launch, and, for a
+//    kernel thread stuck inside one CUDA thread (an endless loop), a signal sent to that thread
+//    whose handler jumps back too. Kernel code is arithmetic and checked loads and stores, which
+//    may be cut anywhere; the few places that hold a lock (malloc in the trace, a C++ throw) are
+//    critical sections during which the stop waits until the section ends.
+//  * -fstack-clash-protection (compiler.py) makes a large local array touch the guard page by
+//    page, so a stack overflow faults in the guard rather than writing over another mapping.
+inline int cancel_signal() {
+#ifdef SIGRTMIN
+    return SIGRTMIN + 4;
+#else
+    return SIGUSR2;
+#endif
+}
+
+inline int signal_slot(int sig) {
+    if (sig == SIGSEGV) return 0;
+    if (sig == SIGBUS) return 1;
+    if (sig == SIGFPE) return 2;
+    if (sig == SIGILL) return 3;
+    if (sig == SIGABRT) return 4;
+    return 5;
+}
+
+inline void on_signal(int sig, siginfo_t* info, void* ctx) {
+    if (R.active.load() && pthread_equal(pthread_self(), R.self)) {
+        if (sig == cancel_signal()) {
+            if (R.critical) { R.pending = 1; return; }
+            stop_now();
+        }
+        R.signo = sig;
+        R.sigcode = info ? info->si_code : 0;
+        const uintptr_t addr = info ? (uintptr_t)info->si_addr : 0;
+        R.fault_addr = addr;
+        R.overflow = (sig == SIGSEGV || sig == SIGBUS) && R.stack_lo && addr + R.guard + (1 << 16) >= R.stack_lo
+                     && addr < R.stack_lo + (1 << 16);
+        siglongjmp(R.jump, 1);
+    }
+    if (sig == cancel_signal()) return;  // a late stop for a launch that has ended
+    const struct sigaction& old = R.saved[signal_slot(sig)];
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction) { old.sa_sigaction(sig, info, ctx); return; }
+    if (old.sa_handler == SIG_IGN) return;
+    if (old.sa_handler != SIG_DFL && !(old.sa_flags & SA_SIGINFO)) { old.sa_handler(sig); return; }
+    sigaction(sig, &old, nullptr);       // the default action: a fault recurs on return, a sent signal is raised
+    if (!info || info->si_code <= 0) raise(sig);
+}
+
+inline void install_handlers() {
+    const int sigs[6] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, cancel_signal()};
+    struct sigaction act {};
+    act.sa_sigaction = on_signal;
+    act.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&act.sa_mask);
+    for (int i = 0; i < 6; ++i) sigaction(sigs[i], &act, &R.saved[i]);
+    R.installed = true;
+}
+
+inline void restore_handlers() {
+    if (!R.installed) return;
+    const int sigs[6] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, cancel_signal()};
+    for (int i = 0; i < 6; ++i) sigaction(sigs[i], &R.saved[i], nullptr);
+    R.installed = false;
+}
+
+inline void* kernel_thread(void*) {
+    R.self = pthread_self();
+    stack_t ss{};
+    ss.ss_sp = R.altstack;
+    ss.ss_size = sizeof R.altstack;
+    sigaltstack(&ss, nullptr);
+#ifdef __linux__
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void* lo = nullptr;
+        size_t size = 0, guard = 0;
+        pthread_attr_getstack(&attr, &lo, &size);
+        pthread_attr_getguardsize(&attr, &guard);
+        R.stack_lo = (uintptr_t)lo;
+        R.guard = guard;
+        pthread_attr_destroy(&attr);
+    }
+#endif
+    launch* L = R.L;
+    auto* trace = new trace_state();
+    g = state{};
+    g.tracing = L->tracing != 0;
+    g.trace = trace;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (sigsetjmp(R.jump, 1) == 0) {
+        R.active.store(1);
+        loop(L, R.body, R.args, R.arrays);
+        R.active.store(0);
+    } else {                                 // back from a fault or a stop
+        R.active.store(0);
+        R.critical = 0;
+        L->err.kind = R.signo ? CRASHED : CANCELLED;
+        L->err.signo = R.signo;
+        L->err.sigcode = R.sigcode;
+        L->err.stack_overflow = R.overflow;
+        L->err.fault_addr = R.fault_addr;
+    }
+    L->elapsed_ns = (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - t0).count();
     if (L->err.kind) {
         L->err.block[0] = blockIdx.x; L->err.block[1] = blockIdx.y; L->err.block[2] = blockIdx.z;
         L->err.thread[0] = threadIdx.x; L->err.thread[1] = threadIdx.y; L->err.thread[2] = threadIdx.z;
     }
-    g.recs = nullptr;
+    g.trace = nullptr;
     g.tracing = false;
-    L->trace_data = recs->data();
-    L->trace_count = recs->size();
-    L->trace_vec = recs;
-    return L->err.kind;
+    L->trace_vec = trace;
+    L->rows = trace->rows.data();
+    L->row_count = trace->rows.size();
+    L->raw = trace->raw.data();
+    L->raw_count = trace->raw.size();
+    ss.ss_flags = SS_DISABLE;
+    sigaltstack(&ss, nullptr);
+    {
+        std::lock_guard<std::mutex> lock(R.m);
+        R.done = 1;
+    }
+    R.cv.notify_all();
+    return nullptr;
 }
+
+// Start a launch on a new kernel thread; 0, or the error number pthread_create gave.
+inline int start(launch* L, void (*body)(void**, const array_info*), void** args, const array_info* arrays) {
+    if (R.started) return EBUSY;
+    L->err = error_info{};
+    L->rows = nullptr; L->row_count = 0; L->raw = nullptr; L->raw_count = 0; L->trace_vec = nullptr;
+    L->threads_started = 0; L->elapsed_ns = 0;
+    R.L = L; R.body = body; R.args = args; R.arrays = arrays;
+    R.cancel.store(0); R.active.store(0);
+    R.critical = 0; R.pending = 0; R.signo = 0; R.sigcode = 0; R.overflow = 0; R.fault_addr = 0;
+    R.stack_lo = 0; R.guard = 0; R.done = 0;
+    install_handlers();
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, (size_t)64 << 20);
+    pthread_attr_setguardsize(&attr, (size_t)256 << 10);
+    sigset_t blocked, old;                   // the kernel thread takes no asynchronous signal but the stop
+    sigfillset(&blocked);
+    for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, cancel_signal()}) sigdelset(&blocked, s);
+    pthread_sigmask(SIG_SETMASK, &blocked, &old);
+    const int rc = pthread_create(&R.thread, &attr, kernel_thread, nullptr);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    pthread_attr_destroy(&attr);
+    if (rc) {
+        restore_handlers();
+        return rc;
+    }
+    R.started = true;
+    return 0;
+}
+
+// An empty thread body, for measuring what the launch loop alone costs.
+inline void empty_body(void**, const array_info*) { asm volatile(""); }
 
 }  // namespace cpu
 
@@ -403,11 +690,58 @@ template <class T> zc_val<T> atomicCAS(T* p, std::type_identity_t<zc_val<T>> com
     return atomicCAS(cpu::ptr<T>(p), compare, val);
 }
 
-extern "C" void zc_free_trace(cpu::launch* L) {
-    delete static_cast<std::vector<cpu::trace_rec>*>(L->trace_vec);
-    L->trace_vec = nullptr;
-    L->trace_data = nullptr;
-    L->trace_count = 0;
+// ---------------------------------------------------------------- what runtime.py calls
+extern "C" int zc_wait(int milliseconds) {   // 1 once the launch has ended
+    if (!cpu::R.started) return 1;
+    std::unique_lock<std::mutex> lock(cpu::R.m);
+    cpu::R.cv.wait_for(lock, std::chrono::milliseconds(milliseconds), [] { return cpu::R.done != 0; });
+    return cpu::R.done;
 }
 
-extern "C" unsigned long long zc_sizeof_launch() { return sizeof(cpu::launch); }
+extern "C" void zc_cancel() {                 // ask the launch to stop; call again if it has not
+    cpu::R.cancel.store(1);
+    if (cpu::R.started && cpu::R.active.load()) pthread_kill(cpu::R.thread, cpu::cancel_signal());
+}
+
+extern "C" int zc_finish(cpu::launch* L) {    // after zc_wait gave 1: join the kernel thread
+    if (cpu::R.started) {
+        pthread_join(cpu::R.thread, nullptr);
+        cpu::R.started = false;
+    }
+    cpu::restore_handlers();
+    return L->err.kind;
+}
+
+extern "C" void zc_free_trace(cpu::launch* L) {
+    delete static_cast<cpu::trace_state*>(L->trace_vec);
+    L->trace_vec = nullptr;
+    L->rows = nullptr;
+    L->row_count = 0;
+    L->raw = nullptr;
+    L->raw_count = 0;
+}
+
+extern "C" double zc_loop_ns(unsigned threads) {   // nanoseconds per thread of an empty launch
+    cpu::launch L{};
+    L.grid[0] = (threads + 255) / 256; L.grid[1] = L.grid[2] = 1;
+    L.block[0] = 256; L.block[1] = L.block[2] = 1;
+    cpu::g = cpu::state{};
+    cpu::R.L = &L;
+    cpu::R.cancel.store(0);
+    const auto t0 = std::chrono::steady_clock::now();
+    cpu::loop(&L, cpu::empty_body, nullptr, nullptr);
+    const double ns = (double)std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - t0).count();
+    return ns / ((double)L.grid[0] * 256);
+}
+
+extern "C" unsigned long long zc_sizeof(int what) {   // runtime.py checks its ctypes mirrors against these
+    switch (what) {
+        case 0: return sizeof(cpu::array_info);
+        case 1: return sizeof(cpu::error_info);
+        case 2: return sizeof(cpu::launch);
+        case 3: return sizeof(cpu::trace_rec);
+        case 4: return sizeof(cpu::instr_rec);
+        default: return 0;
+    }
+}

@@ -17,6 +17,13 @@ __all__ = [
     "MisalignedAccessError",
     "ReadOnlyWriteError",
     "NullPointerError",
+    "BuildCacheError",
+    "KernelCrashError",
+    "KernelTimeoutError",
+    "LaunchTooLargeError",
+    "CompileOptionError",
+    "ArraySizeError",
+    "KernelArgumentWarning",
 ]
 
 
@@ -83,3 +90,47 @@ class ReadOnlyWriteError(MemoryAccessError):
 
 class NullPointerError(MemoryAccessError):
     """A load or store through a null pointer (an argument passed as None)."""
+
+
+class BuildCacheError(CpuBackendError):
+    """The build cache folder cannot be used (not private, read-only or full); set ``ZC_CPU_CACHE``."""
+
+
+class KernelCrashError(CpuBackendError):
+    """A thread of the kernel crashed (division by zero, a stray access, a stack overflow, abort)."""
+
+    def __init__(self, message: str, *, kernel: str, signal_name: str, block: tuple[int, int, int] | None,
+                 thread: tuple[int, int, int] | None) -> None:
+        super().__init__(message)
+        self.kernel = kernel
+        self.signal_name = signal_name
+        self.block = block
+        self.thread = thread
+
+
+class KernelTimeoutError(CpuBackendError, TimeoutError):
+    """A launch still running after its timeout was stopped."""
+
+    def __init__(self, message: str, *, kernel: str, grid: tuple[int, int, int], block: tuple[int, int, int],
+                 timeout: float) -> None:
+        super().__init__(message)
+        self.kernel = kernel
+        self.grid = grid
+        self.block = block
+        self.timeout = timeout
+
+
+class LaunchTooLargeError(LaunchConfigError):
+    """A launch with more threads than the CPU backend runs in reasonable time (``ZC_CPU_MAX_THREADS``)."""
+
+
+class CompileOptionError(CpuBackendError, ValueError):
+    """A compile option (``options=``) the CPU backend does not support, or a malformed one."""
+
+
+class ArraySizeError(CpuBackendError, ValueError):
+    """A size for a new array that is zero, negative or not an integer."""
+
+
+class KernelArgumentWarning(UserWarning):
+    """An argument fits a parameter's size rules but probably not its meaning (float64 for float*)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..pages import page_aligned_empty
-from .errors import KernelArgumentError, UnknownPointerError
+from .errors import ArraySizeError, KernelArgumentError, UnknownPointerError
 
 __all__ = ["register", "unregister", "device_pointer", "mapped_empty", "lookup", "In", "Out", "InOut", "flat_extent"]
 
@@ -63,24 +63,40 @@ def device_pointer(array: np.ndarray) -> np.intp:
     return register(array)
 
 
-def mapped_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np.float32) -> np.ndarray:
+def mapped_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np.float32, *,
+                 write_combined: bool = False, portable: bool = False) -> np.ndarray:
     """An uninitialised, page-aligned array the backend knows: the CPU stand-in for
-    ``cuda.pagelocked_empty(..., mem_flags=DEVICEMAP)`` (lesson 04)."""
-    array = page_aligned_empty(shape, dtype)
+    ``helpers.gpu.mapped_empty`` (lesson 04).
+
+    It takes the same keywords; ``write_combined`` and ``portable`` change nothing on the
+    CPU (there is no PCIe write-combining, and one process sees its memory everywhere).
+    """
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape) if isinstance(shape, (tuple, list)) \
+        else ()
+    if not dims or any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1 for d in dims):
+        raise ArraySizeError(f"mapped_empty({shape!r}): every size must be a positive integer (at least one element).")
+    array = page_aligned_empty(dims, dtype)
     register(array)
     return array
 
 
 def lookup(address: int) -> tuple[np.ndarray, int]:
-    """The known array containing ``address`` and the byte offset of ``address`` in it."""
+    """The known array containing ``address`` and the byte offset of ``address`` in it.
+
+    The largest array that holds the byte at ``address``; failing that, one that ends there
+    (a pointer one past the end). So an address that is the end of one array and the start
+    of another belongs to the one it starts."""
     best: _Entry | None = None
     for key, entry in list(_registry.items()):
         if entry.ref() is None:
             del _registry[key]
             continue
-        if entry.start <= address <= entry.start + entry.nbytes:
-            if best is None or entry.nbytes > best.nbytes:
-                best = entry
+        if not entry.start <= address <= entry.start + entry.nbytes:
+            continue
+        inside = address < entry.start + entry.nbytes
+        best_inside = best is not None and address < best.start + best.nbytes
+        if best is None or (inside, entry.nbytes) > (best_inside, best.nbytes):
+            best = entry
     if best is None:
         raise UnknownPointerError(
             f"the address {address:#x} lies in no array the CPU backend knows. Pass the numpy array itself, "

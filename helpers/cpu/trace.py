@@ -16,7 +16,7 @@ numpy happened to put an array.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -65,7 +65,9 @@ class Trace:
 
     ``instructions`` holds one row per warp-level request: warp, instr (k), is_store,
     is_atomic, threads, useful_bytes, sectors, lines, span_sectors, param (which kernel
-    parameter).
+    parameter). ``accesses`` holds single accesses (``RECORD_DTYPE``): all of them for
+    :meth:`from_addresses`, those of the first warps only for a kernel's trace, whose
+    requests the C++ runtime counts as each warp ends (so memory stays bounded).
     When only the first ``traced_warps`` of ``total_warps`` ran, ``sampled`` is true and
     ``scale`` (= total/traced) extrapolates totals to the whole launch.
     """
@@ -85,12 +87,19 @@ class Trace:
     def from_records(cls, records: np.ndarray, *, kernel: str, block: Sequence[int], grid: Sequence[int],
                      param_names: Sequence[str] = (), max_warps: int | None = None) -> "Trace":
         """Group raw per-thread accesses (``RECORD_DTYPE``) into warp-level requests."""
+        return cls.from_rows(_group(records), records, kernel=kernel, block=block, grid=grid,
+                             param_names=param_names, max_warps=max_warps)
+
+    @classmethod
+    def from_rows(cls, instructions: np.ndarray, accesses: np.ndarray, *, kernel: str, block: Sequence[int],
+                  grid: Sequence[int], param_names: Sequence[str] = (), max_warps: int | None = None) -> "Trace":
+        """A trace from requests already grouped (``INSTRUCTION_DTYPE``, by the C++ runtime)."""
         block3 = tuple(int(b) for b in block)
         grid3 = tuple(int(g) for g in grid)
         per_block = (block3[0] * block3[1] * block3[2] + 31) // 32
         total = per_block * grid3[0] * grid3[1] * grid3[2]
         traced = total if not max_warps else min(total, int(max_warps))
-        return cls(kernel, block3, grid3, _group(records), records, tuple(param_names), total, traced,  # type: ignore[arg-type]
+        return cls(kernel, block3, grid3, instructions, accesses, tuple(param_names), total, traced,  # type: ignore[arg-type]
                    total / traced if traced else 1.0)
 
     @classmethod
@@ -105,10 +114,6 @@ class Trace:
         rec["flags"] = 1 if is_store else 0
         rec["size"] = size
         return cls.from_records(rec, kernel=kernel, block=(len(addr), 1, 1), grid=(1, 1, 1))
-
-    def scaled(self, scale: float) -> "Trace":
-        """The same trace, standing for ``scale`` times as many warps (for a model's extrapolation)."""
-        return replace(self, scale=float(scale))
 
     # ------------------------------------------------------------------ totals
     @property
@@ -141,11 +146,6 @@ class Trace:
         """Per request and line, the sectors from the first to the last touched, summed."""
         return int(self.instructions["span_sectors"].sum())
 
-    @property
-    def sector_bytes(self) -> int:
-        """Bytes in the sectors touched: what moves if a sector is the unit of transfer."""
-        return self.sectors * SECTOR_BYTES
-
     def totals(self, kind: str = "all") -> dict[str, int]:
         """requests, useful_bytes, sectors, lines, span_sectors over ``kind``: 'all', 'load', 'store' or 'atomic'."""
         rows = self.instructions
@@ -160,24 +160,6 @@ class Trace:
         return {"requests": int(len(rows)), "useful_bytes": int(rows["useful_bytes"].sum()),
                 "sectors": int(rows["sectors"].sum()), "lines": int(rows["lines"].sum()),
                 "span_sectors": int(rows["span_sectors"].sum())}
-
-    def summary(self) -> str:
-        """One line a lesson can print."""
-        t = self.totals()
-        eff = t["useful_bytes"] / (t["sectors"] * SECTOR_BYTES) if t["sectors"] else float("nan")
-        sample = f" (first {self.traced_warps} of {self.total_warps} warps; scale {self.scale:g})" if self.sampled else ""
-        return (f"{self.kernel}: {t['requests']} requests, {t['useful_bytes']} useful bytes, {t['sectors']} sectors "
-                f"({t['sectors'] * SECTOR_BYTES} bytes), {t['lines']} lines; {eff:.1%} of sector bytes useful{sample}")
-
-    def sectors_of(self, warp: int = 0, instr: int = 0) -> np.ndarray:
-        """Sorted distinct sector indices (address // 32) touched by one request."""
-        a = self.accesses
-        sel = a[(a["warp"] == warp) & (a["seq"] == instr)]
-        first = sel["addr"] // SECTOR_BYTES
-        last = (sel["addr"] + sel["size"] - 1) // SECTOR_BYTES
-        return np.unique(np.concatenate([np.arange(f, l + 1, dtype=np.uint64) for f, l in zip(first, last)]
-                                        or [np.zeros(0, np.uint64)]))
-
 
 def _group(records: np.ndarray) -> np.ndarray:
     if len(records) == 0:

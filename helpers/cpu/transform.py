@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
 
 from .errors import UnsupportedFeatureError
 
-__all__ = ["Param", "KernelSignature", "Transformed", "blank", "scan", "transform"]
+__all__ = ["Param", "KernelSignature", "Transformed", "blank", "scan", "transform",
+           "quoted_includes", "evaluate_condition"]
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,8 @@ _UNSUPPORTED: list[tuple[str, str, str]] = [
     (r"\b__(half2?|nv_bfloat16\w*)\b", "half-precision types (__half, __nv_bfloat16)", "cuda_fp16.h is not emulated."),
     (r"\bnvcuda::|\bwmma::", "tensor-core fragments (wmma)", "tensor cores cannot be emulated."),
     (r"\b(assert|__trap|__brkpt)\s*\(", "assert/__trap in a kernel",
-     "on the CPU it would abort the whole Python process; check values in Python afterwards."),
+     "on the CPU its message would go to the Jupyter server's terminal, not to the notebook; check values "
+     "in Python afterwards."),
 ]
 
 # Headers whose declarations cuda_cpu.h already supplies: dropped (the line becomes blank).
@@ -142,6 +146,135 @@ def blank(source: str) -> str:
     return _blank_cuda_arch_only("".join(out))
 
 
+_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)[uUlL]*|([A-Za-z_]\w*)|(&&|\|\||<<|>>|<=|>=|==|!=|[-+*/%<>&|^!~()?:]))")
+
+
+def evaluate_condition(expression: str, defined: dict[str, int] | None = None) -> bool | None:
+    """The value of a preprocessor condition (``#if`` / ``#elif``), or None when it cannot be known.
+
+    A small parser of C's integer and boolean expressions (C11 6.10.1): integers, ``defined X``,
+    ``defined(X)``, unary ``! ~ - +``, the binary operators ``* / % + - << >> < <= > >= == != & ^ |
+    && ||`` and ``?:``, with C's precedence. Names in ``defined`` have those values; any other name
+    is unknown (a macro the backend cannot see), and so is the whole condition unless ``&&``,
+    ``||`` or ``?:`` decide it without that name. Nothing is evaluated by Python's ``eval``.
+    """
+    values = defined or {}
+    tokens: list[tuple[str, object]] = []
+    pos, text = 0, expression.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            return None
+        pos = m.end()
+        if m.group(1):
+            tokens.append(("num", int(m.group(1), 0) if not re.fullmatch(r"0\d+", m.group(1)) else int(m.group(1), 8)))
+        elif m.group(2):
+            tokens.append(("name", m.group(2)))
+        elif m.group(3):
+            tokens.append(("op", m.group(3)))
+    i = 0
+
+    def peek() -> object:
+        return tokens[i][1] if i < len(tokens) and tokens[i][0] == "op" else None
+
+    def take(op: str) -> bool:
+        nonlocal i
+        if peek() == op:
+            i += 1
+            return True
+        return False
+
+    def primary() -> int | None:
+        nonlocal i
+        if i >= len(tokens):
+            raise ValueError("unexpected end")
+        kind, value = tokens[i]
+        i += 1
+        if kind == "num":
+            return int(value)  # type: ignore[arg-type]
+        if kind == "name":
+            if value == "defined":
+                paren = take("(")
+                if i >= len(tokens) or tokens[i][0] != "name":
+                    raise ValueError("defined needs a name")
+                name = tokens[i][1]
+                i += 1
+                if paren and not take(")"):
+                    raise ValueError("missing )")
+                return 1 if name in values else (0 if name == "__CUDA_ARCH__" else None)
+            return values.get(str(value)) if value != "__CUDA_ARCH__" else 0
+        if value == "(":
+            v = ternary()
+            if not take(")"):
+                raise ValueError("missing )")
+            return v
+        if value in ("!", "~", "-", "+"):
+            v = primary()
+            if v is None:
+                return None
+            return {"!": lambda x: int(not x), "~": lambda x: ~x, "-": lambda x: -x, "+": lambda x: x}[value](v)  # type: ignore[index]
+        raise ValueError(f"unexpected {value!r}")
+
+    levels: list[dict[str, object]] = [
+        {"*": lambda a, b: a * b, "/": lambda a, b: int(a / b), "%": lambda a, b: a - int(a / b) * b},
+        {"+": lambda a, b: a + b, "-": lambda a, b: a - b},
+        {"<<": lambda a, b: a << b, ">>": lambda a, b: a >> b},
+        {"<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
+         ">=": lambda a, b: int(a >= b)},
+        {"==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b)},
+        {"&": lambda a, b: a & b}, {"^": lambda a, b: a ^ b}, {"|": lambda a, b: a | b},
+    ]
+
+    def binary(level: int) -> int | None:
+        if level < 0:
+            return primary()
+        left = binary(level - 1)
+        while peek() in levels[level]:
+            op = str(peek())
+            take(op)
+            right = binary(level - 1)
+            if left is None or right is None:
+                left = None
+            elif op in "/%" and right == 0:
+                raise ValueError("division by zero")
+            else:
+                left = levels[level][op](left, right)  # type: ignore[operator]
+        return left
+
+    def logical_and() -> int | None:
+        left = binary(len(levels) - 1)
+        while take("&&"):
+            right = binary(len(levels) - 1)
+            left = 0 if left == 0 or right == 0 else (None if left is None or right is None else 1)
+        return left
+
+    def logical_or() -> int | None:
+        left = logical_and()
+        while take("||"):
+            right = logical_and()
+            left = 1 if (left not in (0, None)) or (right not in (0, None)) else \
+                (None if left is None or right is None else 0)
+        return left
+
+    def ternary() -> int | None:
+        cond = logical_or()
+        if take("?"):
+            yes = ternary()
+            if not take(":"):
+                raise ValueError("missing :")
+            no = ternary()
+            return None if cond is None else (yes if cond else no)
+        return cond
+
+    try:
+        result = ternary()
+        if i != len(tokens):
+            return None
+    except (ValueError, RecursionError, OverflowError):
+        return None
+    return None if result is None else bool(result)
+
+
 def _cuda_arch_condition(directive: str, expression: str) -> bool | None:
     """The value of an #if/#ifdef/#ifndef/#elif condition that mentions __CUDA_ARCH__ (undefined
     on the CPU, as in nvcc's host pass), or None when it does not mention it (left alone)."""
@@ -151,13 +284,7 @@ def _cuda_arch_condition(directive: str, expression: str) -> bool | None:
         return False
     if directive == "ifndef":
         return True
-    expr = re.sub(r"defined\s*\(?\s*__CUDA_ARCH__\s*\)?", "0", expression).replace("__CUDA_ARCH__", "0")
-    expr = expr.replace("&&", " and ").replace("||", " or ")
-    expr = re.sub(r"!(?!=)", " not ", expr)
-    try:
-        return bool(eval(expr, {"__builtins__": {}}, {}))  # digits, comparisons and/or/not only
-    except Exception:
-        return None
+    return evaluate_condition(expression)
 
 
 def _blank_cuda_arch_only(text: str) -> str:
@@ -192,8 +319,25 @@ def _line(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def scan(source: str, source_name: str = "kernel source") -> None:
-    """Raise :class:`UnsupportedFeatureError` for the first unsupported feature in ``source``."""
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+
+
+def quoted_includes(source: str, include_dirs: Sequence[Path] = ()) -> list[Path]:
+    """The files that ``#include "x.h"`` lines of ``source`` name, found in ``include_dirs`` (-I)."""
+    found = []
+    for m in _QUOTED_INCLUDE.finditer(source):
+        for d in include_dirs:
+            path = Path(d) / m.group(1).strip()
+            if path.is_file():
+                found.append(path)
+                break
+    return found
+
+
+def scan(source: str, source_name: str = "kernel source", include_dirs: Sequence[Path] = ()) -> None:
+    """Raise :class:`UnsupportedFeatureError` for the first unsupported feature in ``source``.
+
+    ``#include "x.h"`` is allowed when ``x.h`` is in one of ``include_dirs`` (-I)."""
     text = blank(source)
     hits = []
     for pattern, feature, why in _UNSUPPORTED:
@@ -207,7 +351,11 @@ def scan(source: str, source_name: str = "kernel source") -> None:
         if not text[m.start():m.end()].strip().startswith("#"):
             continue  # inside a comment
         if m.group(0).rstrip().endswith('"'):
-            hits.append((m.start(), f'#include "{header}"', "the source is compiled in a cache folder; paste the header's code in."))
+            if any((Path(d) / header).is_file() for d in include_dirs):
+                continue
+            hits.append((m.start(), f'#include "{header}"',
+                         "the source is compiled in a cache folder: paste the header's code in, or pass its folder "
+                         "with include_dirs=[...] (or options=['-I', folder]), as for PyCUDA."))
         elif _CUDA_HEADER.search(header):
             hits.append((m.start(), f"#include <{header}>", "that CUDA library is not emulated."))
     for m in re.finditer(r"\btemplate\s*<[^;{]*?\b__global__\b", text):
@@ -300,9 +448,9 @@ def _functions(text: str) -> list[tuple[str, bool, int, int, int]]:
     return sorted(found.values(), key=lambda f: f[3])
 
 
-def transform(source: str, source_name: str = "kernel.cu") -> Transformed:
+def transform(source: str, source_name: str = "kernel.cu", include_dirs: Sequence[Path] = ()) -> Transformed:
     """Scan, rewrite and wrap ``source``; see the module docstring."""
-    scan(source, source_name)
+    scan(source, source_name, include_dirs)
     text = blank(source)
     edits: list[tuple[int, int, str]] = []
     kernels: dict[str, KernelSignature] = {}
@@ -349,9 +497,11 @@ def _assemble(body: str, source_name: str, kernels: dict[str, KernelSignature]) 
                 args.append(f"*reinterpret_cast<std::remove_cv_t<{p.type}>*>(args[{i}])")
                 sizes.append(f"sizeof(std::remove_cv_t<{p.type}>)")
         parts.append(
-            f'extern "C" int zc_launch_{k.name}(cpu::launch* L, void** args, const cpu::array_info* arrays) {{\n'
+            f"static void zc_body_{k.name}(void** args, const cpu::array_info* arrays) {{\n"
             f"    (void)args; (void)arrays;\n"
-            f"    return cpu::run(L, [&]() {{ {k.name}({', '.join(args)}); }});\n}}\n"
+            f"    {k.name}({', '.join(args)});\n}}\n"
+            f'extern "C" int zc_launch_{k.name}(cpu::launch* L, void** args, const cpu::array_info* arrays) {{\n'
+            f"    return cpu::start(L, zc_body_{k.name}, args, arrays);\n}}\n"
             f'extern "C" const unsigned long long zc_sizes_{k.name}[] = {{{", ".join(sizes + ["0"])}}};'
         )
     return "\n".join(parts) + "\n"

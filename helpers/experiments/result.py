@@ -42,14 +42,17 @@ class Result:
         return rows[0]
 
     def need(self, **where: Any) -> Row:
-        """Like :meth:`one`, but when a replayed record predates that row, a :class:`RecordError`
-        that says how to record it (lesson 09)."""
-        if not self.live and not self.select(**where):
+        """The first row that matches; when a replayed record predates that row, a :class:`RecordError`
+        that says how to record it (lesson 09). Experiments that keep one row per repeat have several."""
+        rows = self.select(**where)
+        if not rows and not self.live:
             raise RecordError(
                 f"data/{self.record_file} has no row of '{self.name}' with {where}: it was recorded before "
                 f"this row existed. On a GPU, run `python -m helpers record --only {self.name}`."
             )
-        return self.one(**where)
+        if not rows:
+            raise LookupError(f"0 rows of {self.name!r} match {where}.")
+        return rows[0]
 
     @property
     def gpu(self) -> str:
