@@ -172,9 +172,7 @@ def _footprint_row(chaser: _Chaser, memory: str, pointer: Any, result_pointer: A
     if warm:
         steps = min(steps, len(path))
         chaser.timed(pointer, result_pointer, path, 0, len(path))  # one whole cycle: the caches fill
-        seconds = [chaser.timed(pointer, result_pointer, path, r * steps, steps) for r in range(repeats)]
-    else:
-        seconds = [chaser.timed(pointer, result_pointer, path, r * steps, steps) for r in range(repeats)]
+    seconds = [chaser.timed(pointer, result_pointer, path, r * steps, steps) for r in range(repeats)]
     return {"memory": memory, "nbytes": nbytes, "warm": warm, "steps": steps, "seconds": seconds,
             "load_ns": float(np.median(seconds)) / steps * 1e9}
 
