@@ -38,7 +38,9 @@ The form was chosen by comparing candidate forms on the H200 record of 2026-12-0
 sweeps; charging every warp's lines and spans separately, i.e. without assumption 1, missed the
 misaligned offsets by up to 19 %). The offset sweep of that record is therefore no independent test of
 the *form*, only of the fitted numbers; a record made in a separate run is
-(``python -m helpers model``, which fits on the oldest H200 record in data/ and checks on the newest).
+(``python -m helpers model``, which fits on the oldest H200 record in data/ and checks on the newest,
+and reports beside the errors how much the two runs' own measurements of the same points differ:
+:func:`run_to_run`, the floor under any held-out error).
 
 The launch time is bounded below
 --------------------------------
@@ -375,6 +377,26 @@ def _summary(rows: list[Row]) -> dict[str, Any]:
                       "predicted_GBps": worst.predicted_GBps, "rel_error": worst.rel_error}}
 
 
+def run_to_run(first: Any, second: Any) -> dict[str, Any] | None:
+    """How much the same sweep points' measured rates differ between two runs (lesson 07).
+
+    The noise floor of any model judged on a second run: no model fitted on one run can predict the
+    other more closely than the two runs agree with each other. None when they share no point."""
+    def rates(record: Any) -> dict[tuple[str, str, int, int], float]:
+        return {(p.kind, p.kernel, p.stride, p.offset): p.useful_bytes / p.seconds for p in sweep_points(record)}
+
+    a, b = rates(first), rates(second)
+    shared = sorted(set(a) & set(b))
+    if not shared:
+        return None
+    differences = np.array([b[key] / a[key] - 1 for key in shared])
+    worst = shared[int(np.argmax(np.abs(differences)))]
+    return {"points": len(shared), "median_abs_difference": float(np.median(np.abs(differences))),
+            "max_abs_difference": float(np.abs(differences).max()),
+            "worst": {"kind": worst[0], "kernel": worst[1], "stride": worst[2], "offset_floats": worst[3],
+                      "difference": float(differences[int(np.argmax(np.abs(differences)))])}}
+
+
 def check(fit_record: Any, check_record: Any, *, allow_same: bool = False) -> dict[str, Any]:
     """Fit on ``fit_record``'s stride sweep; judge on the points it was not fitted on (lesson 07).
 
@@ -405,4 +427,6 @@ def check(fit_record: Any, check_record: Any, *, allow_same: bool = False) -> di
             if chosen:
                 by_sweep[f"{label}: {kind}"] = {k: v for k, v in _summary(chosen).items() if k != "worst"}
     result["by_sweep"] = by_sweep
+    # the measurements' own repeatability across the two runs: the floor under any held-out error
+    result["run_to_run"] = None if result["same_run"] else run_to_run(fit_rec, check_rec)
     return result

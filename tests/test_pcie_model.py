@@ -185,3 +185,19 @@ def test_model_command_refuses_by_default_while_data_holds_one_h200_record() -> 
                           env={**os.environ})
     assert done.returncode == 1 and done.stdout == ""
     assert "only one H200 record" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_run_to_run_measures_how_far_two_runs_of_the_same_points_differ(reference) -> None:
+    record = reference[0]
+    assert pcie_model.run_to_run(record, record)["max_abs_difference"] == 0
+    slower = copy.deepcopy(record)
+    for kind in pcie_model.CHECK_SWEEPS:  # every zero-copy point 10 % slower: a made-up second run
+        for row in slower["experiments"][kind]["rows"]:
+            row["seconds"] = [s * 1.1 for s in row["seconds"]]
+    spread = pcie_model.run_to_run(record, slower)
+    assert spread["points"] == len(pcie_model.sweep_points(record))
+    assert spread["median_abs_difference"] == pytest.approx(1 - 1 / 1.1)
+    assert spread["worst"]["difference"] == pytest.approx(1 / 1.1 - 1)
+    other = copy.deepcopy(slower)
+    other["provenance"]["date"] = "2030-01-01T00:00:00+00:00"
+    assert pcie_model.check(record, other)["run_to_run"]["points"] == spread["points"]
