@@ -319,3 +319,41 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
         ax.set_ylim(-1.2 if gpu_pages is not None else -0.3, top + 1.4)
         ax.set_title(title)
     return fig
+
+
+# --------------------------------------------------------------------------- lesson 00
+def data_paths() -> Figure:
+    """Where the data of a vector add move: explicit copies against zero-copy (lesson 00)."""
+    def box(ax: Any, x: float, y: float, w: float, h: float, text: str, color: str) -> None:
+        ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="0.3"))
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=9)
+
+    def arrow(ax: Any, start: tuple[float, float], end: tuple[float, float], text: str, color: str,
+              style: str = "-|>") -> None:
+        ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=14, color=color, lw=1.8))
+        ax.text((start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 0.18, text, ha="center", fontsize=8, color=color,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+
+    with course_style():
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+        for ax, title in ((left, "explicit copies: cudaMalloc + cudaMemcpy"),
+                          (right, "zero-copy: cudaHostAlloc(..., cudaHostAllocMapped)")):
+            ax.set(xlim=(0, 10), ylim=(0, 4), title=title)
+            ax.axis("off")
+            ax.axvline(5, ymin=0.05, ymax=0.9, color="0.6", linestyle=":")
+            ax.text(2.4, 3.6, "host (CPU side)", ha="center", fontsize=9, color="0.3")
+            ax.text(7.6, 3.6, "GPU", ha="center", fontsize=9, color="0.3")
+            ax.text(5, 0.1, "PCIe link", ha="center", fontsize=8, color="0.4")
+        box(left, 0.5, 1.4, 3.0, 1.2, "host RAM\na, b, c", "#dbe9f6")
+        box(left, 6.0, 2.2, 3.5, 0.9, "device memory (HBM)\nd_a, d_b, d_c", "#e5f5e0")
+        box(left, 6.0, 0.5, 3.5, 0.9, "SMs run\nc = a + b", "#fdebd0")
+        arrow(left, (3.5, 2.3), (6.0, 2.75), "1. copy a, b in", "C0")
+        arrow(left, (7.75, 2.2), (7.75, 1.4), "2. kernel reads a, b, writes c", "C2", style="<|-|>")
+        arrow(left, (6.0, 2.45), (3.5, 1.7), "3. copy c out", "C3")
+        box(right, 0.5, 1.4, 3.0, 1.2, "host RAM, page-locked\nand mapped: a, b, c", "#dbe9f6")
+        box(right, 6.0, 1.4, 3.5, 1.2, "SMs run\nc = a + b", "#fdebd0")
+        arrow(right, (3.5, 2.3), (6.0, 2.3), "loads of a, b cross PCIe", "C0")
+        arrow(right, (6.0, 1.7), (3.5, 1.7), "stores of c cross PCIe", "C3")
+        right.text(7.75, 0.7, "no device buffers, no copy step:\nthe kernel itself moves the data", ha="center",
+                   fontsize=8, color="0.3")
+    return fig

@@ -28,12 +28,14 @@ def test_every_figure_draws_from_the_reference():
         plots.bandwidth_sweep(ref("memcpy"), ref("kernel_bandwidth")),
         plots.inflight(ref("inflight"), 55.0, 1200.0),
         plots.latency(ref("latency")),
+        plots.latency_footprint(ref("latency_footprint"), l2_bytes=60 << 20),
         plots.access_sweep(ref("stride"), "stride"),
         plots.access_sweep(ref("offset"), "offset_floats", predicted={0: 40.0, 1: 35.0}),
         plots.end_to_end(ref("end_to_end")),
         plots.reuse(ref("reuse")),
         plots.bars(["a", "b"], [1.0, 2.0], title="t", ylabel="y"),
         plots.page_mapping([1, 2, 3], [7, None, 9], gpu_pages=[1, 2, 3]),
+        plots.data_paths(),
     ]
     for figure in figures:
         assert isinstance(figure, Figure) and figure.axes
