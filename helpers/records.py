@@ -65,8 +65,17 @@ def provenance(command: str) -> dict[str, Any]:
         "command": command,
         "attributes": gpu.device_attributes(),
         "virtualization": detect_virtualization(),
+        "pcie_link": _pcie_link(),
         "cpu": _cpu_model(),
     }
+
+
+def _pcie_link() -> dict[str, Any] | None:
+    """The GPU's PCIe link while recording (generation and width, current and maximum), or None."""
+    from .pcie import read_link
+
+    link = read_link()
+    return link.as_dict() if link else None
 
 
 def _cpu_model() -> str:
