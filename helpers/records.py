@@ -163,7 +163,7 @@ SCHEMAS: dict[str, dict[str, Kind]] = {
     "end_to_end": {"method": STR, "n": POSITIVE, "nbytes": BYTES, "seconds": SECONDS},
     "reuse": {"method": STR, "uses": POSITIVE, "n": POSITIVE, "seconds": SECONDS},
     "out_of_core": {"method": STR, "budget_bytes": BYTES, "n": POSITIVE, "total_bytes": BYTES, "seconds": SECONDS, "chunk_elements?": POSITIVE},
-    "address_identity": {"allocation": STR, "host_pointer": STR, "device_pointer": STR, "equal": BOOL, "kernel_through_host_pointer_ok": BOOL},
+    "address_identity": {"allocation": STR, "host_pointer": STR, "device_pointer": STR, "equal": BOOL, "kernel_through_host_pointer_ok": BOOL, "host_flags?": Kind("a list of flag names", lambda v: isinstance(v, list) and all(isinstance(f, str) for f in v))},
     "pagemap_pinned": {"allocation": STR, "address?": STR, "pages?": COUNT, "present_pages?": COUNT, "pfns?": FRAMES, "maps_line?": STR, "mapping_bytes?": BYTES, "pfns_visible?": BOOL, "memlock_soft_bytes?": LIMIT, "held_bytes?": BYTES, "VmLck?": COUNT, "VmPin?": COUNT},
     "write_combined": {"allocation": STR, "side": STR, "op": STR, "nbytes": BYTES, "seconds": SECONDS, "GBps": RATE},
     "registered": {"allocation": STR, "works?": BOOL, "error?": STR, "nbytes?": BYTES, "seconds?": SECONDS, "GBps?": RATE},

@@ -44,7 +44,8 @@ def _address_identity(nbytes: int) -> list[Row]:
         array = allocate()
         try:
             array[:] = 1.5
-            row: Row = {"allocation": kind, "host_pointer": hex(array.ctypes.data)}
+            row: Row = {"allocation": kind, "host_pointer": hex(array.ctypes.data),
+                        "host_flags": [flag for flag, on in gpu.host_flags(array).items() if on]}
             try:
                 device_pointer = int(gpu.device_pointer(array))
                 row["device_pointer"] = hex(device_pointer)
