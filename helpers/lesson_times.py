@@ -1,0 +1,46 @@
+"""How long a lesson takes a learner, estimated from what it asks them to read and run (README, lesson headers).
+
+The estimate, stated so it can be checked and changed rather than guessed:
+
+- prose is read at ``WORDS_PER_MINUTE`` words per minute (150: slower than the ~240 words per minute
+  of ordinary non-fiction reading, since this is technical text read while thinking; Brysbaert 2019,
+  "How many words do we read per minute?", J. Memory and Language 109);
+- every line of code is read, run and its output looked at in ``MINUTES_PER_CODE_LINE`` (0.25 min);
+- rounded up to 5 minutes.
+
+Checked against the one timing of a real learner the project has (issue 9: lessons 05 and 07 took
+about 70 minutes each, exercises included, before this estimate existed).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+WORDS_PER_MINUTE = 150
+MINUTES_PER_CODE_LINE = 0.25
+LESSONS = Path(__file__).resolve().parent.parent / "lessons"
+_WORD = re.compile(r"[A-Za-z0-9_']+|[\u4e00-\u9fff]{1,2}")
+_ANNOUNCED = re.compile(r"\*\*Time to complete:\*\*\s*(\d+)\s*minutes")
+
+
+def estimate_minutes(notebook: Path) -> int:
+    """Minutes a learner needs for ``notebook`` under the module's stated assumptions."""
+    cells = json.loads(Path(notebook).read_text())["cells"]
+    words = sum(len(_WORD.findall("".join(c["source"]))) for c in cells if c["cell_type"] == "markdown")
+    code_lines = sum(len("".join(c["source"]).splitlines()) for c in cells if c["cell_type"] == "code")
+    minutes = words / WORDS_PER_MINUTE + code_lines * MINUTES_PER_CODE_LINE
+    return int(5 * math.ceil(minutes / 5))
+
+
+def announced_minutes(notebook: Path) -> int | None:
+    """The "Time to complete" a lesson's header announces, or None."""
+    match = _ANNOUNCED.search(Path(notebook).read_text())
+    return int(match.group(1)) if match else None
+
+
+def table() -> dict[str, tuple[int, int | None]]:
+    """Every lesson's (estimate, announced) minutes, by file stem."""
+    return {p.stem: (estimate_minutes(p), announced_minutes(p)) for p in sorted(LESSONS.glob("[0-9][0-9]-*.ipynb"))}

@@ -1,0 +1,36 @@
+"""Lesson times are computed by one stated estimate, and the lessons and README announce them (issue 9)."""
+
+import re
+from pathlib import Path
+
+from helpers import lesson_times
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_every_lesson_announces_the_estimated_time():
+    wrong = {stem: times for stem, times in lesson_times.table().items() if times[0] != times[1]}
+    assert not wrong, ("(estimate, announced) minutes disagree; set each lesson's '**Time to complete:** N minutes' "
+                       f"to the estimate: {wrong}")
+
+
+def test_the_readme_table_gives_the_same_times():
+    text = README.read_text()
+    for stem, (estimate, _) in lesson_times.table().items():
+        row = re.search(rf"\[{re.escape(stem)}\]\([^)]*\)\s*\|\s*(\d+) min", text)
+        assert row and int(row.group(1)) == estimate, f"README's row for {stem} should say {estimate} min"
+
+
+def test_the_estimate_grows_with_prose_and_code(tmp_path):
+    import json
+
+    def notebook(words, lines):
+        cells = [{"cell_type": "markdown", "source": ["word " * words]},
+                 {"cell_type": "code", "source": ["x = 1\n" * lines]}]
+        path = tmp_path / f"n{words}-{lines}.ipynb"
+        path.write_text(json.dumps({"cells": cells}))
+        return path
+
+    assert lesson_times.estimate_minutes(notebook(0, 0)) == 0
+    assert lesson_times.estimate_minutes(notebook(1500, 0)) == 10   # 1500 words at 150 words a minute
+    assert lesson_times.estimate_minutes(notebook(0, 41)) == 15     # 10.25 minutes, rounded up to 5
