@@ -143,15 +143,20 @@ def _progress(folder: Path, tags: list[str]) -> int:
 
 
 def _run_group(tags: list[str], lessons: list[Path], folder: Path, cell_timeout: int, key: str, since: float,
-               say: Any) -> tuple[float, dict[str, dict[str, Any]]]:
-    """Run one learner per tag at once; print a progress line every 10 s; return wall seconds and reports."""
+               say: Any) -> tuple[float, dict[str, dict[str, Any]], int]:
+    """Run one learner per tag at once; print a progress line every 10 s; return wall seconds, reports and
+    the most page-locked memory the machine-wide budget saw held at once (sampled every half second)."""
+    from . import pinned_budget
     from .gpu_queue import read_log
 
     t0 = time.monotonic()
     processes = {tag: _spawn(tag, lessons, folder, cell_timeout) for tag in tags}
     last = 0.0
+    peak_pinned = 0
     while any(p.poll() is None for p in processes.values()):
         time.sleep(0.5)
+        held = pinned_budget.usage()
+        peak_pinned = max(peak_pinned, sum(v for k, v in held.items() if k != "budget"))
         if time.monotonic() - last >= 10:
             last = time.monotonic()
             waits = [e["wait_s"] for e in read_log(key, since=since) if e.get("tag") in processes]
@@ -168,7 +173,7 @@ def _run_group(tags: list[str], lessons: list[Path], folder: Path, cell_timeout:
             reports[tag] = {"lessons": {}, "unexpected_figures": [], "wall_seconds": None,
                             "failed_cells": [{"lesson": None, "cell": None, "error": f"exit {process.returncode}",
                                               "message": tail}]}
-    return wall, reports
+    return wall, reports, peak_pinned
 
 
 def _queue_stats(entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -206,6 +211,7 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
     """Run the classroom live and write its record; return the file's path."""
     from . import gpu
     from .gpu_queue import enabled, gpu_key, read_log
+    from .pinned_budget import budget_bytes as pinned_budget_bytes
     from .mode import require_live
 
     require_live("python -m helpers classroom")
@@ -229,7 +235,7 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
     if solo:
         say("solo run: one learner alone (it also fills the kernel caches)...")
         tag = f"classroom-{run_id}-solo"
-        wall, reports = _run_group([tag], chosen, folder, cell_timeout, key, since, say)
+        wall, reports, solo_pinned = _run_group([tag], chosen, folder, cell_timeout, key, since, say)
         entries = [e for e in read_log(key, since=since) if e.get("tag") == tag]
         stats = _queue_stats(entries)
         solo_figures = _figures(folder / f"{tag}.results.jsonl", gpu_name)
@@ -237,6 +243,7 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         result.update(solo_wall_seconds=round(wall, 2), solo_failed_cells=reports[tag]["failed_cells"],
                       solo_unexpected_figures=reports[tag]["unexpected_figures"], solo_figures=solo_figures,
                       solo_lesson_seconds=reports[tag]["lessons"], solo_queue=stats,
+                      solo_peak_pinned_bytes=solo_pinned,
                       solo_queue_overhead_fraction=round(stats["queue_overhead_seconds"] / wall, 5),
                       estimated_wall_seconds=round(estimate, 1),
                       estimate_by_learners={n: round(estimate_wall(wall, stats["timed_seconds"], n), 1)
@@ -255,7 +262,7 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
     tags = [f"classroom-{run_id}-learner-{i:02d}" for i in range(1, learners + 1)]
     class_since = time.time()
     say(f"classroom: {learners} learners at once...")
-    wall, reports = _run_group(tags, chosen, folder, cell_timeout, key, class_since, say)
+    wall, reports, peak_pinned = _run_group(tags, chosen, folder, cell_timeout, key, class_since, say)
     entries = [e for e in read_log(key, since=class_since) if e.get("tag") in tags]
     per_learner = []
     for tag in tags:
@@ -281,6 +288,7 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         worst_ratio_by_figure={f: worst(f) for f in BANDWIDTH_FIGURES} if solo else None,
         queue=_queue_stats(entries),
         longest_wait_seconds=_queue_stats(entries)["longest_wait_seconds"],
+        peak_pinned_bytes=peak_pinned, pinned_budget_bytes=pinned_budget_bytes(),
         per_learner=per_learner,
         work_folder=str(folder),
     )
