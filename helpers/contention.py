@@ -62,11 +62,11 @@ def outsiders() -> list[dict[str, Any]] | None:
 
     try:
         processes = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
-    except Exception:
+    except Exception:  # e.g. NVML_ERROR_NO_PERMISSION
         return None
     try:
         ours = course_pids()
-    except QueueError:
+    except (QueueError, OSError):
         ours = set()
     ours.add(os.getpid())
     return [{"pid": int(p.pid), "name": _name(int(p.pid)),

@@ -63,7 +63,7 @@ def context() -> Any:
 
         try:
             gpu_queue.register_member()  # so that contention checks know this process is a learner's
-        except gpu_queue.QueueError:
+        except (gpu_queue.QueueError, OSError):
             pass  # the measurement slots will say what is wrong with the lock folder
     return _context
 

@@ -95,6 +95,8 @@ def handshake(n: int = 1 << 18, trials: int = 20, spin_trials: int = 3, max_spin
 def _handshake(n: int, trials: int, spin_trials: int, max_spins: int, host_delay_s: float,
                timeout_s: float) -> list[Row]:
     with mapped(n * 4, fill=0.0) as payload, mapped(4096, np.uint32, fill=0) as flag:
+        for name in (*PUBLISHERS, "wait_for_host"):
+            kernels.load_kernel("hazards", name)  # compile before the measurement slots, not inside them
         rows = []
         for name in PUBLISHERS:
             with measurement_slot(what="handshake"):

@@ -126,7 +126,7 @@ def run(name: str, params: dict[str, Any], measure: Callable[..., list[Row]]) ->
 
     seen = contention.outsiders()
     rows = measure(**params)
-    after = contention.outsiders()
+    after = contention.outsiders()  # NVML sees contexts, not activity: sampled before and after the run
     others = None if seen is None or after is None else list({p["pid"]: p for p in seen + after}.values())
     provenance = {"gpu": gpu.device_name(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     result = Result(name, params, rows, True, provenance, other_gpu_processes=others)
