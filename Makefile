@@ -77,8 +77,14 @@ setup: $(STAMP)
 # ---------------------------------------------------------------------------
 # What learners, instructors and CI run.
 # ---------------------------------------------------------------------------
+# Options for JupyterLab, e.g. to serve a classroom:
+#   make lab LAB_ARGS="--ip 0.0.0.0 --port 9000 --no-browser"
+LAB_ARGS ?=
+
+# The server's root is the repository (so helpers/kernels/*.cu open too); lesson 00 opens first.
 lab: setup
-	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) lessons/00-start-here.ipynb
+	$(VENV)/bin/jupyter lab $(LAB_ARGS) $(if $(filter 0,$(shell id -u)),--allow-root) \
+	    --ServerApp.root_dir="$(CURDIR)" lessons/00-start-here.ipynb
 
 # One pytest run: unit tests plus every lessons/*.ipynb (collected by nbval).
 # Exit status is pytest's own, so "no tests collected" (5) fails too.

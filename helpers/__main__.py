@@ -3,6 +3,8 @@
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
 targets  checks a record against the course's H200 performance targets; exits 1 if one is missed
+classroom runs every lesson live in N learners' processes at once on this GPU (after one learner alone) and
+         writes data/classroom-<gpu>-<date>.json: failed cells, figures against the solo run, waits in the queue
 model    fits lesson 07's PCIe model on one record's stride sweep and prints, as one JSON object, its
          errors on the points it was not fitted on (default: fit on the oldest H200 record in data/,
          check on the newest; a record is not checked against itself unless --allow-same)
@@ -86,9 +88,24 @@ def main(argv: list[str] | None = None) -> int:
     mod.add_argument("--fit", metavar="FILE", help="record to fit on (default: the oldest H200 record in data/)")
     mod.add_argument("--check", metavar="FILE", help="record to check on (default: the newest H200 record in data/)")
     mod.add_argument("--allow-same", action="store_true", help="allow fitting and checking on the same run")
+    room = commands.add_parser("classroom", help="run the lessons live as N learners at once; record what happened")
+    room.add_argument("--learners", type=int, required=True, help="simulated learners running at once")
+    room.add_argument("--lessons", nargs="+", metavar="LESSON", help="lesson numbers or files (default: all)")
+    room.add_argument("--solo", action=argparse.BooleanOptionalAction, default=True,
+                      help="run one learner alone first, for the ratios and the time estimate (default: yes)")
+    room.add_argument("--output", help="file to write (default: data/classroom-<gpu>-<date>.json, never overwriting)")
+    room.add_argument("--cell-timeout", type=int, default=300, help="seconds one cell may run (default 300)")
+    room.add_argument("--max-seconds", type=float,
+                      help="stop after the solo run if the classroom is estimated to take longer than this")
     args = parser.parse_args(argv)
     try:
-        if args.command == "model":
+        if args.command == "classroom":
+            from .classroom import run_classroom
+
+            run_classroom(args.learners, args.lessons, solo=args.solo, output=args.output,
+                          cell_timeout=args.cell_timeout, max_seconds=args.max_seconds,
+                          say=lambda line: print(line, file=sys.stderr, flush=True))
+        elif args.command == "model":
             print(json.dumps(model(args.fit, args.check, args.allow_same), indent=1))
         elif args.command == "record":
             path = record(args.output, args.only)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import driver_api
+from . import driver_api, pinned_budget
 from .errors import PinningError, RegistrationError
 from .mode import require_live
 from .pages import PAGE_SIZE, page_aligned_empty  # lesson 09 registers what page_aligned_empty makes
@@ -59,6 +59,12 @@ def context() -> Any:
         ctx.push()
         _context = ctx
         atexit.register(_release_context)
+        from . import gpu_queue
+
+        try:
+            gpu_queue.register_member()  # so that contention checks know this process is a learner's
+        except (gpu_queue.QueueError, OSError):
+            pass  # the measurement slots will say what is wrong with the lock folder
     return _context
 
 
@@ -117,10 +123,17 @@ def _check_pinnable(nbytes: int) -> None:
         )
 
 
+def _forget(key: int) -> None:
+    """An allocation is gone: stop counting it here and in the machine-wide budget."""
+    nbytes = _live_allocations.pop(key, None)
+    if nbytes:
+        pinned_budget.release(nbytes)
+
+
 def _track(array: np.ndarray) -> np.ndarray:
     key = id(array)
     _live_allocations[key] = array.nbytes
-    weakref.finalize(array, _live_allocations.pop, key, None)
+    weakref.finalize(array, _forget, key)
     return array
 
 
@@ -131,9 +144,11 @@ def _allocate(shape: Any, dtype: Any, flags: int, what: str) -> np.ndarray:
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     _check_pinnable(nbytes)
+    pinned_budget.reserve(nbytes)  # the machine-wide budget all learners share
     try:
         array = drv.pagelocked_empty(shape, dtype, mem_flags=flags)
     except (drv.MemoryError, drv.Error) as exc:
+        pinned_budget.release(nbytes)
         raise PinningError(
             f"The driver could not allocate {nbytes / 2**20:.1f} MiB of {what}: {exc}. "
             "The NVIDIA driver pins this memory itself, not through mlock, so the locked-memory limit "
@@ -211,8 +226,8 @@ def free(*arrays: np.ndarray) -> None:
         if not hasattr(allocation, "free"):
             raise TypeError("free() takes arrays from helpers.gpu.pinned_empty or mapped_empty.")
         allocation.free()
-        _live_allocations.pop(id(array), None)
-        _live_allocations.pop(id(root), None)
+        _forget(id(array))
+        _forget(id(root))
 
 
 def pinned_bytes_live() -> int:
@@ -253,9 +268,11 @@ class RegisteredArray:
             flags |= driver_api.MEMHOSTREGISTER_READ_ONLY
         self.array = array
         self.host_pointer = array.ctypes.data
+        pinned_budget.reserve(array.nbytes)
         try:
             driver_api.host_register(self.host_pointer, array.nbytes, flags)
         except driver_api.DriverError as exc:
+            pinned_budget.release(array.nbytes)
             raise RegistrationError(
                 f"cuMemHostRegister refused {array.nbytes} bytes at {self.host_pointer:#x}: {exc}. "
                 "Check that the range is not registered already and that enough physical memory is free "
@@ -271,7 +288,7 @@ class RegisteredArray:
         if self.registered:
             driver_api.host_unregister(self.host_pointer)
             self.registered = False
-            _live_allocations.pop(id(self), None)
+            _forget(id(self))
 
     def __enter__(self) -> "RegisteredArray":
         return self

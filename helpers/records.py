@@ -284,8 +284,8 @@ def load_record(path: str | os.PathLike[str]) -> Record:
 
 
 def list_records(directory: Path | None = None) -> list[Path]:
-    """Every record file in data/, sorted by name."""
-    return sorted((directory or data_dir()).glob("*.json"))
+    """Every record file in data/, sorted by name (classroom-*.json files, a different format, are not records)."""
+    return sorted(p for p in (directory or data_dir()).glob("*.json") if not p.name.startswith("classroom-"))
 
 
 def matching_records(gpu: str = "H200", directory: Path | None = None) -> list[tuple[Record, Path]]:

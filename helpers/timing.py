@@ -1,7 +1,9 @@
 """Timing on the GPU with CUDA events, every repeat kept (lesson 01 on).
 
 Events are recorded in the GPU's stream around the work alone, so host-side Python
-overhead between launches is not counted. Nothing here prints.
+overhead between launches is not counted. The warm-up and the timed repeats hold the GPU's
+measurement slot (:mod:`helpers.gpu_queue`), so learners sharing a GPU never time at once.
+Nothing here prints (a learner who waits for the slot sees one line on stderr).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from .gpu import context
+from .gpu_queue import measurement_slot
 
 
 @dataclass(frozen=True)
@@ -34,16 +37,18 @@ def time_gpu(work: Callable[[], object], *, repeats: int = 10, warmup: int = 2) 
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
     start, end = drv.Event(), drv.Event()
-    for _ in range(warmup):
-        work()
-    drv.Context.synchronize()
+    drv.Context.synchronize()  # earlier, untimed work finishes before the slot is taken
     seconds = []
-    for _ in range(repeats):
-        start.record()
-        work()
-        end.record()
-        end.synchronize()
-        seconds.append(end.time_since(start) / 1e3)
+    with measurement_slot(what="time_gpu"):
+        for _ in range(warmup):
+            work()
+        drv.Context.synchronize()
+        for _ in range(repeats):
+            start.record()
+            work()
+            end.record()
+            end.synchronize()
+            seconds.append(end.time_since(start) / 1e3)
     return Timing(tuple(seconds))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .result import Result, reference, run
+from .result import FigureCheckError, Result, check_figure, reference, run
 from .transfer import caching, inflight, kernel_bandwidth, memcpy
 from .latency import latency, latency_footprint, loaded_latency
 from .access import offset, stride, vector_width
@@ -28,4 +28,4 @@ ALL: dict[str, Callable[..., Result]] = {
     )
 }
 
-__all__ = ["ALL", "Result", "reference", "run", *ALL]
+__all__ = ["ALL", "FigureCheckError", "Result", "check_figure", "reference", "run", *ALL]

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from .. import gpu, kernels
+from ..gpu_queue import measurement_slot
 from .buffers import BLOCK, device, full_grid, mapped
 from .result import Result, Row, run
 
@@ -21,17 +22,18 @@ def _stale_read(n: int, samples: int) -> list[Row]:
     rows: list[Row] = []
     with mapped(n * 4, fill=0.0) as host:
         pointer = gpu.device_pointer(host)
-        t0 = time.perf_counter()
-        kernel(pointer, np.uint64(n), np.float32(1.0), block=(1, 1, 1), grid=(1, 1))
-        for _ in range(samples):
-            filled = int(np.count_nonzero(host))
-            rows.append({"after_launch_ms": (time.perf_counter() - t0) * 1e3, "synchronized": False,
-                         "filled": filled, "n": n})
-            if filled == n:
-                break
-        gpu.synchronize()
-        rows.append({"after_launch_ms": (time.perf_counter() - t0) * 1e3, "synchronized": True,
-                     "filled": int(np.count_nonzero(host)), "n": n})
+        with measurement_slot(what="stale_read"):
+            t0 = time.perf_counter()
+            kernel(pointer, np.uint64(n), np.float32(1.0), block=(1, 1, 1), grid=(1, 1))
+            for _ in range(samples):
+                filled = int(np.count_nonzero(host))
+                rows.append({"after_launch_ms": (time.perf_counter() - t0) * 1e3, "synchronized": False,
+                             "filled": filled, "n": n})
+                if filled == n:
+                    break
+            gpu.synchronize()
+            rows.append({"after_launch_ms": (time.perf_counter() - t0) * 1e3, "synchronized": True,
+                         "filled": int(np.count_nonzero(host)), "n": n})
     return rows
 
 
@@ -59,14 +61,15 @@ def _atomics(per_thread: int, repeats: int) -> list[Row]:
                 if memory == "device":
                     with device(4, fill=None) as counter:
                         drv.memset_d32(counter, 0, 1)
-                        start.record()
-                        kernel(counter, np.int32(per_thread), block=(BLOCK, 1, 1), grid=(grid, 1))
-                        end.record()
-                        end.synchronize()
+                        with measurement_slot(what="atomics"):
+                            start.record()
+                            kernel(counter, np.int32(per_thread), block=(BLOCK, 1, 1), grid=(grid, 1))
+                            end.record()
+                            end.synchronize()
                         drv.memcpy_dtoh(counted, counter)
                         value = int(counted[0])
                 else:
-                    with mapped(4, np.int32, fill=0) as host:
+                    with mapped(4, np.int32, fill=0) as host, measurement_slot(what="atomics"):
                         start.record()
                         kernel(gpu.device_pointer(host), np.int32(per_thread), block=(BLOCK, 1, 1), grid=(grid, 1))
                         end.record()
@@ -92,9 +95,15 @@ def handshake(n: int = 1 << 18, trials: int = 20, spin_trials: int = 3, max_spin
 def _handshake(n: int, trials: int, spin_trials: int, max_spins: int, host_delay_s: float,
                timeout_s: float) -> list[Row]:
     with mapped(n * 4, fill=0.0) as payload, mapped(4096, np.uint32, fill=0) as flag:
-        rows = [_publish(name, payload, flag, n, trials, timeout_s) for name in PUBLISHERS]
-        rows += [_wait(how, load, payload, flag, n, spin_trials, max_spins, host_delay_s, timeout_s)
-                 for how, load in enumerate(FLAG_LOADS)]
+        for name in (*PUBLISHERS, "wait_for_host"):
+            kernels.load_kernel("hazards", name)  # compile before the measurement slots, not inside them
+        rows = []
+        for name in PUBLISHERS:
+            with measurement_slot(what="handshake"):
+                rows.append(_publish(name, payload, flag, n, trials, timeout_s))
+        for how, load in enumerate(FLAG_LOADS):
+            with measurement_slot(what="handshake"):
+                rows.append(_wait(how, load, payload, flag, n, spin_trials, max_spins, host_delay_s, timeout_s))
     return rows
 
 

@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import kernels
+from ..gpu_queue import measurement_slot
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
 from .result import Result, Row, run
 
@@ -88,6 +89,11 @@ class _Chaser:
         ``when_done`` runs as soon as the chase has ended, before anything else is queued.
         """
         start, end = self.drv.Event(), self.drv.Event()
+        with measurement_slot(what="pointer_chase"):
+            return self._timed(start, end, pointer, result_pointer, path, first, steps, stream, when_done)
+
+    def _timed(self, start: Any, end: Any, pointer: Any, result_pointer: Any, path: np.ndarray, first: int,
+               steps: int, stream: Any, when_done: Callable[[], None] | None) -> float:
         start.record(stream)
         self.kernel(pointer, np.uint32(path[first % len(path)]), np.uint64(steps), result_pointer,
                     block=(1, 1, 1), grid=(1, 1), stream=stream)
@@ -127,18 +133,21 @@ def _chase_rows(memory: str, nbytes: int, steps: int, repeats: int) -> list[Row]
                 host[:] = table
                 del table
                 pointer = gpu.device_pointer(host)
-                hot = [chaser.timed(pointer, result_pointer, order, r * steps, steps) for r in range(repeats)]
+                with measurement_slot(what="latency"):
+                    hot = [chaser.timed(pointer, result_pointer, order, r * steps, steps) for r in range(repeats)]
                 evict_cpu_caches()
-                cold = [chaser.timed(pointer, result_pointer, order, (repeats + r) * steps, steps)
-                        for r in range(repeats)]
+                with measurement_slot(what="latency"):
+                    cold = [chaser.timed(pointer, result_pointer, order, (repeats + r) * steps, steps)
+                            for r in range(repeats)]
             return [row(cold, cpu_cache="evicted"), row(hot, cpu_cache="just_written")]
         with device(nbytes, fill=None) as dev:
             drv.memcpy_htod(dev, table)
             del table
-            if warm:
-                chaser.timed(dev, result_pointer, order, 0, steps)
-            seconds = [chaser.timed(dev, result_pointer, order, 0 if warm else r * steps, steps)
-                       for r in range(repeats)]
+            with measurement_slot(what="latency"):
+                if warm:
+                    chaser.timed(dev, result_pointer, order, 0, steps)
+                seconds = [chaser.timed(dev, result_pointer, order, 0 if warm else r * steps, steps)
+                           for r in range(repeats)]
     return [row(seconds)]
 
 
@@ -169,10 +178,11 @@ def latency_footprint(device_sizes: Sequence[int] = FOOTPRINTS_DEVICE,
 
 def _footprint_row(chaser: _Chaser, memory: str, pointer: Any, result_pointer: Any, nbytes: int,
                    path: np.ndarray, warm: bool, steps: int, repeats: int) -> Row:
-    if warm:
-        steps = min(steps, len(path))
-        chaser.timed(pointer, result_pointer, path, 0, len(path))  # one whole cycle: the caches fill
-    seconds = [chaser.timed(pointer, result_pointer, path, r * steps, steps) for r in range(repeats)]
+    with measurement_slot(what="latency_footprint"):
+        if warm:
+            steps = min(steps, len(path))
+            chaser.timed(pointer, result_pointer, path, 0, len(path))  # one whole cycle: the caches fill
+        seconds = [chaser.timed(pointer, result_pointer, path, r * steps, steps) for r in range(repeats)]
     return {"memory": memory, "nbytes": nbytes, "warm": warm, "steps": steps, "seconds": seconds,
             "load_ns": float(np.median(seconds)) / steps * 1e9}
 
@@ -249,9 +259,10 @@ def _loaded_latency(nbytes: int, load_bytes: int, steps: int, repeats: int, load
         table_pointer, load_pointer = gpu.device_pointer(table), gpu.device_pointer(load)
         first = 0
         alone = []
-        for _ in range(repeats):
-            alone.append(chaser.timed(table_pointer, result_pointer, path, first, steps, chase_stream))
-            first += steps
+        with measurement_slot(what="loaded_latency"):
+            for _ in range(repeats):
+                alone.append(chaser.timed(table_pointer, result_pointer, path, first, steps, chase_stream))
+                first += steps
         rows.append({"load_threads": None, "steps": steps, "seconds": alone,
                      "load_ns": float(np.median(alone)) / steps * 1e9})
         half = full_grid() * BLOCK // 2
@@ -259,22 +270,23 @@ def _loaded_latency(nbytes: int, load_bytes: int, steps: int, repeats: int, load
             threads = threads or half
             block = min(BLOCK, threads)
             chase_seconds, load_rates = [], []
-            for _ in range(repeats):
-                load_start, load_end = drv.Event(), drv.Event()
-                load_start.record(load_stream)
-                for _ in range(load_launches):
-                    reader(load_pointer, np.uint64(load_bytes // 16), NEVER, sink, block=(block, 1, 1),
-                           grid=(threads // block, 1), stream=load_stream)
-                load_end.record(load_stream)
-                loading: list[bool] = []
-                chase_seconds.append(chaser.timed(table_pointer, result_pointer, path, first, steps, chase_stream,
-                                                  when_done=lambda: loading.append(not load_end.query())))
-                first += steps
-                load_end.synchronize()
-                if not loading[0]:
-                    raise AssertionError(f"The reads ({load_launches} x {load_bytes} bytes) ended before the chase of "
-                                         f"{steps} loads: raise load_launches so the chase runs under load throughout.")
-                load_rates.append(load_bytes * load_launches / (load_end.time_since(load_start) / 1e3) / 1e9)
+            with measurement_slot(what="loaded_latency"):
+                for _ in range(repeats):
+                    load_start, load_end = drv.Event(), drv.Event()
+                    load_start.record(load_stream)
+                    for _ in range(load_launches):
+                        reader(load_pointer, np.uint64(load_bytes // 16), NEVER, sink, block=(block, 1, 1),
+                               grid=(threads // block, 1), stream=load_stream)
+                    load_end.record(load_stream)
+                    loading: list[bool] = []
+                    chase_seconds.append(chaser.timed(table_pointer, result_pointer, path, first, steps, chase_stream,
+                                                      when_done=lambda: loading.append(not load_end.query())))
+                    first += steps
+                    load_end.synchronize()
+                    if not loading[0]:
+                        raise AssertionError(f"The reads ({load_launches} x {load_bytes} bytes) ended before the chase of "
+                                             f"{steps} loads: raise load_launches so the chase runs under load throughout.")
+                    load_rates.append(load_bytes * load_launches / (load_end.time_since(load_start) / 1e3) / 1e9)
             rows.append({"load_threads": threads, "load_kernel": "read_float4", "load_GBps": float(np.median(load_rates)),
                          "bytes_in_flight": threads * 16, "steps": steps, "seconds": chase_seconds,
                          "load_ns": float(np.median(chase_seconds)) / steps * 1e9})

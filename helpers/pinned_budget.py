@@ -1,0 +1,135 @@
+"""A machine-wide budget of page-locked memory that every learner's process shares (lesson 01).
+
+Each process already refuses to pin more than three quarters of RAM by itself (helpers.gpu), but
+sixteen learners on one server could still pin it dry together. Every pinning helper therefore
+reserves its bytes here first: one JSON file in the queue's folder (``ZC_LOCK_DIR``), changed under
+``flock``, records each process's pinned bytes under its pid; entries of processes that have ended are
+dropped. ``ZC_PINNED_BUDGET`` sets the budget: bytes (``68719476736``), with a unit (``64G``, ``512M``),
+or a fraction of the machine's RAM (``0.5``). The default is three quarters of RAM.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import threading
+from typing import Any
+
+from .errors import PinningError
+
+__all__ = ["budget_bytes", "reserve", "release", "usage", "parse_budget"]
+
+FILE_NAME = "pinned-memory.json"
+DEFAULT_FRACTION = 0.75
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+_own = 0                    # bytes this process has reserved
+_lock = threading.Lock()    # one update of the file at a time within this process
+
+
+def ram_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def parse_budget(text: str, ram: int) -> int:
+    """``ZC_PINNED_BUDGET``'s value in bytes: ``0.5`` (of RAM), ``64G``, ``512MiB`` or plain bytes."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
+    if not m:
+        raise PinningError(f"ZC_PINNED_BUDGET={text!r} is not a size: write bytes (68719476736), a size with a unit "
+                           "(64G, 512M) or a fraction of RAM (0.5).")
+    value, unit = float(m[1]), m[2].lower()
+    if not unit and value <= 1.0 and "." in m[1]:
+        return int(value * ram)
+    return int(value * _UNITS[unit])
+
+
+def budget_bytes() -> int:
+    """The machine-wide budget in bytes (``ZC_PINNED_BUDGET``, default three quarters of RAM)."""
+    text = os.environ.get("ZC_PINNED_BUDGET", "").strip()
+    return parse_budget(text, ram_bytes()) if text else int(DEFAULT_FRACTION * ram_bytes())
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks (/proc/PID/stat field 22): with the pid, it names a process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def _path() -> Any:
+    from .gpu_queue import lock_dir
+
+    return lock_dir() / FILE_NAME
+
+
+def _update(change: int, *, check: bool) -> dict[str, Any]:
+    """Under the file's flock: drop ended processes, then add ``change`` to this process's bytes,
+    refusing (when ``check``) if the machine-wide total would pass the budget. Returns the table."""
+    global _own
+    from .gpu_queue import open_shared
+
+    budget = budget_bytes()
+    fd = open_shared(_path())
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        raw = os.pread(fd, 1 << 20, 0)
+        try:
+            table = json.loads(raw) if raw.strip() else {}
+        except ValueError:  # a torn write by a killed process: start again from the live ones
+            table = {}
+        live = {pid: entry for pid, entry in table.items()
+                if isinstance(entry, dict) and _start_time(int(pid)) == entry.get("start")}
+        me = str(os.getpid())
+        others = sum(int(entry.get("bytes", 0)) for pid, entry in live.items() if pid != me)
+        wanted = _own + change
+        if check and change > 0 and others + wanted > budget:
+            raise PinningError(
+                f"Refusing to pin {change / 2**30:.2f} GiB: the learners on this machine hold "
+                f"{others / 2**30:.2f} GiB of page-locked memory in other processes and this one "
+                f"{_own / 2**30:.2f} GiB, and the machine-wide budget is {budget / 2**30:.2f} GiB "
+                "(ZC_PINNED_BUDGET). Free buffers you no longer need (helpers.gpu.free), restart kernels you are "
+                "not using (Kernel > Shut Down Kernel), use a smaller size, or ask the instructor to raise "
+                "ZC_PINNED_BUDGET.")
+        _own = max(0, _own + change)  # _own may have dropped meanwhile (a finalizer's release)
+        if _own:
+            live[me] = {"bytes": _own, "start": _start_time(os.getpid()), "uid": os.getuid()}
+        else:
+            live.pop(me, None)
+        data = json.dumps(live, sort_keys=True).encode()
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+        return live
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def reserve(nbytes: int) -> None:
+    """Count ``nbytes`` against the machine-wide budget before pinning them; raise if they do not fit."""
+    with _lock:
+        _update(int(nbytes), check=True)
+
+
+def release(nbytes: int) -> None:
+    """Give ``nbytes`` back (safe from a finalizer: if this thread is already updating, only the
+    in-process count changes, and the file catches up at the next update)."""
+    global _own
+    if not _lock.acquire(blocking=False):
+        _own = max(0, _own - int(nbytes))
+        return
+    try:
+        _update(-int(nbytes), check=False)
+    except Exception:  # never raise from a free or a garbage collection
+        _own = max(0, _own - int(nbytes))
+    finally:
+        _lock.release()
+
+
+def usage() -> dict[str, int]:
+    """Bytes pinned machine-wide by live course processes, by pid, with the budget (lesson 01)."""
+    with _lock:
+        table = _update(0, check=False)
+    return {"budget": budget_bytes(), **{pid: int(entry["bytes"]) for pid, entry in table.items()}}

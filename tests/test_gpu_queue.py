@@ -1,0 +1,226 @@
+"""The measurement queue (helpers.gpu_queue): timed sections of different processes never overlap,
+the slot is released however its holder ends, a waiting learner sees a line, every user can lock."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import gpu_queue
+
+KEY = "test-gpu"
+
+
+@pytest.fixture
+def lock_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "locks"
+    monkeypatch.setenv("ZC_LOCK_DIR", str(folder))
+    monkeypatch.delenv("ZC_QUEUE", raising=False)
+    return folder
+
+
+def _child(code: str, env_extra: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
+    """A Python process that runs ``code`` with the test's ZC_LOCK_DIR; its stdout is a pipe."""
+    prelude = "import os, sys, time, json\nfrom helpers.gpu_queue import measurement_slot\n"
+    return subprocess.Popen([sys.executable, "-c", prelude + textwrap.dedent(code)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env_extra or {})}, **kwargs)
+
+
+def _wait_for_line(process: subprocess.Popen, expected: str, timeout: float = 20) -> None:
+    line = process.stdout.readline()
+    assert line.strip() == expected, (line, process.stderr.read() if process.poll() is not None else "")
+
+
+def _intervals(env_extra: dict[str, str]) -> list[tuple[float, float]]:
+    """Four processes, each timing 8 sections of 20 ms; the (start, end) of every section."""
+    code = f"""
+        spans = []
+        for _ in range(8):
+            with measurement_slot({KEY!r}):
+                start = time.monotonic()
+                time.sleep(0.02)
+                spans.append((start, time.monotonic()))
+        print(json.dumps(spans))
+    """
+    children = [_child(code, env_extra) for _ in range(4)]
+    spans = []
+    for child in children:
+        out, err = child.communicate(timeout=60)
+        assert child.returncode == 0, err
+        spans += [tuple(s) for s in json.loads(out)]
+    return sorted(spans)
+
+
+def _overlaps(spans: list[tuple[float, float]]) -> int:
+    return sum(1 for (_, end), (start, _) in zip(spans, spans[1:]) if start < end)
+
+
+def test_timed_sections_of_different_processes_never_overlap(lock_dir):
+    spans = _intervals({})
+    assert len(spans) == 32
+    assert _overlaps(spans) == 0
+    log = gpu_queue.read_log(KEY)
+    assert len(log) == 32 and max(e["wait_s"] for e in log) > 0.01  # they did have to wait for each other
+    assert not list(lock_dir.glob("*.ticket"))
+
+
+def test_without_the_queue_the_same_sections_overlap(lock_dir):
+    """The control: the check above can fail (ZC_QUEUE=0 turns the queue off)."""
+    assert _overlaps(_intervals({"ZC_QUEUE": "0"})) > 0
+
+
+def test_the_slot_is_released_on_an_exception(lock_dir):
+    with pytest.raises(ValueError):
+        with gpu_queue.measurement_slot(KEY):
+            raise ValueError("a failed measurement")
+    child = _child(f"with measurement_slot({KEY!r}): print('got it', flush=True)")
+    out, _ = child.communicate(timeout=20)
+    assert out.strip() == "got it"
+    assert not list(lock_dir.glob("*.ticket"))
+
+
+def test_the_slot_is_released_when_its_holder_is_killed(lock_dir):
+    holder = _child(f"""
+        with measurement_slot({KEY!r}):
+            print('holding', flush=True)
+            time.sleep(120)
+    """)
+    _wait_for_line(holder, "holding")
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait(timeout=10)
+    t0 = time.monotonic()
+    with gpu_queue.measurement_slot(KEY, stream=io.StringIO()):
+        waited = time.monotonic() - t0
+    assert waited < 5
+    assert not any(str(holder.pid) in p.name for p in lock_dir.glob("*.ticket"))
+
+
+def test_ctrl_c_releases_a_holder_and_a_waiter(lock_dir):
+    holder = _child(f"""
+        try:
+            with measurement_slot({KEY!r}):
+                print('holding', flush=True)
+                time.sleep(120)
+        except KeyboardInterrupt:
+            print('interrupted', flush=True)
+    """)
+    _wait_for_line(holder, "holding")
+    waiter = _child(f"""
+        print('queued', flush=True)
+        try:
+            with measurement_slot({KEY!r}):
+                print('measuring', flush=True)
+        except KeyboardInterrupt:
+            print('interrupted', flush=True)
+    """)
+    _wait_for_line(waiter, "queued")
+    deadline = time.monotonic() + 10
+    while len(list(lock_dir.glob("*.ticket"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(list(lock_dir.glob("*.ticket"))) == 2, "the waiter should be queued behind the holder"
+    waiter.send_signal(signal.SIGINT)  # Ctrl-C while waiting in the queue
+    assert waiter.communicate(timeout=10)[0].strip() == "interrupted"
+    holder.send_signal(signal.SIGINT)  # Ctrl-C while measuring
+    assert holder.communicate(timeout=10)[0].strip() == "interrupted"
+    assert not list(lock_dir.glob("*.ticket"))
+    with gpu_queue.measurement_slot(KEY):
+        pass
+
+
+def test_a_waiting_learner_sees_one_updated_line(lock_dir):
+    holder = _child(f"""
+        with measurement_slot({KEY!r}):
+            print('holding', flush=True)
+            time.sleep(1.5)
+    """)
+    _wait_for_line(holder, "holding")
+    stream = io.StringIO()
+    with gpu_queue.measurement_slot(KEY, stream=stream):
+        pass
+    holder.communicate(timeout=20)
+    text = stream.getvalue()
+    assert "1 measurement(s) ahead of yours" in text and "waited" in text
+    assert "\n" not in text and text.startswith("\r"), "one line, rewritten in place"
+    mine = [e for e in gpu_queue.read_log(KEY) if e["pid"] == os.getpid()]
+    assert mine[-1]["ahead"] == 1 and mine[-1]["wait_s"] > 0.5
+
+
+def test_a_short_wait_prints_nothing_and_slots_nest(lock_dir):
+    stream = io.StringIO()
+    with gpu_queue.measurement_slot(KEY, stream=stream):
+        with gpu_queue.measurement_slot(KEY, stream=stream):  # re-entrant: the same slot
+            pass
+    assert stream.getvalue() == ""
+    assert len(gpu_queue.read_log(KEY)) == 1
+
+
+def test_files_are_shared_whatever_the_umask(lock_dir):
+    child = _child(f"""
+        os.umask(0o077)
+        with measurement_slot({KEY!r}):
+            folder = os.environ["ZC_LOCK_DIR"]
+            print(json.dumps({{name: os.stat(os.path.join(folder, name)).st_mode & 0o7777
+                               for name in os.listdir(folder)}}))
+    """)
+    out, err = child.communicate(timeout=20)
+    assert child.returncode == 0, err
+    modes = json.loads(out)
+    assert stat.S_IMODE(lock_dir.stat().st_mode) == 0o1777
+    assert any(name.endswith(".ticket") for name in modes)
+    assert all(mode == 0o666 for mode in modes.values()), modes
+    assert stat.S_IMODE((lock_dir / f"{KEY}.log").stat().st_mode) == 0o666
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to act as nobody")
+def test_another_user_queues_behind_this_one(monkeypatch):
+    folder = Path(tempfile.mkdtemp(prefix="zc-queue-users-"))  # pytest's tmp_path is private to root
+    os.chmod(folder, 0o755)
+    locks = folder / "locks"
+    monkeypatch.setenv("ZC_LOCK_DIR", str(locks))
+    try:
+        with gpu_queue.measurement_slot(KEY):  # root creates the folder and the files
+            pass
+        holder = _child(f"""
+            with measurement_slot({KEY!r}):
+                print('holding', flush=True)
+                time.sleep(1.0)
+        """)
+        _wait_for_line(holder, "holding")
+        nobody = subprocess.run(
+            ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-c",
+             "import io, time; from helpers.gpu_queue import measurement_slot\n"
+             f"t0 = time.monotonic()\nwith measurement_slot({KEY!r}, stream=io.StringIO()): print(time.monotonic() - t0)"],
+            capture_output=True, text=True, timeout=30, env={**os.environ, "HOME": "/tmp"}, cwd="/")
+        holder.communicate(timeout=20)
+        assert nobody.returncode == 0, nobody.stderr
+        assert float(nobody.stdout) > 0.5, "nobody waited for root's slot"
+        assert {e["pid"] for e in gpu_queue.read_log(KEY)} >= {holder.pid}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_an_unwritable_lock_folder_is_a_clear_error(tmp_path, monkeypatch):
+    target = tmp_path / "not-a-folder"
+    target.write_text("")
+    monkeypatch.setenv("ZC_LOCK_DIR", str(target / "locks"))
+    with pytest.raises(gpu_queue.QueueError, match="ZC_LOCK_DIR"):
+        with gpu_queue.measurement_slot(KEY):
+            pass
+
+
+def test_an_uncontended_slot_costs_little(lock_dir):
+    """A learner alone pays one take-log-release per timed section: well under a millisecond on a quiet
+    machine; a loose bound here, as the test machine may be busy (the classroom record has the real figure)."""
+    assert gpu_queue.uncontended_overhead(KEY, slots=100) < 0.005

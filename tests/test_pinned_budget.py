@@ -1,0 +1,87 @@
+"""The machine-wide pinned-memory budget (helpers.pinned_budget): processes share it through one file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from helpers import pinned_budget
+from helpers.errors import PinningError
+
+
+@pytest.fixture
+def budget(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZC_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.setenv("ZC_PINNED_BUDGET", "1000")
+    monkeypatch.setattr(pinned_budget, "_own", 0)
+
+
+def _holder(nbytes: int) -> subprocess.Popen:
+    """Another learner's process that reserves ``nbytes`` and keeps them until killed."""
+    code = f"""
+        import time
+        from helpers import pinned_budget
+        pinned_budget.reserve({nbytes})
+        print("reserved", flush=True)
+        time.sleep(120)
+    """
+    process = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "reserved"
+    return process
+
+
+def test_two_processes_share_one_budget(budget):
+    other = _holder(600)
+    try:
+        assert pinned_budget.usage()[str(other.pid)] == 600
+        with pytest.raises(PinningError) as refused:
+            pinned_budget.reserve(500)
+        message = str(refused.value)
+        for advice in ("helpers.gpu.free", "restart kernels", "ZC_PINNED_BUDGET", "instructor"):
+            assert advice in message
+        pinned_budget.reserve(400)  # what is left fits
+        assert pinned_budget.usage()[str(os.getpid())] == 400
+        pinned_budget.release(400)
+        assert str(os.getpid()) not in pinned_budget.usage()
+    finally:
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+
+
+def test_a_dead_process_gives_its_share_back(budget):
+    other = _holder(900)
+    with pytest.raises(PinningError):
+        pinned_budget.reserve(200)
+    other.send_signal(signal.SIGKILL)  # a kernel killed without freeing anything
+    other.wait()
+    pinned_budget.reserve(200)
+    assert pinned_budget.usage() == {"budget": 1000, str(os.getpid()): 200}
+
+
+def test_a_release_from_a_finalizer_during_an_update_is_not_lost(budget, monkeypatch):
+    pinned_budget.reserve(300)
+    with pinned_budget._lock:  # as when garbage collection frees an array inside reserve()
+        pinned_budget.release(300)
+    assert pinned_budget._own == 0
+    pinned_budget.reserve(1000)  # the file catches up at the next update
+
+
+@pytest.mark.parametrize("text, expected", [("4096", 4096), ("64G", 64 << 30), ("512MiB", 512 << 20),
+                                            ("0.5", 500), ("1.5k", 1536)])
+def test_budget_values(text, expected):
+    assert pinned_budget.parse_budget(text, ram=1000) == expected
+
+
+def test_a_bad_budget_says_how_to_write_one():
+    with pytest.raises(PinningError, match="fraction of RAM"):
+        pinned_budget.parse_budget("lots", ram=1000)
+
+
+def test_the_default_is_three_quarters_of_ram(monkeypatch):
+    monkeypatch.delenv("ZC_PINNED_BUDGET", raising=False)
+    assert pinned_budget.budget_bytes() == int(0.75 * pinned_budget.ram_bytes())
