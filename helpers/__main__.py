@@ -1,4 +1,4 @@
-"""Command line: ``python -m helpers record | summary | targets | model``.
+"""Command line: ``python -m helpers record | summary | targets | model | doctor``.
 
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
@@ -6,6 +6,8 @@ targets  checks a record against the course's H200 performance targets; exits 1 
 model    fits lesson 07's PCIe model on one record's stride sweep and prints, as one JSON object, its
          errors on the points it was not fitted on (default: fit on the oldest H200 record in data/,
          check on the newest; a record is not checked against itself unless --allow-same)
+doctor   says what this machine is for the course: mode, GPU, toolkit, platform, page-locked memory, and what
+         each lesson does here (--json for one JSON object)
 """
 
 from __future__ import annotations
@@ -86,9 +88,18 @@ def main(argv: list[str] | None = None) -> int:
     mod.add_argument("--fit", metavar="FILE", help="record to fit on (default: the oldest H200 record in data/)")
     mod.add_argument("--check", metavar="FILE", help="record to check on (default: the newest H200 record in data/)")
     mod.add_argument("--allow-same", action="store_true", help="allow fitting and checking on the same run")
+    doc = commands.add_parser("doctor", help="what this machine is for the course, and what each lesson does here")
+    doc.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = parser.parse_args(argv)
     try:
-        if args.command == "model":
+        if args.command == "doctor":
+            from .doctor import diagnose, render
+            from .platform_facts import gather
+            from .platform_notes import reference_gpu
+
+            report = diagnose(gather(), reference_gpu())
+            print(json.dumps(report, indent=1) if args.json else render(report))
+        elif args.command == "model":
             print(json.dumps(model(args.fit, args.check, args.allow_same), indent=1))
         elif args.command == "record":
             path = record(args.output, args.only)
