@@ -32,13 +32,16 @@ from typing import Sequence
 
 from .errors import BuildCacheError, CxxCompilerNotFoundError, KernelCompileError
 
-__all__ = ["HEADER", "FLAGS", "cache_dir", "prepare_cache", "find_compiler", "build", "build_timeout"]
+__all__ = ["HEADER", "FLAGS", "LIBRARY_SUFFIX", "cache_dir", "prepare_cache", "find_compiler", "build", "build_timeout"]
 
 HEADER = Path(__file__).with_name("cuda_cpu.h")
 # -O2 for speed; -ffp-contract=off so a*b+c is never fused: results then equal numpy's;
 # -fstack-clash-protection (Linux compilers) so a large local array faults in the kernel thread's stack guard.
-FLAGS = ("-std=c++20", "-O2", "-ffp-contract=off", "-fno-strict-aliasing", "-pthread", "-fPIC", "-shared", "-w") \
+# On macOS, Apple's clang builds a loadable library with -dynamiclib (a .dylib); elsewhere -shared (a .so).
+FLAGS = ("-std=c++20", "-O2", "-ffp-contract=off", "-fno-strict-aliasing", "-pthread", "-fPIC", "-w") \
+    + (("-dynamiclib",) if sys.platform == "darwin" else ("-shared",)) \
     + (("-fstack-clash-protection",) if sys.platform.startswith("linux") else ())
+LIBRARY_SUFFIX = ".dylib" if sys.platform == "darwin" else ".so"
 
 _loaded: dict[str, ctypes.CDLL] = {}
 
@@ -156,7 +159,7 @@ def build(cpp: str, source_name: str = "kernel.cu", options: Sequence[str] = (),
     if key in _loaded:
         return _loaded[key]
     directory = prepare_cache()
-    library, checksum = directory / f"{key}.so", directory / f"{key}.sha256"
+    library, checksum = directory / f"{key}{LIBRARY_SUFFIX}", directory / f"{key}.sha256"
     lib = _load_cached(library, checksum)
     if lib is None:
         lib = _compile(compiler, cpp, key, directory, source_name, options)
@@ -169,7 +172,7 @@ def _compile(compiler: str, cpp: str, key: str, directory: Path, source_name: st
     timeout = build_timeout()
     try:
         with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as tmp:
-            src, out = Path(tmp) / f"{key}.cpp", Path(tmp) / f"{key}.so"
+            src, out = Path(tmp) / f"{key}.cpp", Path(tmp) / f"{key}{LIBRARY_SUFFIX}"
             src.write_text(cpp)
             cmd = [compiler, *FLAGS, *options, "-I", str(HEADER.parent), str(src), "-o", str(out)]
             try:
@@ -187,7 +190,7 @@ def _compile(compiler: str, cpp: str, key: str, directory: Path, source_name: st
             except OSError as exc:
                 raise KernelCompileError(f"The library built from {source_name} does not load: {exc}") from None
             (Path(tmp) / "sum").write_text(_sha256(out) + "\n")
-            os.replace(out, directory / f"{key}.so")  # atomic: a parallel build of the same key is harmless
+            os.replace(out, directory / f"{key}{LIBRARY_SUFFIX}")  # atomic: a parallel build of the same key is harmless
             os.replace(Path(tmp) / "sum", directory / f"{key}.sha256")
             return lib
     except OSError as exc:
