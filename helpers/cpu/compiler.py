@@ -42,6 +42,9 @@ FLAGS = ("-std=c++20", "-O2", "-ffp-contract=off", "-fno-strict-aliasing", "-pth
     + (("-dynamiclib",) if sys.platform == "darwin" else ("-shared",)) \
     + (("-fstack-clash-protection",) if sys.platform.startswith("linux") else ())
 LIBRARY_SUFFIX = ".dylib" if sys.platform == "darwin" else ".so"
+# clang (Apple's too) assumes every side-effect-free loop ends and may delete an endless one, so a hanging kernel
+# would return at once instead of meeting the launch timeout; -fno-finite-loops keeps the loop, as g++ does.
+CLANG_FLAGS = ("-fno-finite-loops",)
 
 _loaded: dict[str, ctypes.CDLL] = {}
 
@@ -154,6 +157,7 @@ def build(cpp: str, source_name: str = "kernel.cu", options: Sequence[str] = (),
     the result depends on (the text of headers found through ``-I``).
     """
     compiler = find_compiler()
+    options = (*(CLANG_FLAGS if "clang" in _identity(compiler).lower() else ()), *options)
     key = hashlib.sha256("\0".join([cpp, HEADER.read_text(), _identity(compiler), *FLAGS, *options, key_extra])
                          .encode()).hexdigest()[:24]
     if key in _loaded:
