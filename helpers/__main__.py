@@ -1,4 +1,4 @@
-"""Command line: ``python -m helpers record | summary | targets | model``.
+"""Command line: ``python -m helpers record | summary | targets | model | doctor``.
 
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
@@ -8,6 +8,8 @@ classroom runs every lesson live in N learners' processes at once on this GPU (a
 model    fits lesson 07's PCIe model on one record's stride sweep and prints, as one JSON object, its
          errors on the points it was not fitted on (default: fit on the oldest H200 record in data/,
          check on the newest; a record is not checked against itself unless --allow-same)
+doctor   says what this machine is for the course: mode, GPU, toolkit, platform, page-locked memory, and what
+         each lesson does here (--json for one JSON object)
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     room.add_argument("--cell-timeout", type=int, default=300, help="seconds one cell may run (default 300)")
     room.add_argument("--max-seconds", type=float,
                       help="stop after the solo run if the classroom is estimated to take longer than this")
+    doc = commands.add_parser("doctor", help="what this machine is for the course, and what each lesson does here")
+    doc.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = parser.parse_args(argv)
     try:
         if args.command == "classroom":
@@ -105,6 +109,13 @@ def main(argv: list[str] | None = None) -> int:
             run_classroom(args.learners, args.lessons, solo=args.solo, output=args.output,
                           cell_timeout=args.cell_timeout, max_seconds=args.max_seconds,
                           say=lambda line: print(line, file=sys.stderr, flush=True))
+        elif args.command == "doctor":
+            from .doctor import diagnose, render
+            from .platform_facts import gather
+            from .platform_notes import reference_gpu
+
+            report = diagnose(gather(), reference_gpu())
+            print(json.dumps(report, indent=1) if args.json else render(report))
         elif args.command == "model":
             print(json.dumps(model(args.fit, args.check, args.allow_same), indent=1))
         elif args.command == "record":

@@ -11,6 +11,9 @@ def start() -> str:
 
     Safe to call again when a notebook's cells are re-run: the context is created once.
     """
+    from .linux_only import register
+
+    register()  # %%linux_only, for the cells of lessons 01-02 that read /proc
     mode = detect()
     if mode.live:
         from . import gpu

@@ -24,6 +24,10 @@ class PinningError(CourseError):
     """Host memory could not be page-locked (锁页内存) or mapped (lesson 01)."""
 
 
+class ProcUnavailableError(CourseError):
+    """This system has no Linux /proc (macOS, Windows), so page tables cannot be read (lessons 01 and 02)."""
+
+
 class RegistrationError(CourseError):
     """An existing array cannot be registered with cuMemHostRegister (lesson 09)."""
 

@@ -3,6 +3,11 @@
 Everything here runs on any Linux machine, GPU or not: it reads /proc/self/maps and
 /proc/self/pagemap and calls mlock(2). Physical frame numbers are only shown to root
 (CAP_SYS_ADMIN); others read zeros, and :func:`frames` says so.
+
+macOS and Windows have no /proc: :func:`proc_available` says so, :func:`pfns_visible` is False there,
+and the functions that read /proc raise :class:`helpers.errors.ProcUnavailableError`, which says
+what to do (lessons 01 and 02 then show the recorded Linux view). ``ZC_PROC_ROOT`` points the
+helpers at another folder than /proc (the tests use a missing one to act as a Mac).
 """
 
 from __future__ import annotations
@@ -10,12 +15,15 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import mmap
+import os
 import resource
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from .errors import ProcUnavailableError
 
 PAGE_SIZE: int = mmap.PAGESIZE
 _PFN_MASK = (1 << 55) - 1
@@ -50,6 +58,29 @@ class Mapping:
         return self.end - self.start
 
 
+def proc_root() -> Path:
+    """The folder the kernel's process files are read from: ``$ZC_PROC_ROOT`` or ``/proc``."""
+    return Path(os.environ.get("ZC_PROC_ROOT") or "/proc")
+
+
+def proc_available() -> bool:
+    """Whether this system has Linux's /proc/self/pagemap and maps (False on macOS and Windows; lessons 01, 02)."""
+    root = proc_root()
+    return (root / "self" / "pagemap").exists() and (root / "self" / "maps").exists()
+
+
+def proc_path(*parts: str) -> Path:
+    """A file under /proc, or :class:`ProcUnavailableError` saying what this system cannot show."""
+    path = proc_root().joinpath(*parts)
+    if not path.exists():
+        raise ProcUnavailableError(
+            f"{path} does not exist: this system has no Linux /proc (macOS and Windows have none), so the page "
+            "tables of this process cannot be read here. Lessons 01 and 02 show the view recorded on the Linux GPU "
+            "machine instead (experiments.pagemap_pinned()); to read your own, run the course on Linux or in WSL2 "
+            "on Windows (README: 'On macOS and Windows').")
+    return path
+
+
 def page_aligned_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np.float32) -> np.ndarray:
     """An uninitialised (in fact zero, never touched) array that starts on a page boundary (lesson 01).
 
@@ -68,7 +99,7 @@ def frames(address: int, nbytes: int) -> list[Frame]:
     """Page-table entries of the pages covering ``[address, address + nbytes)`` (lesson 01)."""
     first = address // PAGE_SIZE
     last = (address + max(nbytes, 1) - 1) // PAGE_SIZE
-    with open("/proc/self/pagemap", "rb") as pagemap:
+    with open(proc_path("self", "pagemap"), "rb") as pagemap:
         pagemap.seek(first * 8)
         data = pagemap.read((last - first + 1) * 8)
     result = []
@@ -142,14 +173,16 @@ def huge_page_possible(address: int, pfns: list[int | None] | tuple[int | None, 
 
 
 def pfns_visible() -> bool:
-    """Whether this process may read physical frame numbers (root on Linux)."""
+    """Whether this process may read physical frame numbers (root on Linux; never without /proc)."""
+    if not proc_available():
+        return False
     probe = np.ones(PAGE_SIZE // 8)
     return any(frame.pfn is not None for frame in frames_of(probe))
 
 
 def mapping_of(address: int) -> Mapping:
     """The /proc/self/maps entry that contains ``address`` (lessons 01 and 02)."""
-    for line in Path("/proc/self/maps").read_text().splitlines():
+    for line in proc_path("self", "maps").read_text().splitlines():
         fields = line.split(maxsplit=5)
         start, end = (int(x, 16) for x in fields[0].split("-"))
         if start <= address < end:
@@ -167,7 +200,7 @@ def memlock_limit() -> tuple[int | None, int | None]:
 def locked_kib() -> dict[str, int]:
     """VmLck and VmPin of this process from /proc/self/status, in KiB (lesson 01)."""
     values = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
+    for line in proc_path("self", "status").read_text().splitlines():
         key, _, rest = line.partition(":")
         if key in ("VmLck", "VmPin"):
             values[key] = int(rest.split()[0])

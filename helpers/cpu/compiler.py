@@ -32,13 +32,19 @@ from typing import Sequence
 
 from .errors import BuildCacheError, CxxCompilerNotFoundError, KernelCompileError
 
-__all__ = ["HEADER", "FLAGS", "cache_dir", "prepare_cache", "find_compiler", "build", "build_timeout"]
+__all__ = ["HEADER", "FLAGS", "LIBRARY_SUFFIX", "cache_dir", "prepare_cache", "find_compiler", "build", "build_timeout"]
 
 HEADER = Path(__file__).with_name("cuda_cpu.h")
 # -O2 for speed; -ffp-contract=off so a*b+c is never fused: results then equal numpy's;
 # -fstack-clash-protection (Linux compilers) so a large local array faults in the kernel thread's stack guard.
-FLAGS = ("-std=c++20", "-O2", "-ffp-contract=off", "-fno-strict-aliasing", "-pthread", "-fPIC", "-shared", "-w") \
+# On macOS, Apple's clang builds a loadable library with -dynamiclib (a .dylib); elsewhere -shared (a .so).
+FLAGS = ("-std=c++20", "-O2", "-ffp-contract=off", "-fno-strict-aliasing", "-pthread", "-fPIC", "-w") \
+    + (("-dynamiclib",) if sys.platform == "darwin" else ("-shared",)) \
     + (("-fstack-clash-protection",) if sys.platform.startswith("linux") else ())
+LIBRARY_SUFFIX = ".dylib" if sys.platform == "darwin" else ".so"
+# clang (Apple's too) assumes every side-effect-free loop ends and may delete an endless one, so a hanging kernel
+# would return at once instead of meeting the launch timeout; -fno-finite-loops keeps the loop, as g++ does.
+CLANG_FLAGS = ("-fno-finite-loops",)
 
 _loaded: dict[str, ctypes.CDLL] = {}
 
@@ -151,12 +157,13 @@ def build(cpp: str, source_name: str = "kernel.cu", options: Sequence[str] = (),
     the result depends on (the text of headers found through ``-I``).
     """
     compiler = find_compiler()
+    options = (*(CLANG_FLAGS if "clang" in _identity(compiler).lower() else ()), *options)
     key = hashlib.sha256("\0".join([cpp, HEADER.read_text(), _identity(compiler), *FLAGS, *options, key_extra])
                          .encode()).hexdigest()[:24]
     if key in _loaded:
         return _loaded[key]
     directory = prepare_cache()
-    library, checksum = directory / f"{key}.so", directory / f"{key}.sha256"
+    library, checksum = directory / f"{key}{LIBRARY_SUFFIX}", directory / f"{key}.sha256"
     lib = _load_cached(library, checksum)
     if lib is None:
         lib = _compile(compiler, cpp, key, directory, source_name, options)
@@ -169,7 +176,7 @@ def _compile(compiler: str, cpp: str, key: str, directory: Path, source_name: st
     timeout = build_timeout()
     try:
         with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as tmp:
-            src, out = Path(tmp) / f"{key}.cpp", Path(tmp) / f"{key}.so"
+            src, out = Path(tmp) / f"{key}.cpp", Path(tmp) / f"{key}{LIBRARY_SUFFIX}"
             src.write_text(cpp)
             cmd = [compiler, *FLAGS, *options, "-I", str(HEADER.parent), str(src), "-o", str(out)]
             try:
@@ -187,7 +194,7 @@ def _compile(compiler: str, cpp: str, key: str, directory: Path, source_name: st
             except OSError as exc:
                 raise KernelCompileError(f"The library built from {source_name} does not load: {exc}") from None
             (Path(tmp) / "sum").write_text(_sha256(out) + "\n")
-            os.replace(out, directory / f"{key}.so")  # atomic: a parallel build of the same key is harmless
+            os.replace(out, directory / f"{key}{LIBRARY_SUFFIX}")  # atomic: a parallel build of the same key is harmless
             os.replace(Path(tmp) / "sum", directory / f"{key}.sha256")
             return lib
     except OSError as exc:

@@ -50,9 +50,12 @@ def _module(stem: str) -> Any:
             "Without a GPU, helpers.cpu runs the same kernels on the CPU."
         )
     gpu.context()
+    import pycuda.driver as drv
     from pycuda.compiler import SourceModule
 
-    return SourceModule(source(stem), no_extern_c=True, options=["-O3"])
+    # A cubin for this GPU's own architecture: it loads even where nvcc is newer than the driver (PTX would not).
+    major, minor = drv.Context.get_device().compute_capability()
+    return SourceModule(source(stem), no_extern_c=True, options=["-O3"], arch=f"sm_{major}{minor}")
 
 
 @lru_cache(maxsize=None)
