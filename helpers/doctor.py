@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .pcie import GT_PER_S, nominal_GBps
 from .platform_facts import Facts, GpuFacts
 
 __all__ = ["LESSONS", "Effect", "Finding", "diagnose", "render", "lesson_effects", "gpu_effects", "toolkit_findings",
@@ -37,7 +38,6 @@ PINNED_LESSONS = ("01", "05", "06")
 FIRST_NVCC = {(8, 0): (11, 0), (8, 6): (11, 1), (8, 9): (11, 8), (9, 0): (11, 8), (10, 0): (12, 8), (12, 0): (12, 8)}
 PYCUDA_FOR_CUDA13 = (2025, 1, 2)
 # PCI-SIG signalling rates per lane (GT/s) and line encoding, generations 1-5
-_PCIE = {1: (2.5, 8 / 10), 2: (5.0, 8 / 10), 3: (8.0, 128 / 130), 4: (16.0, 128 / 130), 5: (32.0, 128 / 130)}
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,8 @@ def _v(version: tuple[int, ...] | None) -> str:
 
 
 def link_GBps(gen: int | None, width: int | None) -> float | None:
-    """A PCIe link's signalling ceiling per direction in GB/s, before packet overheads (generations 1-5)."""
-    if gen not in _PCIE or not width:
-        return None
-    rate, encoding = _PCIE[gen]
-    return rate * encoding / 8 * width
+    """A PCIe link's nominal rate per direction in GB/s (helpers.pcie), or None when gen or width is unknown."""
+    return nominal_GBps(gen, width) if gen in GT_PER_S and width else None
 
 
 # --------------------------------------------------------------------------- toolkit

@@ -29,38 +29,69 @@ def nominal_GBps(generation: int, width: int) -> float:
 
 @dataclass(frozen=True)
 class Link:
-    """A GPU's PCIe link as the driver reports it: what runs now and the most it supports."""
+    """A GPU's PCIe link as the driver reports it: current and maximum generation and width (lesson 05, doctor)."""
 
-    generation: int
-    width: int
-    max_generation: int | None = None
+    gen: int | None
+    width: int | None
+    max_gen: int | None = None
     max_width: int | None = None
-    source: str = "nvidia-smi"
+    source: str = "unknown"  # "nvml" | "nvidia-smi" | "record"
 
     @property
-    def nominal_GBps(self) -> float:
-        return nominal_GBps(self.generation, self.width)
+    def nominal_GBps(self) -> float | None:
+        """The nominal rate per direction of the fastest link it supports (max, else current), or None."""
+        gen, width = self.max_gen or self.gen, self.max_width or self.width
+        return nominal_GBps(gen, width) if gen in GT_PER_S and width else None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+def _run(command: list[str]) -> str | None:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _from_nvml(index: int) -> Link | None:
+    try:
+        import pynvml  # nvidia-ml-py
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            return Link(pynvml.nvmlDeviceGetCurrPcieLinkGeneration(handle), pynvml.nvmlDeviceGetCurrPcieLinkWidth(handle),
+                        pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle), pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle),
+                        "nvml")
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # pynvml raises NVMLError subclasses; an integrated GPU has no PCIe link to report
+        return None
+
+
+def _from_nvidia_smi(index: int) -> Link | None:
+    if shutil.which("nvidia-smi") is None:
+        return None
+    out = _run(["nvidia-smi", f"--id={index}", "--query-gpu=pcie.link.gen.current,pcie.link.width.current,"
+                "pcie.link.gen.max,pcie.link.width.max", "--format=csv,noheader,nounits"])
+    if not out:
+        return None
+    fields = [f.strip() for f in out.splitlines()[0].split(",")]
+    values = [int(f) if f.isdigit() else None for f in fields[:4]]
+    return Link(*values, source="nvidia-smi") if len(values) == 4 and any(v is not None for v in values) else None
+
+
 def read_link(index: int = 0) -> Link | None:
-    """GPU ``index``'s current PCIe link from ``nvidia-smi``, or None where it cannot be read (lesson 05).
+    """GPU ``index``'s PCIe link through NVML (nvidia-ml-py), else ``nvidia-smi``; None where neither answers.
 
     An idle GPU may train its link down to save power (e.g. Gen1) until traffic starts; the
     current generation is read as it is, and the maximum beside it tells the difference.
     """
-    if shutil.which("nvidia-smi") is None:
-        return None
-    fields = "pcie.link.gen.current,pcie.link.width.current,pcie.link.gen.max,pcie.link.width.max"
-    try:
-        done = subprocess.run(["nvidia-smi", f"--id={index}", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
-                              capture_output=True, text=True, timeout=20)
-        values = [int(v.strip()) for v in done.stdout.strip().splitlines()[0].split(",")]
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-        return None
-    return Link(values[0], values[1], values[2], values[3])
+    return _from_nvml(index) or _from_nvidia_smi(index)
 
 
 def link_from_record(provenance: dict[str, Any]) -> Link | None:

@@ -20,7 +20,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
+
 from . import pages
+from .pcie import Link as PcieLink, read_link
 
 __all__ = ["PcieLink", "GpuFacts", "Facts", "gather", "current", "gpu_from_record",
            "parse_nvcc_version", "parse_meminfo", "parse_version", "wsl_kind"]
@@ -32,17 +34,6 @@ ATTRIBUTES = (
     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", "HOST_REGISTER_SUPPORTED", "MULTIPROCESSOR_COUNT",
     "MAX_THREADS_PER_MULTIPROCESSOR", "L2_CACHE_SIZE", "ASYNC_ENGINE_COUNT",
 )
-
-
-@dataclass(frozen=True)
-class PcieLink:
-    """The GPU's PCIe link: current and maximum generation and width, and where they were read."""
-
-    gen: int | None
-    width: int | None
-    max_gen: int | None = None
-    max_width: int | None = None
-    source: str = "unknown"  # "nvml" | "nvidia-smi" | "record"
 
 
 @dataclass(frozen=True)
@@ -173,40 +164,9 @@ def _run(command: list[str], timeout: float = 20) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def _pcie_nvml() -> PcieLink | None:
-    try:
-        import pynvml  # nvidia-ml-py
-    except ImportError:
-        return None
-    try:
-        pynvml.nvmlInit()
-        try:
-            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
-            return PcieLink(pynvml.nvmlDeviceGetCurrPcieLinkGeneration(handle),
-                            pynvml.nvmlDeviceGetCurrPcieLinkWidth(handle),
-                            pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle),
-                            pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle), "nvml")
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # pynvml raises NVMLError subclasses; an integrated GPU has no PCIe link to report
-        return None
-
-
 def _int_or_none(text: str) -> int | None:
     text = text.strip()
     return int(text) if text.isdigit() else None
-
-
-def _pcie_smi() -> PcieLink | None:
-    out = _run(["nvidia-smi", "--query-gpu=pcie.link.gen.current,pcie.link.width.current,pcie.link.gen.max,"
-                "pcie.link.width.max", "--format=csv,noheader,nounits", "-i", "0"])
-    if not out:
-        return None
-    fields = [f.strip() for f in out.splitlines()[0].split(",")]
-    if len(fields) < 4:
-        return None
-    values = [_int_or_none(f) for f in fields[:4]]
-    return PcieLink(*values, source="nvidia-smi") if any(v is not None for v in values) else None
 
 
 def _driver_version_text(root: Path) -> str | None:
@@ -236,7 +196,7 @@ def _gpu(notes: list[str]) -> GpuFacts | None:
         return GpuFacts(name=device.name(), compute_capability=tuple(device.compute_capability()),  # type: ignore[arg-type]
                         attributes=attributes, driver_cuda_version=(version // 1000, version % 1000 // 10),
                         driver_version=_driver_version_text(pages.proc_root()),
-                        pcie=_pcie_nvml() or _pcie_smi(), total_memory_bytes=int(device.total_memory()))
+                        pcie=read_link(), total_memory_bytes=int(device.total_memory()))
     except Exception as exc:  # the driver's own error types; the mode says why in plain words
         notes.append(f"the GPU could not be read ({exc})")
         return None

@@ -18,11 +18,13 @@ def test_nominal_rates_follow_the_generations():
 
 def test_a_record_without_a_link_says_none_and_one_with_it_round_trips():
     assert pcie.link_from_record({"gpu": "x"}) is None
-    link = pcie.Link(5, 16, 5, 16)
+    link = pcie.Link(1, 16, 5, 16, "nvidia-smi")  # an idle link trained down: the nominal rate is the maximum's
     assert pcie.link_from_record({"pcie_link": link.as_dict()}) == link
     assert link.nominal_GBps == pytest.approx(63.0, rel=1e-3)
+    assert pcie.Link(None, None).nominal_GBps is None
 
 
-def test_reading_the_link_without_nvidia_smi_gives_none(monkeypatch):
+def test_reading_the_link_without_nvml_or_nvidia_smi_gives_none(monkeypatch):
+    monkeypatch.setattr(pcie, "_from_nvml", lambda index: None)
     monkeypatch.setattr(pcie.shutil, "which", lambda name: None)
     assert pcie.read_link() is None
