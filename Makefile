@@ -104,7 +104,7 @@ setup: $(STAMP)
 # What learners, instructors and CI run.
 # ---------------------------------------------------------------------------
 lab: setup
-	$(VENV)/bin/jupyter lab $(LAB_ARGS) $(if $(filter 0,$(shell id -u)),--allow-root) lessons/00-start-here.ipynb
+	$(VENV)/bin/jupyter lab $(LAB_ARGS) --ContentsManager.post_save_hook=helpers.notebook_git.refresh_after_save $(if $(filter 0,$(shell id -u)),--allow-root) lessons/00-start-here.ipynb
 
 # One pytest run: unit tests plus every lessons/*.ipynb (collected by nbval).
 # Exit status is pytest's own, so "no tests collected" (5) fails too.

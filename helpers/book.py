@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -151,7 +152,9 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
     output = output or ROOT / "build" / "book"
     source = output.parent / f"{output.name}-src"
     paths = lesson_paths(lessons)
-    notebooks = [nbformat.read(p, as_version=4) for p in paths]
+    with warnings.catch_warnings():  # cells without ids get ids in the copies; the lessons stay as they are
+        warnings.simplefilter("ignore")
+        notebooks = [nbformat.read(p, as_version=4) for p in paths]
     rows = [(p.stem, lesson_title(nb), lesson_minutes(nb, p.name)) for p, nb in zip(paths, notebooks)]
     note = provenance_note()
 
