@@ -128,7 +128,7 @@ test-browser: setup
 record: setup
 	$(VPY) -m helpers record
 
-# The CPU backend's kernel cache lies outside the clone: its libraries (<sha256>.so and
+# The CPU backend's kernel cache lies outside the clone: its libraries (<hash>.so and
 # .sha256 files) are removed, and the folder if nothing else is in it.
 CPU_CACHE = $${ZC_CPU_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/zero-copy-course/cpu}
 
@@ -137,7 +137,7 @@ clean:
 	rm -rf $(VENV) .pytest_cache .cache build *.egg-info
 	find . \( -name .git -o -name $(VENV) \) -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 	@cache="$(CPU_CACHE)"; if [ -d "$$cache" ]; then \
-	    find "$$cache" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{64}\.(so|sha256)' -delete; \
+	    find "$$cache" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{16,64}\.(so|sha256)' -delete; \
 	    rmdir "$$cache" 2>/dev/null && echo "Removed the CPU kernel cache $$cache." \
 	        || echo "Removed the CPU kernel cache's libraries from $$cache (other files there were kept)."; \
 	fi

@@ -207,3 +207,14 @@ def test_record_progress_weighs_experiments_by_their_recorded_time():
     weights = progress.expected_seconds([name, "not-an-experiment"])
     assert weights[name] == pytest.approx(recorded[name])
     assert weights["not-an-experiment"] > 0
+
+
+def test_help_lists_every_command_with_one_line():
+    out = subprocess.run([sys.executable, "-m", "helpers", "--help"], capture_output=True, text=True, check=True).stdout
+    commands = out.split("{", 1)[1].split("}", 1)[0].split(",")
+    assert {"record", "summary", "targets", "model", "book"} <= set(commands)
+    for name in commands:
+        described = [line for line in out.splitlines() if line.startswith(f"{name} ")]
+        assert described, f"the help's summary has no line for {name!r}"
+        listed = [line for line in out.splitlines() if line.strip().startswith(name + " ")]
+        assert len(listed) >= 2, f"argparse's list has no help text for {name!r}"
