@@ -3,8 +3,8 @@
 #   make lab        set everything up, open lesson 00 in JupyterLab
 #   make test       set everything up, run unit tests and every lesson (nbval)
 #
-# Everything is installed into a virtual environment in .venv; only Python 3
-# and make are needed. Run `make help` for the full list.
+# Everything is installed into a virtual environment in .venv; Python 3, make
+# and a C++ compiler are needed. Run `make help` for the full list.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -24,21 +24,34 @@ ifeq ($(MODE),live)
 else
   EXTRAS := lab,test
 endif
+# `make book` and `make test-browser` add their own extras (pyproject.toml).
+ifneq ($(filter book,$(MAKECMDGOALS)),)
+  EXTRAS := $(EXTRAS),book
+endif
+ifneq ($(filter test-browser,$(MAKECMDGOALS)),)
+  EXTRAS := $(EXTRAS),browser
+endif
 
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-k bandwidth -x"`.
 PYTEST_ARGS ?=
 PYTEST := $(VPY) -m pytest tests lessons --nbval-lax --nbval-current-env
+# Extra arguments for JupyterLab, e.g. `make lab LAB_ARGS="--no-browser --port 9000"`.
+LAB_ARGS ?=
 
 # Reinstall, whatever the timestamps say, when .venv/bin/python is missing or
-# broken (e.g. the system Python it points to was removed), or when the stamp
-# was written for another mode (e.g. a GPU has appeared since).
-VENV_WORKS     := $(shell $(VPY) -c '' >/dev/null 2>&1 && echo yes)
+# broken (e.g. the system Python it points to was removed), when a package the
+# goal needs is missing or too old (e.g. after `pip uninstall nbval`; checked by
+# .ci/check-venv, only for goals that use .venv), or when the stamp was written
+# for another mode (e.g. a GPU has appeared since).
+ifneq ($(filter setup lab test test-gpu test-browser record book,$(MAKECMDGOALS)),)
+VENV_WORKS     := $(shell $(VPY) .ci/check-venv $(EXTRAS) >/dev/null 2>&1 && echo yes)
 INSTALLED_MODE := $(shell cat $(STAMP) 2>/dev/null)
 ifneq ($(VENV_WORKS) $(INSTALLED_MODE),yes $(MODE))
 $(STAMP): FORCE
 endif
+endif
 
-.PHONY: help setup lab test test-gpu record clean FORCE
+.PHONY: help setup lab test test-gpu test-browser book record clean FORCE
 
 help:
 	@echo "CUDA zero-copy memory course"
@@ -46,18 +59,25 @@ help:
 	@echo "  make lab        set up .venv and open lessons/00-start-here.ipynb in JupyterLab"
 	@echo "  make test       set up .venv, run tests/ and every lesson under nbval"
 	@echo "  make test-gpu   like test, but GPU tests fail instead of skip without a GPU"
+	@echo "  make book       execute every lesson and build the website: build/book/index.html"
+	@echo "  make test-browser  run lessons 00, 04 and 07 in JupyterLab in Chromium (Playwright)"
 	@echo "  make record     record a full measurement set into data/ (needs a GPU)"
-	@echo "  make clean      remove .venv and caches"
+	@echo "  make clean      remove .venv, build/, caches and the CPU backend's kernel cache"
+	@echo
+	@echo "  make lab LAB_ARGS=\"--no-browser --port 9000\"   pass arguments to JupyterLab"
+	@echo "  make test PYTEST_ARGS=\"-x -k bandwidth\"          pass arguments to pytest"
 	@echo
 	@echo "This machine: $(MODE) mode ($$(bash .ci/detect-gpu --reason))."
 
 # ---------------------------------------------------------------------------
 # Set-up: create .venv if needed and install the course into it (editable).
 # ---------------------------------------------------------------------------
-$(STAMP): pyproject.toml Makefile .ci/detect-gpu
+$(STAMP): pyproject.toml Makefile .ci/detect-gpu .ci/check-venv
 	@if ! $(VPY) -c '' >/dev/null 2>&1; then \
 	    echo "Creating the virtual environment $(VENV) ($$($(PYTHON) --version 2>&1))"; \
 	    rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); \
+	elif ! problems=$$($(VPY) .ci/check-venv $(EXTRAS) 2>&1); then \
+	    echo "Repairing $(VENV), which lacks what this needs:"; echo "$$problems" | head -5 | sed 's/^/  /'; \
 	fi
 ifeq ($(MODE),live)
 	@echo "Live mode ($$(bash .ci/detect-gpu --reason)): installing PyCUDA; the course will run live on this GPU."
@@ -71,8 +91,14 @@ endif
 	@echo "$(MODE)" > $@
 	$(eval JUST_INSTALLED := yes)
 
+# A C++ compiler is needed by the CPU backend (lessons 04, 07, 09 and its tests):
+# `make test` stops without one, `make lab` warns. The message is the backend's own.
+FIND_CXX := $(VPY) -c 'import sys; from helpers.cpu.compiler import find_compiler, CxxCompilerNotFoundError as E; exec("try: find_compiler()\nexcept E as e: sys.exit(str(e))")'
+
 setup: $(STAMP)
 	@$(if $(JUST_INSTALLED),:,echo "$(VENV) is up to date ($(MODE) mode): nothing to install.")
+	@$(FIND_CXX) || echo "Warning: without a C++ compiler the CPU backend's cells and tests fail."
+	@bash .ci/git-filter install $(VPY)
 
 # ---------------------------------------------------------------------------
 # What learners, instructors and CI run.
@@ -83,23 +109,43 @@ LAB_ARGS ?=
 
 # The server's root is the repository (so helpers/kernels/*.cu open too); lesson 00 opens first.
 lab: setup
-	$(VENV)/bin/jupyter lab $(LAB_ARGS) $(if $(filter 0,$(shell id -u)),--allow-root) \
-	    --ServerApp.root_dir="$(CURDIR)" lessons/00-start-here.ipynb
+	$(VENV)/bin/jupyter lab $(LAB_ARGS) --ContentsManager.post_save_hook=helpers.notebook_git.refresh_after_save \
+	    $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" lessons/00-start-here.ipynb
 
 # One pytest run: unit tests plus every lessons/*.ipynb (collected by nbval).
 # Exit status is pytest's own, so "no tests collected" (5) fails too.
 test: setup
+	@$(FIND_CXX)
 	$(PYTEST) $(PYTEST_ARGS)
 
 # Same, on a GPU machine: tests that need a GPU fail instead of skipping.
 test-gpu: setup
 	ZC_REQUIRE_GPU=1 $(PYTEST) --durations=0 $(PYTEST_ARGS)
 
+# The website of the executed lessons (Jupyter Book); entry page build/book/index.html.
+book: setup
+	@start=$$SECONDS; $(VPY) -m helpers book && echo "Built the book in $$((SECONDS - start)) s: open build/book/index.html"
+
+# Lessons 00, 04 and 07 in JupyterLab (started by `make lab`), driven in Chromium by
+# Playwright; skips, saying why, without a browser. Screenshots of failures: build/browser-failures/.
+test-browser: setup
+	ZC_BROWSER_TESTS=1 $(VPY) -m pytest tests/browser -p no:cacheprovider $(PYTEST_ARGS)
+
 record: setup
 	$(VPY) -m helpers record
 
+# The CPU backend's kernel cache lies outside the clone: its libraries (<hash>.so and
+# .sha256 files) are removed, and the folder if nothing else is in it.
+CPU_CACHE = $${ZC_CPU_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/zero-copy-course/cpu}
+
 clean:
+	@bash .ci/git-filter uninstall
 	rm -rf $(VENV) .pytest_cache .cache build *.egg-info
 	find . \( -name .git -o -name $(VENV) \) -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
+	@cache="$(CPU_CACHE)"; if [ -d "$$cache" ]; then \
+	    find "$$cache" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{16,64}\.(so|sha256)' -delete; \
+	    rmdir "$$cache" 2>/dev/null && echo "Removed the CPU kernel cache $$cache." \
+	        || echo "Removed the CPU kernel cache's libraries from $$cache (other files there were kept)."; \
+	fi
 
 FORCE:

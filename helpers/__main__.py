@@ -1,4 +1,4 @@
-"""Command line: ``python -m helpers record | summary | targets | model | doctor``.
+"""Command line: ``python -m helpers record | summary | targets | model | doctor | classroom | book``.
 
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
@@ -10,6 +10,7 @@ model    fits lesson 07's PCIe model on one record's stride sweep and prints, as
          check on the newest; a record is not checked against itself unless --allow-same)
 doctor   says what this machine is for the course: mode, GPU, toolkit, platform, page-locked memory, and what
          each lesson does here (--json for one JSON object)
+book     executes every lesson and builds the course's website into build/book/ (make book)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from . import records
 from .errors import CourseError, ProfilerUnavailableError
+from .progress import progress_bar
 from .summary import headline
 
 
@@ -38,16 +40,19 @@ def record(output: str | None, only: list[str] | None) -> Path:
     if unknown:
         raise SystemExit(f"Unknown experiment(s): {', '.join(unknown)}. Known: {', '.join(experiments.ALL)}")
     elapsed = {}
-    for name in names:
-        t0 = time.perf_counter()
-        try:
-            result = experiments.ALL[name]()
-        except ProfilerUnavailableError as exc:  # counters need ncu; the rest of the record does not
-            print(f"skipped {name}: {exc}", file=sys.stderr)
-            continue
-        elapsed[name] = round(time.perf_counter() - t0, 2)
-        new["experiments"][name] = {"params": result.params, "rows": result.rows}
-        print(f"recorded {name} in {elapsed[name]} s", file=sys.stderr)
+    with progress_bar(names) as bar:
+        for name in names:
+            t0 = time.perf_counter()
+            try:
+                result = experiments.ALL[name]()
+            except ProfilerUnavailableError as exc:  # counters need ncu; the rest of the record does not
+                bar.write(f"skipped {name}: {exc}", file=sys.stderr)
+                bar.done(name)
+                continue
+            elapsed[name] = round(time.perf_counter() - t0, 2)
+            new["experiments"][name] = {"params": result.params, "rows": result.rows}
+            bar.write(f"recorded {name} in {elapsed[name]} s", file=sys.stderr)
+            bar.done(name)
     new["provenance"]["experiment_wall_seconds"] = elapsed
     return records.save_record(new, output)
 
@@ -101,8 +106,15 @@ def main(argv: list[str] | None = None) -> int:
                       help="stop after the solo run if the classroom is estimated to take longer than this")
     doc = commands.add_parser("doctor", help="what this machine is for the course, and what each lesson does here")
     doc.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    book = commands.add_parser("book", help="execute every lesson and build the website into build/book/")
+    book.add_argument("--output", metavar="DIR", help="folder of the site (default: build/book)")
     args = parser.parse_args(argv)
     try:
+        if args.command == "book":
+            from .book import build
+
+            print(build(Path(args.output).resolve() if args.output else None))
+            return 0
         if args.command == "classroom":
             from .classroom import run_classroom
 

@@ -1,0 +1,220 @@
+"""The set-up's own checks: the nbstripout git filter (.ci/git-filter), the .venv repair check
+(.ci/check-venv), and the pieces of `make book` and of `record`'s progress that need no build."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from importlib.machinery import SourceFileLoader
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from helpers import book, progress
+from helpers.notebook_git import refresh_after_save
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSON = "00-start-here.ipynb"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A fresh git repository holding the set-up scripts, .gitattributes and lesson 00, committed."""
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    (tmp_path / ".ci").mkdir()
+    (tmp_path / "lessons").mkdir()
+    shutil.copy(ROOT / ".ci" / "git-filter", tmp_path / ".ci")
+    shutil.copy(ROOT / ".gitattributes", tmp_path)
+    shutil.copy(ROOT / "lessons" / LESSON, tmp_path / "lessons")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lesson")
+    return tmp_path
+
+
+def run_and_save(path: Path) -> None:
+    """Execute the notebook in a fresh kernel and save it in place, outputs and all, as JupyterLab would."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    nbformat.write(nb, path)
+
+
+def test_a_lesson_run_and_saved_leaves_git_clean_with_the_filter(repo):
+    saved = repo / "lessons" / LESSON
+    run_and_save(saved)
+    assert any(c.get("outputs") for c in nbformat.read(saved, as_version=4).cells), "the run saved no outputs"
+    assert git(repo, "status", "--porcelain") != "", "without the filter, a saved run should show as modified"
+
+    out = subprocess.run(["bash", str(repo / ".ci" / "git-filter"), "install", sys.executable],
+                         capture_output=True, text=True, check=True).stdout
+    assert "Installed nbstripout" in out
+    assert git(repo, "diff", "--no-textconv") == "", "with the filter, git should see no change in content"
+    # git still flags the file (its size changed) until the index is refreshed: make lab's post-save hook does it.
+    assert refresh_after_save(os_path=str(saved)), "the post-save hook should refresh the unchanged lesson"
+    assert git(repo, "status", "--porcelain") == "", "with the filter, git should see the lesson as committed"
+    assert any(c.get("outputs") for c in nbformat.read(saved, as_version=4).cells), "the learner's outputs are kept"
+
+    subprocess.run(["bash", str(repo / ".ci" / "git-filter"), "uninstall"], check=True, capture_output=True)
+    assert subprocess.run(["git", "-C", str(repo), "config", "--get", "filter.nbstripout.clean"]).returncode == 1
+
+
+def test_the_post_save_hook_leaves_a_real_change_alone(repo):
+    subprocess.run(["bash", str(repo / ".ci" / "git-filter"), "install", sys.executable], check=True,
+                   capture_output=True)
+    saved = repo / "lessons" / LESSON
+    nb = nbformat.read(saved, as_version=4)
+    nb.cells[1].source += "\nprint('my own line')"
+    nbformat.write(nb, saved)
+    assert not refresh_after_save(os_path=str(saved))
+    assert git(repo, "status", "--porcelain") == " M lessons/" + LESSON + "\n"
+    assert git(repo, "diff", "--cached") == "", "nothing may be staged behind the learner's back"
+
+
+@pytest.mark.parametrize("lesson", sorted(p.name for p in (ROOT / "lessons").glob("*.ipynb")))
+def test_committed_lesson_passes_the_filter_unchanged(lesson):
+    """Once a learner saves the lesson, git compares the filter's output with the committed file:
+    they must be equal, or a clean run shows as a change."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    text = (ROOT / "lessons" / lesson).read_text(encoding="utf-8")
+    nb = json.loads(text)
+    problems = []
+    no_id = sum("id" not in c for c in nb["cells"])
+    if no_id:
+        problems.append(f"{no_id} cells have no id (the filter would give them random ones; "
+                        f"`jupyter nbconvert --clear-output --inplace lessons/{lesson}` adds them)")
+    kernel = KernelSpecManager().get_kernel_spec("python3").display_name
+    if nb["metadata"].get("kernelspec", {}).get("display_name") != kernel:
+        problems.append(f"its kernelspec display_name is {nb['metadata']['kernelspec'].get('display_name')!r}, "
+                        f"where JupyterLab saves {kernel!r}")
+    if problems:
+        pytest.skip(f"{lesson}: {'; '.join(problems)}: once saved in JupyterLab it shows as modified; "
+                    "the lesson's owner should fix its metadata")
+    extrakeys = subprocess.run(["bash", "-c", f"grep -o 'metadata.language_info[.a-z_]*' {ROOT}/.ci/git-filter"],
+                               capture_output=True, text=True).stdout.split()
+    assert extrakeys, "could not read the metadata keys .ci/git-filter strips"
+    stripped = subprocess.run([sys.executable, "-m", "nbstripout", "--keep-id", "-t", "--extra-keys", " ".join(extrakeys)],
+                              input=text, capture_output=True, text=True, check=True).stdout
+    assert stripped == text, f"nbstripout changes the committed {lesson}: clear it and commit it again"
+
+
+# --- .ci/check-venv -----------------------------------------------------------------------
+
+def _load_check_venv():
+    import importlib.util
+
+    loader = SourceFileLoader("check_venv", str(ROOT / ".ci" / "check-venv"))
+    spec = importlib.util.spec_from_loader("check_venv", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+check_venv = _load_check_venv()
+
+
+class FakeDist:
+    def __init__(self, name: str, version: str, requires: list[str]) -> None:
+        self.version, self.requires, self.metadata = version, requires, {"Name": name}
+
+
+def lookup_from(dists: dict[str, FakeDist]):
+    def lookup(name: str) -> FakeDist:
+        try:
+            return dists[name.lower()]
+        except KeyError:
+            raise metadata.PackageNotFoundError(name) from None
+    return lookup
+
+
+COURSE = FakeDist("zero-copy-course", "0.1", ["numpy>=1.24", 'nbval>=0.11; extra == "test"',
+                                               'pycuda>=2024.1; extra == "gpu"'])
+
+
+def test_check_venv_finds_a_missing_extra_package():
+    dists = {"zero-copy-course": COURSE, "numpy": FakeDist("numpy", "2.0", [])}
+    assert check_venv.problems(["test"], lookup=lookup_from(dists)) == [
+        "nbval is not installed (needed by zero-copy-course)"]
+    dists["nbval"] = FakeDist("nbval", "0.11.0", ["pytest>=7"])
+    assert check_venv.problems(["test"], lookup=lookup_from(dists)) == [
+        "pytest is not installed (needed by nbval)"]
+    dists["pytest"] = FakeDist("pytest", "8.0", [])
+    assert check_venv.problems(["test"], lookup=lookup_from(dists)) == []
+
+
+def test_check_venv_finds_an_old_version_and_ignores_other_extras():
+    dists = {"zero-copy-course": COURSE, "numpy": FakeDist("numpy", "1.20", [])}
+    assert check_venv.problems([], lookup=lookup_from(dists)) == [
+        "numpy 1.20 does not satisfy numpy>=1.24 (needed by zero-copy-course)"]
+
+
+def test_check_venv_passes_on_this_environment():
+    assert check_venv.problems(["lab", "test"]) == []
+
+
+# --- make book's pieces, and record's progress --------------------------------------------
+
+
+def test_lesson_minutes_and_titles_come_from_the_lessons():
+    paths = book.lesson_paths()
+    assert [p.name[:2] for p in paths] == sorted(p.name[:2] for p in paths)
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        minutes = book.lesson_minutes(nb, path.name)
+        assert f"{minutes} min" in "".join(c.source for c in nb.cells), path.name
+        assert book.lesson_title(nb).startswith(path.name[:2]), path.name
+
+
+def test_a_lesson_without_a_time_is_refused():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 99 · A lesson\n\nNo time given.")])
+    with pytest.raises(book.BookError, match="Time to complete"):
+        book.lesson_minutes(nb, "99-x.ipynb")
+
+
+def test_the_book_index_lists_lessons_in_order_with_their_times_and_the_data():
+    rows = [("00-a", "00 · A", 10), ("01-b", "01 · B", 25)]
+    index = book._index(rows)
+    assert index.index("lessons/00-a.ipynb") < index.index("lessons/01-b.ipynb")
+    assert "| 10 min |" in index and "| 25 min |" in index and "35 minutes" in index
+    from helpers import records
+
+    _, path = records.reference_record()
+    assert f"data/{path.name}" in index
+
+
+def test_the_book_config_fetches_nothing():
+    config = book._config("t")
+    assert "intersphinx_mapping: {}" in config and 'execute_notebooks: "off"' in config
+
+
+def test_record_progress_weighs_experiments_by_their_recorded_time():
+    from helpers import records
+
+    record, _ = records.reference_record()
+    recorded = record["provenance"]["experiment_wall_seconds"]
+    name = max(recorded, key=recorded.get)
+    weights = progress.expected_seconds([name, "not-an-experiment"])
+    assert weights[name] == pytest.approx(recorded[name])
+    assert weights["not-an-experiment"] > 0
+
+
+def test_help_lists_every_command_with_one_line():
+    out = subprocess.run([sys.executable, "-m", "helpers", "--help"], capture_output=True, text=True, check=True).stdout
+    commands = out.split("{", 1)[1].split("}", 1)[0].split(",")
+    assert {"record", "summary", "targets", "model", "book"} <= set(commands)
+    for name in commands:
+        described = [line for line in out.splitlines() if line.startswith(f"{name} ")]
+        assert described, f"the help's summary has no line for {name!r}"
+        listed = [line for line in out.splitlines() if line.strip().startswith(name + " ")]
+        assert len(listed) >= 2, f"argparse's list has no help text for {name!r}"
