@@ -125,6 +125,11 @@ def _toc(names: list[str]) -> str:
     return "format: jb-book\nroot: index\nchapters:\n" + "".join(f"  - file: lessons/{n}\n" for n in names)
 
 
+def companion_pages(lessons: Path | None = None) -> list[Path]:
+    """The Markdown pages beside the lessons (the glossary, the instructor guide), which the lessons link to."""
+    return sorted((lessons or ROOT / "lessons").glob("*.md"))
+
+
 def _index(rows: list[tuple[str, str, int]]) -> str:
     table = "\n".join(f"| [{title}](lessons/{name}.ipynb) | {minutes} min |" for name, title, minutes in rows)
     total = sum(minutes for _, _, minutes in rows)
@@ -169,7 +174,10 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
             nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
             nbformat.write(nb, source / "lessons" / path.name)
     (source / "_config.yml").write_text(_config("CUDA zero-copy memory"), encoding="utf-8")
-    (source / "_toc.yml").write_text(_toc([p.stem for p in paths]), encoding="utf-8")
+    pages = companion_pages(lessons)
+    for page in pages:
+        shutil.copy(page, source / "lessons" / page.name)
+    (source / "_toc.yml").write_text(_toc([p.stem for p in paths] + [p.stem for p in pages]), encoding="utf-8")
     (source / "index.md").write_text(_index(rows), encoding="utf-8")
 
     jupyter_book = Path(sys.executable).with_name("jupyter-book")

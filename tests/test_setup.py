@@ -218,3 +218,10 @@ def test_help_lists_every_command_with_one_line():
         assert described, f"the help's summary has no line for {name!r}"
         listed = [line for line in out.splitlines() if line.strip().startswith(name + " ")]
         assert len(listed) >= 2, f"argparse's list has no help text for {name!r}"
+
+
+def test_the_book_carries_the_pages_the_lessons_link_to():
+    names = [p.name for p in book.companion_pages()]
+    assert "glossary.md" in names and "instructor-guide.md" in names
+    toc = book._toc(["00-start-here", "glossary"])
+    assert "file: lessons/glossary" in toc
