@@ -37,7 +37,7 @@ def expected_images(lesson: str) -> tuple[int, ...]:
 def open_and_run_all(page: Any, lab: dict[str, Any], lesson: str) -> float:
     """Open the lesson (`make lab` serves lessons/) in its own workspace, Run > Run All Cells, wait until no cell is queued or running."""
     workspace = lesson.split("-")[0]
-    page.goto(f"{lab['url']}/lab/workspaces/w{workspace}/tree/{lesson}?reset&token={lab['token']}",
+    page.goto(f"{lab['url']}/lab/workspaces/w{workspace}/tree/lessons/{lesson}?reset&token={lab['token']}",
               timeout=120_000)
     page.locator(CELLS).first.wait_for(timeout=120_000)
     wait_for_kernel_idle(page, lab, lesson, 120)
