@@ -28,7 +28,7 @@ from . import records
 from .errors import CourseError
 from .summary import headline
 
-__all__ = ["ClassroomError", "resolve_lessons", "estimate_wall", "run_classroom"]
+__all__ = ["ClassroomError", "resolve_lessons", "estimate_wall", "died_at_start", "run_learner", "run_classroom"]
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 BANDWIDTH_FIGURES = ("zero_copy_read_GBps", "zero_copy_write_GBps", "memcpy_htod_pinned_GBps",
@@ -83,25 +83,46 @@ def _last_started(nb: Any) -> int | None:
     return started[-1] if started else None
 
 
-def run_learner(lessons: list[Path], out: Path, cell_timeout: int) -> dict[str, Any]:
-    """Execute ``lessons`` one after another, each in a fresh kernel, and save what happened to ``out``."""
+def died_at_start(exc: BaseException, nb: Any) -> bool:
+    """Whether a lesson's kernel died (or never answered) before its first cell began: a start-up failure
+    (for example a port another kernel took a moment earlier) that a fresh kernel can retry, not the lesson's fault."""
+    text = f"{type(exc).__name__}: {exc}"
+    starting = ("kernel_info" in text or "Kernel didn't respond" in text or "Kernel died" in text
+                or type(exc).__name__ == "DeadKernelError")
+    return starting and _last_started(nb) is None
+
+
+def run_learner(lessons: list[Path], out: Path, cell_timeout: int, start_attempts: int = 3) -> dict[str, Any]:
+    """Execute ``lessons`` one after another, each in a fresh kernel, and save what happened to ``out``.
+
+    A kernel that dies before its first cell is started again (at most ``start_attempts`` times in all); each
+    such restart is recorded in ``kernel_restarts`` with its error. Kernels write their stderr to this process's
+    (the learner's log), where a line marks the start of each lesson and attempt."""
     import nbformat
     from nbclient import NotebookClient
 
-    report: dict[str, Any] = {"lessons": {}, "failed_cells": [], "unexpected_figures": []}
+    report: dict[str, Any] = {"lessons": {}, "failed_cells": [], "unexpected_figures": [], "kernel_restarts": []}
     t0 = time.monotonic()
     for path in lessons:
-        nb = nbformat.read(path, as_version=4)
         started = time.monotonic()
-        client = NotebookClient(nb, timeout=cell_timeout, startup_timeout=120, kernel_name="python3",
-                                allow_errors=True, resources={"metadata": {"path": str(path.parent)}})
-        try:
-            client.execute()
-            failed, unexpected = _failed_cells(nb, path.stem)
-        except Exception as exc:  # a cell timed out or the kernel died: the lesson failed there
-            failed, unexpected = _failed_cells(nb, path.stem)
-            failed.append({"lesson": path.stem, "cell": _last_started(nb),
-                           "error": type(exc).__name__, "message": str(exc)[:300]})
+        for attempt in range(1, start_attempts + 1):
+            print(f"=== {path.stem}: kernel start {attempt}", file=sys.stderr, flush=True)
+            nb = nbformat.read(path, as_version=4)
+            client = NotebookClient(nb, timeout=cell_timeout, startup_timeout=120, kernel_name="python3",
+                                    allow_errors=True, resources={"metadata": {"path": str(path.parent)}})
+            try:
+                client.execute()
+                failed, unexpected = _failed_cells(nb, path.stem)
+            except Exception as exc:  # a cell timed out or the kernel died: the lesson failed there
+                if attempt < start_attempts and died_at_start(exc, nb):
+                    report["kernel_restarts"].append({"lesson": path.stem, "attempt": attempt,
+                                                      "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+                    time.sleep(1.0 * attempt)
+                    continue
+                failed, unexpected = _failed_cells(nb, path.stem)
+                failed.append({"lesson": path.stem, "cell": _last_started(nb),
+                               "error": type(exc).__name__, "message": str(exc)[:300]})
+            break
         report["lessons"][path.stem] = round(time.monotonic() - started, 2)
         report["failed_cells"] += failed
         report["unexpected_figures"] += unexpected
@@ -168,12 +189,19 @@ def _run_group(tags: list[str], lessons: list[Path], folder: Path, cell_timeout:
         out = folder / f"{tag}.json"
         if out.exists():
             reports[tag] = json.loads(out.read_text())
+            if reports[tag]["failed_cells"] or reports[tag].get("kernel_restarts"):
+                reports[tag]["log_tail"] = _log_tail(folder / f"{tag}.log")
         else:  # the learner's process itself died: say so, with the end of its log
-            tail = (folder / f"{tag}.log").read_text(errors="replace")[-300:]
-            reports[tag] = {"lessons": {}, "unexpected_figures": [], "wall_seconds": None,
+            tail = _log_tail(folder / f"{tag}.log")
+            reports[tag] = {"lessons": {}, "unexpected_figures": [], "wall_seconds": None, "kernel_restarts": [],
                             "failed_cells": [{"lesson": None, "cell": None, "error": f"exit {process.returncode}",
-                                              "message": tail}]}
+                                              "message": tail[-300:]}], "log_tail": tail}
     return wall, reports, peak_pinned
+
+
+def _log_tail(log: Path, chars: int = 4000) -> str:
+    """The end of a learner's log (its kernels' stderr included), kept in the record when something failed."""
+    return log.read_text(errors="replace")[-chars:] if log.exists() else ""
 
 
 def _queue_stats(entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -241,6 +269,7 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         solo_figures = _figures(folder / f"{tag}.results.jsonl", gpu_name)
         estimate = estimate_wall(wall, stats["timed_seconds"], learners)
         result.update(solo_wall_seconds=round(wall, 2), solo_failed_cells=reports[tag]["failed_cells"],
+                      solo_kernel_restarts=reports[tag].get("kernel_restarts", []),
                       solo_unexpected_figures=reports[tag]["unexpected_figures"], solo_figures=solo_figures,
                       solo_lesson_seconds=reports[tag]["lessons"], solo_queue=stats,
                       solo_peak_pinned_bytes=solo_pinned,
@@ -272,6 +301,8 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         per_learner.append({"learner": tag.rsplit("-", 1)[1], "wall_seconds": report["wall_seconds"],
                             "lesson_seconds": report["lessons"], "failed_cells": report["failed_cells"],
                             "unexpected_figures": report["unexpected_figures"], "figures": figures,
+                            "kernel_restarts": report.get("kernel_restarts", []),
+                            **({"log_tail": report["log_tail"]} if report.get("log_tail") else {}),
                             "queue": _queue_stats(mine)})
 
     def worst(figure: str) -> float | None:
@@ -284,6 +315,7 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         failed_cells=[p["failed_cells"] for p in per_learner],
         failed_cell_count=sum(len(p["failed_cells"]) for p in per_learner),
         unexpected_figure_count=sum(len(p["unexpected_figures"]) for p in per_learner),
+        kernel_restart_count=sum(len(p["kernel_restarts"]) for p in per_learner),
         worst_zero_copy_read_ratio=worst("zero_copy_read_GBps") if solo else None,
         worst_ratio_by_figure={f: worst(f) for f in BANDWIDTH_FIGURES} if solo else None,
         queue=_queue_stats(entries),
@@ -294,6 +326,7 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
     )
     path = _save(result, output)
     say(f"classroom: {wall:.1f} s for {learners} learners, {result['failed_cell_count']} failed cell(s), "
+        f"{result['kernel_restart_count']} kernel(s) restarted at start, "
         f"worst zero-copy read ratio {result['worst_zero_copy_read_ratio']}, longest wait "
         f"{result['longest_wait_seconds']:.1f} s; saved {path}")
     return path

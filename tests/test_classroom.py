@@ -75,3 +75,33 @@ def test_a_live_result_names_other_processes_on_the_gpu():
                   other_gpu_processes=[{"pid": 4242, "name": "train.py", "gpu_memory_bytes": 1 << 30}])
     assert "1 process(es) outside the course's measurement queue" in busy.describe()
     assert "pid 4242 (train.py)" in busy.describe()
+
+
+def test_a_kernel_that_dies_at_start_is_started_again_and_recorded(tmp_path, monkeypatch):
+    import nbclient
+    import nbformat
+    from nbclient.exceptions import DeadKernelError
+
+    lesson = tmp_path / "05-x.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]), lesson)
+    attempts = []
+
+    class FlakyClient:
+        def __init__(self, nb, **kwargs):
+            self.nb = nb
+
+        def execute(self):
+            attempts.append(1)
+            if len(attempts) == 1:  # the first kernel dies before replying to kernel_info
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            self.nb.cells[0]["metadata"]["execution"] = {"iopub.execute_input": "now"}
+
+    monkeypatch.setattr(nbclient, "NotebookClient", FlakyClient)
+    report = classroom.run_learner([lesson], tmp_path / "learner.json", cell_timeout=10)
+    assert len(attempts) == 2 and report["failed_cells"] == []
+    assert report["kernel_restarts"][0]["lesson"] == "05-x" and "kernel_info" in report["kernel_restarts"][0]["error"]
+    # a kernel that dies in the middle of a lesson is a failed cell, not retried
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")])
+    nb.cells[0]["metadata"]["execution"] = {"iopub.execute_input": "now"}
+    assert not classroom.died_at_start(DeadKernelError("Kernel died"), nb)
+    assert classroom.died_at_start(DeadKernelError("Kernel died"), nbformat.v4.new_notebook())
