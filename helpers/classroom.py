@@ -283,6 +283,11 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
             f"{len(reports[tag]['failed_cells'])} failed cell(s)")
         say(f"estimated classroom wall time for {learners} learners: at least {estimate:.0f} s "
             f"(by learners: {result['estimate_by_learners']})")
+        cores = os.cpu_count() or 1
+        if learners > cores:
+            say(f"note: {learners} learners on {cores} CPU cores: the estimate assumes their untimed work (kernels "
+                "starting, compiling, plotting) overlaps, which it cannot fully do with more learners than cores; "
+                "expect longer.")
         if max_seconds is not None and estimate > max_seconds:
             raise ClassroomError(
                 f"{learners} learners would take at least {estimate:.0f} s, more than --max-seconds {max_seconds:.0f}: "
