@@ -60,7 +60,7 @@ help:
 	@echo "  make test       set up .venv, run tests/ and every lesson under nbval"
 	@echo "  make test-gpu   like test, but GPU tests fail instead of skip without a GPU"
 	@echo "  make book       execute every lesson and build the website: build/book/index.html"
-	@echo "  make test-browser  run lessons 00, 04 and 07 in JupyterLab in Chromium (Playwright)"
+	@echo "  make test-browser  run lessons 00, 05 and 09 in JupyterLab in Chromium (Playwright)"
 	@echo "  make record     record a full measurement set into data/ (needs a GPU)"
 	@echo "  make clean      remove .venv, build/, caches and the CPU backend's kernel cache"
 	@echo
@@ -91,7 +91,7 @@ endif
 	@echo "$(MODE)" > $@
 	$(eval JUST_INSTALLED := yes)
 
-# A C++ compiler is needed by the CPU backend (lessons 04, 07, 09 and its tests):
+# A C++ compiler is needed by the CPU backend (lessons 05, 09, 13 and its tests):
 # `make test` stops without one, `make lab` warns. The message is the backend's own.
 FIND_CXX := $(VPY) -c 'import sys; from helpers.cpu.compiler import find_compiler, CxxCompilerNotFoundError as E; exec("try: find_compiler()\nexcept E as e: sys.exit(str(e))")'
 
@@ -126,7 +126,7 @@ test-gpu: setup
 book: setup
 	@start=$$SECONDS; $(VPY) -m helpers book && echo "Built the book in $$((SECONDS - start)) s: open build/book/index.html"
 
-# Lessons 00, 04 and 07 in JupyterLab (started by `make lab`), driven in Chromium by
+# Lessons 00, 05 and 09 in JupyterLab (started by `make lab`), driven in Chromium by
 # Playwright; skips, saying why, without a browser. Screenshots of failures: build/browser-failures/.
 test-browser: setup
 	ZC_BROWSER_TESTS=1 $(VPY) -m pytest tests/browser -p no:cacheprovider $(PYTEST_ARGS)

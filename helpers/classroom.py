@@ -291,7 +291,7 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         if max_seconds is not None and estimate > max_seconds:
             raise ClassroomError(
                 f"{learners} learners would take at least {estimate:.0f} s, more than --max-seconds {max_seconds:.0f}: "
-                "their timed sections take turns on the GPU. Choose fewer lessons (--lessons 05 08), fewer learners, "
+                "their timed sections take turns on the GPU. Choose fewer lessons (--lessons 06 11), fewer learners, "
                 "or raise --max-seconds.")
     tags = [f"classroom-{run_id}-learner-{i:02d}" for i in range(1, learners + 1)]
     class_since = time.time()

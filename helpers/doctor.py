@@ -25,14 +25,14 @@ from .platform_facts import Facts, GpuFacts
 __all__ = ["LESSONS", "Effect", "Finding", "diagnose", "render", "lesson_effects", "gpu_effects", "toolkit_findings",
            "pinned_expectation", "platform_summary", "link_GBps", "PINNED_NEEDED_BYTES"]
 
-LESSONS = ("00", "01", "02", "03", "04", "05", "06", "07", "08", "09")
-KERNEL_LESSONS = ("03", "04", "05", "06", "07", "08", "09")  # they compile helpers/kernels/*.cu with nvcc live
-CPU_BACKEND_LESSONS = ("04", "07")  # they compile the same kernels with the C++ compiler, in both modes
-PROC_LESSONS = ("01", "02")  # they read /proc/self/pagemap, maps and status
-# The largest page-locked buffer a lesson's experiment holds at once: memcpy's 1 GiB (lessons 01, 05) and the
-# 1 GiB zero-copy footprint of the latency chase (lesson 06).
+LESSONS = tuple(f"{n:02d}" for n in range(15))
+KERNEL_LESSONS = ("04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14")  # they compile helpers/kernels/*.cu with nvcc live
+CPU_BACKEND_LESSONS = ("05", "09", "10")  # they compile the same kernels with the C++ compiler, in both modes
+PROC_LESSONS = ("01", "02", "03")  # they read /proc/self/pagemap, maps and status
+# The largest page-locked buffer a lesson's experiment holds at once: memcpy's 1 GiB (lessons 02, 06) and the
+# 1 GiB zero-copy footprint of the latency chase (lesson 07).
 PINNED_NEEDED_BYTES = 1 << 30
-PINNED_LESSONS = ("01", "05", "06")
+PINNED_LESSONS = ("02", "06", "07")
 # nvcc's first release that builds each architecture (CUDA release notes: 11.0 sm_80, 11.1 sm_86, 11.8 sm_89
 # and sm_90, 12.8 sm_100 and sm_120).
 FIRST_NVCC = {(8, 0): (11, 0), (8, 6): (11, 1), (8, 9): (11, 8), (9, 0): (11, 8), (10, 0): (12, 8), (12, 0): (12, 8)}
@@ -131,7 +131,7 @@ def platform_summary(facts: Facts) -> dict[str, Any]:
 
 
 def pinned_expectation(facts: Facts) -> dict[str, Any]:
-    """How much page-locked memory this machine should grant at once, and why (lessons 01, 05, 06, 08)."""
+    """How much page-locked memory this machine should grant at once, and why (lessons 02, 06, 07, 12)."""
     total, available = facts.mem_total_bytes, facts.mem_available_bytes
     cap = int(0.75 * total) if total else None
     candidates = [v for v in (cap, available) if v]
@@ -158,17 +158,17 @@ def gpu_effects(gpu: GpuFacts, reference: GpuFacts | None) -> list[Effect]:
     a = gpu.attributes
     out: list[Effect] = []
     if a.get("INTEGRATED"):
-        for lesson in ("05", "06", "07"):
+        for lesson in ("06", "07", "08", "09", "10"):
             out.append(Effect(lesson, "changed", "INTEGRATED = 1: this GPU shares DRAM with the CPU, so no PCIe link "
                               "lies between them: memcpy is a DRAM-to-DRAM copy and a zero-copy kernel reads the same "
                               "DRAM. The lesson's PCIe figures and model describe the discrete reference GPU, not "
                               "this one."))
-        out.append(Effect("08", "changed", "INTEGRATED = 1: the verdict differs here. The Best Practices Guide (Zero "
+        out.append(Effect("12", "changed", "INTEGRATED = 1: the verdict differs here. The Best Practices Guide (Zero "
                           "Copy): 'On integrated GPUs (i.e., GPUs with the integrated field of the CUDA device "
                           "properties structure set to 1), mapped pinned memory is always a performance gain because "
                           "it avoids superfluous copies as integrated GPU and CPU memory are physically the same.'"))
         if gpu.compute_capability < (7, 2):
-            for lesson in ("01", "08", "09"):
+            for lesson in ("02", "12", "13"):
                 out.append(Effect(lesson, "changed", f"An integrated GPU older than Xavier ({gpu.arch}): on these "
                                   "Tegra devices pinned memory is not cached for the CPU (CUDA for Tegra), so CPU "
                                   "passes over pinned or mapped arrays are much slower than over ordinary memory; "
@@ -178,34 +178,34 @@ def gpu_effects(gpu: GpuFacts, reference: GpuFacts | None) -> list[Effect]:
                 "NumPy memory, so a demonstration that an unpinned pointer fails does not fail here. Pinned, mapped "
                 "memory still differs: its pages stay resident, while pageable access may fault or migrate pages "
                 "(Programming Guide, system-allocated memory).")
-        out += [Effect("03", "changed", text), Effect("04", "changed", text)]
+        out += [Effect("04", "changed", text), Effect("05", "changed", text)]
     if a.get("PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"):
-        out.append(Effect("01", "changed", "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 1: the Runtime API "
+        out.append(Effect("02", "changed", "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 1: the Runtime API "
                           "(cudaMallocHost) says page-locking may be skipped on such systems, so /proc may not show "
                           "pinned pages the way the lesson describes."))
     if a.get("UNIFIED_ADDRESSING", 1) == 0:
-        for lesson in ("03", "09"):
+        for lesson in ("04", "13"):
             out.append(Effect(lesson, "changed", "UNIFIED_ADDRESSING = 0: a mapped allocation's device address "
                               "differs from its host address; always pass helpers.gpu.device_pointer(array)."))
     if a.get("CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", 1) == 0:
-        for lesson in ("03", "09"):
+        for lesson in ("04", "13"):
             out.append(Effect(lesson, "changed", "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 0 (as on WSL2): registered "
                               "memory's host address cannot be used in a kernel; pass the pointer "
                               "cuMemHostGetDevicePointer returns (helpers.gpu.RegisteredArray.device_pointer)."))
     if a.get("HOST_NATIVE_ATOMIC_SUPPORTED"):
-        out.append(Effect("09", "changed", "HOST_NATIVE_ATOMIC_SUPPORTED = 1: the link carries atomics natively, so "
+        out.append(Effect("14", "changed", "HOST_NATIVE_ATOMIC_SUPPORTED = 1: the link carries atomics natively, so "
                           "system-scope atomics (atomicAdd_system) on mapped memory are atomic with the CPU's too; on "
                           "the x86 PCIe reference this attribute is 0."))
     else:
-        out.append(Effect("09", "note", "HOST_NATIVE_ATOMIC_SUPPORTED = 0: atomics on mapped memory are atomic among "
+        out.append(Effect("14", "note", "HOST_NATIVE_ATOMIC_SUPPORTED = 0: atomics on mapped memory are atomic among "
                           "GPU threads, but not with the CPU or other devices (Programming Guide, Mapped Memory)."))
     if not a.get("CONCURRENT_MANAGED_ACCESS", 1):
         out.append(Effect("00", "note", "CONCURRENT_MANAGED_ACCESS = 0: managed memory cannot be touched by CPU and "
                           "GPU at once here; the course does not use managed memory."))
     sms, ref_sms = gpu.sm_count, reference.sm_count if reference else None
     if sms and ref_sms and sms != ref_sms:
-        out.append(Effect("05", "note", f"{sms} SMs here ({reference.name if reference else ''} has {ref_sms}): the "
-                          "experiments size their grids from this GPU's SM count, and lesson 05 compares zero-copy "
+        out.append(Effect("06", "note", f"{sms} SMs here ({reference.name if reference else ''} has {ref_sms}): the "
+                          "experiments size their grids from this GPU's SM count, and lesson 06 compares zero-copy "
                           "with this machine's own memcpy."))
     link = gpu.pcie
     if link and link.gen and link.width and not a.get("INTEGRATED"):
@@ -215,7 +215,7 @@ def gpu_effects(gpu: GpuFacts, reference: GpuFacts | None) -> list[Effect]:
         if link.max_gen and link.gen < link.max_gen:
             text += (f", below the link's Gen{link.max_gen} maximum: an idle GPU lowers its link speed, which rises "
                      "again under load")
-        out.append(Effect("05", "note", text + "."))
+        out.append(Effect("06", "note", text + "."))
     return out
 
 

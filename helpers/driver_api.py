@@ -1,4 +1,4 @@
-"""The few CUDA driver calls PyCUDA does not wrap usably, through ctypes (lessons 03 and 09).
+"""The few CUDA driver calls PyCUDA does not wrap usably, through ctypes (lessons 04 and 13).
 
 ``cuMemHostRegister`` / ``cuMemHostUnregister`` / ``cuMemHostGetDevicePointer`` / ``cuMemHostGetFlags``.
 The calls act on the CUDA context current in this thread, which is the course's

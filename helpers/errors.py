@@ -25,15 +25,15 @@ class PinningError(CourseError):
 
 
 class ProcUnavailableError(CourseError):
-    """This system has no Linux /proc (macOS, Windows), so page tables cannot be read (lessons 01 and 02)."""
+    """This system has no Linux /proc (macOS, Windows), so page tables cannot be read (lessons 01 and 03)."""
 
 
 class RegistrationError(CourseError):
-    """An existing array cannot be registered with cuMemHostRegister (lesson 09)."""
+    """An existing array cannot be registered with cuMemHostRegister (lesson 13)."""
 
 
 class CompilerNotFoundError(CourseError):
-    """nvcc, which PyCUDA's SourceModule calls, is not on PATH (lesson 04)."""
+    """nvcc, which PyCUDA's SourceModule calls, is not on PATH (lesson 05)."""
 
 
 class RecordError(CourseError):
@@ -41,4 +41,4 @@ class RecordError(CourseError):
 
 
 class ProfilerUnavailableError(CourseError):
-    """Nsight Compute (``ncu``) is missing or may not read the GPU's counters (lesson 07)."""
+    """Nsight Compute (``ncu``) is missing or may not read the GPU's counters (lesson 09)."""

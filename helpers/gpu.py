@@ -1,7 +1,7 @@
 """The GPU side of the course: one context, pinned and mapped allocations, device pointers.
 
 Lesson 00 introduces :func:`context` and :func:`device_attributes`; lesson 01 :func:`pinned_empty`;
-lessons 03 and 04 :func:`mapped_empty` and :func:`device_pointer`; lesson 09 the
+lessons 04 and 05 :func:`mapped_empty` and :func:`device_pointer`; lesson 13 the
 write-combined and portable flags and :class:`RegisteredArray` (cuMemHostRegister).
 
 Every function that needs a GPU raises :class:`helpers.errors.NoGPUError` in replay mode.
@@ -20,7 +20,7 @@ import numpy as np
 from . import driver_api, pinned_budget
 from .errors import PinningError, RegistrationError
 from .mode import require_live
-from .pages import PAGE_SIZE, page_aligned_empty  # lesson 09 registers what page_aligned_empty makes
+from .pages import PAGE_SIZE, page_aligned_empty  # lesson 13 registers what page_aligned_empty makes
 
 __all__ = [
     "context", "device_attributes", "device_name", "synchronize",
@@ -83,7 +83,7 @@ def _release_context() -> None:
 
 
 def synchronize() -> None:
-    """Wait for all work on the GPU to finish (``cudaDeviceSynchronize``, lesson 04)."""
+    """Wait for all work on the GPU to finish (``cudaDeviceSynchronize``, lesson 05)."""
     context().synchronize()
 
 
@@ -119,7 +119,7 @@ def _check_pinnable(nbytes: int) -> None:
         raise PinningError(
             f"Refusing to pin {nbytes / 2**30:.1f} GiB: this machine has {total / 2**30:.1f} GiB of RAM, "
             "and page-locked memory cannot be swapped, so pinning most of it starves the system. "
-            "Use a smaller size (at most three quarters of RAM) or process the data in chunks (lesson 08)."
+            "Use a smaller size (at most three quarters of RAM) or process the data in chunks (lesson 11)."
         )
 
 
@@ -166,10 +166,10 @@ def pinned_empty(shape: Any, dtype: Any = np.float32) -> np.ndarray:
 
 def mapped_empty(shape: Any, dtype: Any = np.float32, *, write_combined: bool = False,
                  portable: bool = False) -> np.ndarray:
-    """Mapped page-locked host memory: ``cudaHostAlloc(..., cudaHostAllocMapped)`` (lesson 04).
+    """Mapped page-locked host memory: ``cudaHostAlloc(..., cudaHostAllocMapped)`` (lesson 05).
 
     ``write_combined`` and ``portable`` add ``cudaHostAllocWriteCombined`` and
-    ``cudaHostAllocPortable`` (lesson 09).
+    ``cudaHostAllocPortable`` (lesson 13).
     """
     context()
     import pycuda.driver as drv
@@ -191,10 +191,10 @@ def _allocation_root(array: np.ndarray) -> tuple[np.ndarray, Any]:
 
 
 def device_pointer(array: np.ndarray) -> np.intp:
-    """The GPU's address of a mapped array, ``cudaHostGetDevicePointer`` (lesson 04).
+    """The GPU's address of a mapped array, ``cudaHostGetDevicePointer`` (lesson 05).
 
     Pass the result, not the array, to a kernel: PyCUDA copies an ndarray argument
-    into the kernel's parameters by value (lesson 04 shows the pitfall).
+    into the kernel's parameters by value (lesson 05 shows the pitfall).
     """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"device_pointer expects a numpy array from helpers.gpu.mapped_empty, got {type(array).__name__}.")
@@ -217,7 +217,7 @@ def device_pointer(array: np.ndarray) -> np.intp:
 
 
 def free(*arrays: np.ndarray) -> None:
-    """Free page-locked arrays now, like ``cudaFreeHost`` (lesson 04).
+    """Free page-locked arrays now, like ``cudaFreeHost`` (lesson 05).
 
     Do not touch an array after freeing it: its memory is gone.
     """
@@ -231,13 +231,13 @@ def free(*arrays: np.ndarray) -> None:
 
 
 def pinned_bytes_live() -> int:
-    """Bytes of page-locked memory that helpers allocated and that are still held (lesson 04)."""
+    """Bytes of page-locked memory that helpers allocated and that are still held (lesson 05)."""
     gc.collect()
     return sum(_live_allocations.values())
 
 
 def host_flags(array: np.ndarray) -> dict[str, bool]:
-    """The flags the driver keeps for a page-locked allocation, ``cuMemHostGetFlags`` (lesson 09)."""
+    """The flags the driver keeps for a page-locked allocation, ``cuMemHostGetFlags`` (lesson 13)."""
     context()
     flags = driver_api.host_get_flags(array.ctypes.data)
     return {
@@ -249,7 +249,7 @@ def host_flags(array: np.ndarray) -> dict[str, bool]:
 
 # --------------------------------------------------------------------------- registered memory
 class RegisteredArray:
-    """An existing numpy array page-locked and mapped in place with ``cuMemHostRegister`` (lesson 09).
+    """An existing numpy array page-locked and mapped in place with ``cuMemHostRegister`` (lesson 13).
 
     PyCUDA 2026.1's ``register_host_memory`` raises, so this calls the driver through ctypes.
     Use it as a context manager, or call :meth:`unregister`::

@@ -1,4 +1,4 @@
-"""The measurement queue: timed sections of every process on the machine take turns on a GPU (lesson 05).
+"""The measurement queue: timed sections of every process on the machine take turns on a GPU (lesson 06).
 
 Learners who share a GPU server press Run All at the same moments. If their bandwidth measurements ran
 over one PCIe link together, each would see a fraction of the link. :func:`measurement_slot` makes the
@@ -42,7 +42,7 @@ LOG_LIMIT_BYTES = 64 << 20  # the shared log is emptied when it grows past this
 
 
 class QueueError(CourseError):
-    """The queue's folder cannot be used (lesson 05)."""
+    """The queue's folder cannot be used (lesson 06)."""
 
 
 def enabled() -> bool:
@@ -321,7 +321,7 @@ def _wait_for_turn(folder: Path, key: str, seq: int) -> None:
 
 @contextmanager
 def measurement_slot(key: str | None = None, *, what: str = "", stream: TextIO | None = None) -> Iterator[None]:
-    """Hold this GPU's measurement slot for the timed work inside the ``with`` block (lesson 05).
+    """Hold this GPU's measurement slot for the timed work inside the ``with`` block (lesson 06).
 
     Re-entrant: a slot taken inside another in the same thread is the outer one. Waits in turn
     (first come, first served) behind other processes' slots; a wait longer than a moment shows one

@@ -1,4 +1,4 @@
-"""``%%linux_only``: run a notebook cell only where Linux's /proc exists (lessons 01 and 02).
+"""``%%linux_only``: run a notebook cell only where Linux's /proc exists (lessons 01 and 03).
 
 On macOS and Windows there is no /proc/self/pagemap, maps or status, so the cells that read them are
 marked ``%%linux_only``: there the cell is skipped with a sentence that says why, and the lesson goes on

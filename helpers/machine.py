@@ -1,5 +1,5 @@
 """What kind of machine a measurement ran on: bare metal or a virtual machine, with or without an IOMMU
-(lessons 00, 01, 02, 03 and wherever recorded frames, pageable copies or latencies are read).
+(lessons 00, 01, 03, 04 and wherever recorded frames, pageable copies or latencies are read).
 
 A device reaches host memory by DMA (bus) addresses. With an IOMMU, or inside a virtual machine, those
 differ from the frame numbers /proc/self/pagemap shows: in a VM the pagemap frames are guest-physical,
@@ -45,7 +45,7 @@ def detect_virtualization() -> str:
 
 
 def iommu_groups() -> int | None:
-    """How many IOMMU groups this Linux kernel exposes (0: no IOMMU in use); None if it cannot tell (lesson 03)."""
+    """How many IOMMU groups this Linux kernel exposes (0: no IOMMU in use); None if it cannot tell (lesson 04)."""
     groups = Path("/sys/kernel/iommu_groups")
     if not groups.is_dir():
         return None
@@ -77,7 +77,7 @@ def in_vm(provenance: dict[str, Any]) -> bool | None:
 
 
 def address_caveat(provenance: dict[str, Any], *, live: bool = False) -> str:
-    """One sentence on what the frames, copies and latencies of a run mean on its machine (lessons 00-03, 06).
+    """One sentence on what the frames, copies and latencies of a run mean on its machine (lessons 00-04, 07).
 
     ``provenance`` is a record's (replay); with ``live=True`` this machine is examined instead.
     """

@@ -1,4 +1,4 @@
-"""The CPU's view of memory: pages, page frames, locking, page-aligned arrays (lessons 01 and 02).
+"""The CPU's view of memory: pages, page frames, locking, page-aligned arrays (lessons 01 and 03).
 
 Everything here runs on any Linux machine, GPU or not: it reads /proc/self/maps and
 /proc/self/pagemap and calls mlock(2). Physical frame numbers are only shown to root
@@ -6,7 +6,7 @@ Everything here runs on any Linux machine, GPU or not: it reads /proc/self/maps 
 
 macOS and Windows have no /proc: :func:`proc_available` says so, :func:`pfns_visible` is False there,
 and the functions that read /proc raise :class:`helpers.errors.ProcUnavailableError`, which says
-what to do (lessons 01 and 02 then show the recorded Linux view). ``ZC_PROC_ROOT`` points the
+what to do (lessons 01 and 03 then show the recorded Linux view). ``ZC_PROC_ROOT`` points the
 helpers at another folder than /proc (the tests use a missing one to act as a Mac).
 """
 
@@ -64,7 +64,7 @@ def proc_root() -> Path:
 
 
 def proc_available() -> bool:
-    """Whether this system has Linux's /proc/self/pagemap and maps (False on macOS and Windows; lessons 01, 02)."""
+    """Whether this system has Linux's /proc/self/pagemap and maps (False on macOS and Windows; lessons 01, 03)."""
     root = proc_root()
     return (root / "self" / "pagemap").exists() and (root / "self" / "maps").exists()
 
@@ -75,7 +75,7 @@ def proc_path(*parts: str) -> Path:
     if not path.exists():
         raise ProcUnavailableError(
             f"{path} does not exist: this system has no Linux /proc (macOS and Windows have none), so the page "
-            "tables of this process cannot be read here. Lessons 01 and 02 show the view recorded on the Linux GPU "
+            "tables of this process cannot be read here. Lessons 01 and 03 show the view recorded on the Linux GPU "
             "machine instead (experiments.pagemap_pinned()); to read your own, run the course on Linux or in WSL2 "
             "on Windows (README: 'On macOS and Windows').")
     return path
@@ -84,7 +84,7 @@ def proc_path(*parts: str) -> Path:
 def page_aligned_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np.float32) -> np.ndarray:
     """An uninitialised (in fact zero, never touched) array that starts on a page boundary (lesson 01).
 
-    Plain anonymous ``mmap`` memory: pageable, no GPU involved, so both backends use it (lesson 09
+    Plain anonymous ``mmap`` memory: pageable, no GPU involved, so both backends use it (lesson 13
     registers it with cuMemHostRegister; ``helpers.cpu.mapped_empty`` hands it to CPU kernels).
     """
     dtype = np.dtype(dtype)
@@ -117,7 +117,7 @@ def frames_of(array: np.ndarray) -> list[Frame]:
 
 @dataclass(frozen=True)
 class FrameRun:
-    """A maximal stretch of consecutive virtual pages whose frames are consecutive too (lessons 01, 02)."""
+    """A maximal stretch of consecutive virtual pages whose frames are consecutive too (lessons 01, 03)."""
 
     start: int  # index of the run's first page among the pages given
     length: int  # pages in the run
@@ -155,7 +155,7 @@ HUGE_PAGE_SIZE = 2 << 20
 
 
 def huge_page_possible(address: int, pfns: list[int | None] | tuple[int | None, ...]) -> bool:
-    """Whether these pages could sit inside 2 MiB huge pages, as far as their frames can tell (lesson 02).
+    """Whether these pages could sit inside 2 MiB huge pages, as far as their frames can tell (lesson 03).
 
     A 2 MiB page-table entry maps a 2 MiB-aligned virtual range onto a 2 MiB-aligned block of frames in the
     same order, so each page's frame must equal (the block's first frame) + (its page's offset in the 2 MiB
@@ -181,7 +181,7 @@ def pfns_visible() -> bool:
 
 
 def mapping_of(address: int) -> Mapping:
-    """The /proc/self/maps entry that contains ``address`` (lessons 01 and 02)."""
+    """The /proc/self/maps entry that contains ``address`` (lessons 01 and 03)."""
     for line in proc_path("self", "maps").read_text().splitlines():
         fields = line.split(maxsplit=5)
         start, end = (int(x, 16) for x in fields[0].split("-"))

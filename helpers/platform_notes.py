@@ -1,4 +1,4 @@
-"""The sentence a lesson shows about this machine, where its platform changes the lesson (lessons 00-02, 04, 08, 09).
+"""The sentence a lesson shows about this machine, where its platform changes the lesson (lessons 00-03, 05, 11, 13).
 
 ``platform_note("08")`` reads this machine once (:func:`helpers.platform_facts.current`) and returns what
 differs here from the reference GPU the lesson was written on: an integrated GPU, HMM, WSL2, native host
@@ -27,7 +27,7 @@ def reference_gpu() -> GpuFacts | None:
 
 
 def recorded_linux_view() -> str:
-    """The reference record's page-table view of a few buffers, one line each (lessons 01, 02 without /proc)."""
+    """The reference record's page-table view of a few buffers, one line each (lessons 01, 03 without /proc)."""
     try:
         record, path = records.reference_record()
     except records.RecordError as exc:
@@ -68,7 +68,7 @@ def _overview(facts: Facts, reference: GpuFacts | None) -> str:
 
 
 def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuFacts | None = None) -> str:
-    """What this machine changes in ``lesson``, as a few sentences (lessons 00, 01, 02, 04, 08, 09).
+    """What this machine changes in ``lesson``, as a few sentences (lessons 00, 01, 03, 05, 11, 13).
 
     Live, the notes come from this GPU's attributes and this platform; in replay, from the recorded GPU's
     attributes (what the figures shown hold for) and this platform (no /proc, no compiler).
@@ -91,6 +91,6 @@ def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuF
     elif facts.mode == "live" and key != "00":
         parts.append(f"{where}: nothing in this lesson depends on a difference from the reference "
                      f"{reference.name if reference else 'GPU'}; it runs as written.")
-    if key in ("01", "02") and not facts.proc_available:
+    if key in ("01", "02", "03") and not facts.proc_available:
         parts.append(recorded_linux_view())
     return "\n".join(parts)

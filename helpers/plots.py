@@ -65,7 +65,7 @@ def _each(result: Result, reference: Result | None) -> list[tuple[Result, str, s
     return runs
 
 
-# --------------------------------------------------------------------------- lessons 01 and 05
+# --------------------------------------------------------------------------- lessons 01 and 06
 def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
     """Copy bandwidth against size, pinned against pageable (lesson 01)."""
     with course_style():
@@ -85,7 +85,7 @@ def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
 
 
 def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
-    """Every way of moving data, against size: copies, zero-copy kernels, device memory (lesson 05)."""
+    """Every way of moving data, against size: copies, zero-copy kernels, device memory (lesson 06)."""
     with course_style():
         fig, (ax_link, ax_all) = plt.subplots(1, 2, figsize=(11, 4.2))
         series = [
@@ -112,7 +112,7 @@ def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
 
 
 def inflight(result: Result, link_GBps: float | None = None, latency_ns: float | None = None) -> Figure:
-    """Zero-copy read bandwidth against bytes in flight, with Little's law (lesson 05)."""
+    """Zero-copy read bandwidth against bytes in flight, with Little's law (lesson 06)."""
     with course_style():
         fig, ax = plt.subplots()
         for name, color in (("read_float4", "C0"), ("read_float4_x4", "C1")):
@@ -134,7 +134,7 @@ def inflight(result: Result, link_GBps: float | None = None, latency_ns: float |
 
 def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: str, log: bool = False,
          colors: Sequence[str] | None = None, note: Result | None = None, fmt: str = "{:.3g}") -> Figure:
-    """A labelled bar chart (lessons 05, 06, 08, 09)."""
+    """A labelled bar chart (lessons 06, 07, 11, 13)."""
     with course_style():
         fig, ax = plt.subplots(figsize=(7.5, 3.8))
         positions = np.arange(len(values))
@@ -150,9 +150,9 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: 
     return fig
 
 
-# --------------------------------------------------------------------------- lesson 06
+# --------------------------------------------------------------------------- lesson 07
 def latency(result: Result, reference: Result | None = None) -> Figure:
-    """Nanoseconds per dependent load, by memory (lesson 06)."""
+    """Nanoseconds per dependent load, by memory (lesson 07)."""
     names = {"l2": "L2-resident\n(device memory)", "device": "device memory\n(HBM)", "zero_copy": "zero-copy\n(host over PCIe)"}
     labels, values = [], []
     for run, _, suffix in _each(result, reference):
@@ -166,7 +166,7 @@ def latency(result: Result, reference: Result | None = None) -> Figure:
 
 
 def latency_footprint(result: Result, l2_bytes: int | None = None) -> Figure:
-    """Nanoseconds per dependent load against the buffer chased, device and mapped memory (lesson 06)."""
+    """Nanoseconds per dependent load against the buffer chased, device and mapped memory (lesson 07)."""
     with course_style():
         fig, ax = plt.subplots(figsize=(7.5, 3.8))
         for memory, color, label in (("device", "C2", "device memory"), ("zero_copy", "C1", "zero-copy")):
@@ -190,10 +190,10 @@ def latency_footprint(result: Result, l2_bytes: int | None = None) -> Figure:
     return fig
 
 
-# --------------------------------------------------------------------------- lesson 07
+# --------------------------------------------------------------------------- lesson 09
 def access_sweep(result: Result, key: str, *, reference: Result | None = None,
                  predicted: dict[int, float] | None = None) -> Figure:
-    """Useful bandwidth against stride or offset, zero-copy and device memory (lesson 07)."""
+    """Useful bandwidth against stride or offset, zero-copy and device memory (lesson 09)."""
     xlabel = {"stride": "stride (floats between neighbouring threads)",
               "offset_floats": "misalignment (floats past a 128-byte boundary)"}[key]
     with course_style():
@@ -221,9 +221,9 @@ def access_sweep(result: Result, key: str, *, reference: Result | None = None,
     return fig
 
 
-# --------------------------------------------------------------------------- lesson 08
+# --------------------------------------------------------------------------- lesson 11
 def end_to_end(result: Result, reference: Result | None = None) -> Figure:
-    """Time of a host-to-host vector add against n: copies + kernel, or zero-copy (lesson 08)."""
+    """Time of a host-to-host vector add against n: copies + kernel, or zero-copy (lesson 11)."""
     with course_style():
         fig, (ax_time, ax_ratio) = plt.subplots(1, 2, figsize=(11, 4.0))
         for run, style, suffix in _each(result, reference):
@@ -249,7 +249,7 @@ def end_to_end(result: Result, reference: Result | None = None) -> Figure:
 
 
 def reuse(result: Result) -> Figure:
-    """Time against how many kernels use the same inputs (lesson 08)."""
+    """Time against how many kernels use the same inputs (lesson 11)."""
     with course_style():
         fig, ax = plt.subplots()
         for method, color, label in (("copy", "C0", "copy once, then k kernels on device memory"),
@@ -263,10 +263,10 @@ def reuse(result: Result) -> Figure:
     return fig
 
 
-# --------------------------------------------------------------------------- lessons 02 and 03
+# --------------------------------------------------------------------------- lessons 03 and 04
 def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, gpu_pages: Sequence[int] | None = None,
                  title: str = "Virtual pages and the physical frames behind them") -> Figure:
-    """Boxes for virtual pages on the left (and GPU pages on the right) and arrows to frames (lessons 02, 03).
+    """Boxes for virtual pages on the left (and GPU pages on the right) and arrows to frames (lessons 03, 04).
 
     With ``gpu_pages`` the GPU's arrows pass through an IOMMU column: the GPU's page tables give DMA (bus)
     addresses, which an IOMMU (and, in a virtual machine, the hypervisor) translates to DRAM addresses. The
@@ -313,7 +313,7 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
                     ha="center", fontsize=9)
             ax.text(0.0, -0.45, "The GPU's page tables hold DMA (bus) addresses; an IOMMU, and in a virtual machine the "
                     "hypervisor, translates them to DRAM.\nIn a VM the frames above are guest-physical. The GPU's side "
-                    "is inferred from a kernel that worked through these pages (lesson 03, section 2).",
+                    "is inferred from a kernel that worked through these pages (lesson 04, section 2).",
                     fontsize=7, color="0.35", va="top")
         ax.set_xlim(-0.2, 12.4 if gpu_pages is not None else 7)
         ax.set_ylim(-1.2 if gpu_pages is not None else -0.3, top + 1.4)

@@ -53,7 +53,7 @@ def time_gpu(work: Callable[[], object], *, repeats: int = 10, warmup: int = 2) 
 
 
 def time_host(work: Callable[[], object], *, repeats: int = 5, warmup: int = 1) -> Timing:
-    """Time host-only work (a CPU reading memory, lesson 09) with a monotonic clock."""
+    """Time host-only work (a CPU reading memory, lesson 13) with a monotonic clock."""
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
     for _ in range(warmup):

@@ -1,6 +1,6 @@
 """The CPU backend (helpers/cpu): kernels against numpy, rejected features, bounds checks, traces.
 
-The PCIe model, the sector explorer and lesson 07's exercise are tested in test_pcie_model.py and
+The PCIe model, the sector explorer and lesson 09's exercise are tested in test_pcie_model.py and
 test_lesson07_tools.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lesson 07's sector explorer (helpers.sector_explorer) and exercise (helpers.coalescing_exercise)."""
+"""Lesson 09's sector explorer (helpers.sector_explorer) and exercise (helpers.coalescing_exercise)."""
 
 from __future__ import annotations
 

@@ -34,3 +34,8 @@ def test_the_estimate_grows_with_prose_and_code(tmp_path):
     assert lesson_times.estimate_minutes(notebook(0, 0)) == 0
     assert lesson_times.estimate_minutes(notebook(1500, 0)) == 10   # 1500 words at 150 words a minute
     assert lesson_times.estimate_minutes(notebook(0, 41)) == 15     # 10.25 minutes, rounded up to 5
+
+
+def test_no_lesson_is_longer_than_45_minutes():
+    long = {stem: times[0] for stem, times in lesson_times.table().items() if times[0] > 45}
+    assert not long, f"split or trim these lessons to at most 45 minutes (issue 9): {long}"

@@ -1,4 +1,4 @@
-"""The CPU's view of pages, read live from /proc on any Linux (helpers.pages, lessons 01 and 02)."""
+"""The CPU's view of pages, read live from /proc on any Linux (helpers.pages, lessons 01 and 03)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The PCIe link's nominal rate and how a record stores the link (lesson 05)."""
+"""The PCIe link's nominal rate and how a record stores the link (lesson 06)."""
 
 import pytest
 

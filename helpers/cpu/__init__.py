@@ -1,4 +1,4 @@
-"""Run the course's CUDA kernels on the CPU and trace their memory accesses (lessons 04 and 07).
+"""Run the course's CUDA kernels on the CPU and trace their memory accesses (lessons 05 and 09).
 
     from helpers import cpu
     add = cpu.load_kernel("vector_add", "vector_add_kernel")
@@ -12,7 +12,7 @@ KernelCrashError; the next launch works. A launch of more than ``ZC_CPU_MAX_THRE
 threads is refused with an estimate of its time (LaunchTooLargeError).
 
 Submodules: runtime (launching), transform (source rewrite + feature scan), compiler
-(build + cache), memory (address registry), trace. Lesson 07's tools built on the traces
+(build + cache), memory (address registry), trace. Lesson 09's tools built on the traces
 live outside the backend: helpers.pcie_model, helpers.sector_explorer, helpers.coalescing_exercise.
 """
 

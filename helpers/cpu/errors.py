@@ -1,4 +1,4 @@
-"""Errors of the CPU backend, each naming what went wrong (lessons 04 and 07)."""
+"""Errors of the CPU backend, each naming what went wrong (lessons 05 and 09)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Launch kernels on the CPU with PyCUDA's calling convention (lesson 04; tracing: lesson 07).
+"""Launch kernels on the CPU with PyCUDA's calling convention (lesson 05; tracing: lesson 09).
 
 ``SourceModule(src).get_function("k")(a, b, np.int32(n), block=(256, 1, 1), grid=(g, 1))``
 runs every thread of every block, one after another (threads of a block in linear order,
@@ -107,7 +107,7 @@ def _env_number(name: str, default: float, kind: type = float) -> Any:
 
 
 def launch_timeout(timeout: float | None = None) -> float:
-    """Seconds a launch may run: ``timeout``, else ``$ZC_CPU_TIMEOUT``, else 60 (lesson 04)."""
+    """Seconds a launch may run: ``timeout``, else ``$ZC_CPU_TIMEOUT``, else 60 (lesson 05)."""
     if timeout is None:
         return float(_env_number("ZC_CPU_TIMEOUT", 60.0))
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)) \
@@ -177,7 +177,7 @@ def _parse_options(options: Sequence[str] | None, include_dirs: Sequence[str | o
 
 
 class SourceModule:
-    """CPU stand-in for ``pycuda.compiler.SourceModule`` (lesson 04).
+    """CPU stand-in for ``pycuda.compiler.SourceModule`` (lesson 05).
 
     Compiles ``source`` (CUDA C++, unchanged) with the system C++ compiler; ``name`` is
     used in error messages. ``options`` takes -D and -I (and -O<n>) as PyCUDA's does, and
@@ -230,7 +230,7 @@ _launch_lock = threading.Lock()  # a compiled module keeps its launch state in g
 
 
 def load_kernel(file_stem: str, function_name: str) -> "Function":
-    """The kernel ``function_name`` of helpers/kernels/<file_stem>.cu, compiled for the CPU (lesson 04)."""
+    """The kernel ``function_name`` of helpers/kernels/<file_stem>.cu, compiled for the CPU (lesson 05)."""
     path = KERNEL_DIR / f"{file_stem}.cu"
     if not path.is_file():
         raise CpuBackendError(f"No kernel file {path.name} in {KERNEL_DIR} (available: {', '.join(kernel_files())}).")
@@ -268,7 +268,7 @@ def _describe(array: np.ndarray | None) -> str:
 
 
 class Function:
-    """A kernel of a :class:`SourceModule`; call it like a PyCUDA function (lesson 04)."""
+    """A kernel of a :class:`SourceModule`; call it like a PyCUDA function (lesson 05)."""
 
     def __init__(self, module: SourceModule, signature: KernelSignature) -> None:
         self.module = module
@@ -475,7 +475,7 @@ class Function:
 
     def trace(self, *args: Any, block: Sequence[int] | None = None, grid: Sequence[int] | None = None,
               max_warps: int | None = None, timeout: float | None = None) -> Trace:
-        """Run the kernel recording every load and store, grouped per warp-level request (lesson 07).
+        """Run the kernel recording every load and store, grouped per warp-level request (lesson 09).
 
         Only the first ``max_warps`` warps run (blocks in order, x fastest; default
         ``TRACE_MAX_WARPS``, so that a trace's memory and time stay bounded); the trace's

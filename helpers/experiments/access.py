@@ -1,4 +1,4 @@
-"""Access patterns: stride, misalignment, vector width (lesson 07).
+"""Access patterns: stride, misalignment, vector width (lesson 09).
 
 Every kernel reads ``count`` useful floats (one per thread and iteration); the pattern decides how
 many 32-byte sectors and 128-byte lines those floats are spread over, and so how many bytes move.
@@ -23,7 +23,7 @@ DEVICE_COUNT = 1 << 28  # 1 GiB of useful floats: far beyond the 60 MB L2, and l
 
 def stride(strides: Sequence[int] = STRIDES, count: int = COUNT, device_count: int = DEVICE_COUNT,
            repeats: int = 5) -> Result:
-    """Useful bandwidth when thread t reads float ``t * stride`` (lesson 07).
+    """Useful bandwidth when thread t reads float ``t * stride`` (lesson 09).
 
     ``count`` floats are read from mapped memory, ``device_count`` (fewer if the GPU's free memory
     is short) from device memory; each row gives the count it used."""
@@ -34,7 +34,7 @@ def stride(strides: Sequence[int] = STRIDES, count: int = COUNT, device_count: i
 
 def offset(offsets: Sequence[int] = OFFSETS, count: int = COUNT, device_count: int = DEVICE_COUNT,
            repeats: int = 5) -> Result:
-    """Useful bandwidth when every thread's float is shifted by ``offset`` floats (lesson 07)."""
+    """Useful bandwidth when every thread's float is shifted by ``offset`` floats (lesson 09)."""
     params = {"kernel": "read_strided", "offsets": list(offsets), "count": count, "device_count": device_count,
               "repeats": repeats, "block": BLOCK}
     return run("offset", params, _offset)
@@ -87,7 +87,7 @@ def _offset(kernel: str, offsets: list[int], count: int, device_count: int, repe
 
 
 def vector_width(nbytes: int = 64 << 20, device_nbytes: int = 1 << 30, repeats: int = 5) -> Result:
-    """The same contiguous bytes read as one float or one float4 per thread (lesson 07).
+    """The same contiguous bytes read as one float or one float4 per thread (lesson 09).
 
     Mapped memory reads ``nbytes``; device memory reads ``device_nbytes`` (1 GiB: a buffer the
     size of the L2 would measure the L2 and the launch, not HBM)."""

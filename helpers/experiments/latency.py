@@ -1,4 +1,4 @@
-"""Dependent-load latency: a pointer chase over a random path at cache-line stride (lessons 05 and 06)."""
+"""Dependent-load latency: a pointer chase over a random path at cache-line stride (lessons 06 and 07)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ FOOTPRINTS_ZERO_COPY = (64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB, 1 * GiB)
 
 
 def random_cycle(nbytes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A chase table over ``nbytes`` and the order it visits (lesson 06).
+    """A chase table over ``nbytes`` and the order it visits (lesson 07).
 
     The table holds uint32 element indices; only the first element of each 128-byte line
     is used. ``table[order[i]] == order[i + 1]``, and the last entry leads back to the first.
@@ -35,7 +35,7 @@ def random_cycle(nbytes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def random_path(nbytes: int, visits: int, seed: int = 0) -> np.ndarray:
-    """``visits`` distinct random lines of an ``nbytes`` buffer, as uint32 element indices (lesson 06).
+    """``visits`` distinct random lines of an ``nbytes`` buffer, as uint32 element indices (lesson 07).
 
     For buffers far larger than the chase: only these lines are written, so a path through
     16 GiB costs a few megabytes to build. ``path[i]`` leads to ``path[i + 1]`` and the last back
@@ -52,7 +52,7 @@ def random_path(nbytes: int, visits: int, seed: int = 0) -> np.ndarray:
 
 def latency(zero_copy_bytes: int = 64 * MiB, device_bytes: int = 1 * GiB, l2_bytes: int = 4 * MiB,
             steps: int = 4096, repeats: int = 7) -> Result:
-    """Nanoseconds per dependent load: mapped host memory, device memory, an L2-resident buffer (lesson 06).
+    """Nanoseconds per dependent load: mapped host memory, device memory, an L2-resident buffer (lesson 07).
 
     For host and device memory every repeat continues the chase where the last stopped, so no line
     is visited twice and no GPU cache helps. The zero-copy table is chased twice: once right after
@@ -66,7 +66,7 @@ def latency(zero_copy_bytes: int = 64 * MiB, device_bytes: int = 1 * GiB, l2_byt
 
 
 def evict_cpu_caches(nbytes: int = EVICT_BYTES) -> None:
-    """Stream the CPU through ``nbytes`` of fresh memory, so earlier data leave its caches (lesson 06)."""
+    """Stream the CPU through ``nbytes`` of fresh memory, so earlier data leave its caches (lesson 07)."""
     scratch = np.empty(nbytes // 8, np.int64)
     scratch.fill(1)
     del scratch
@@ -163,7 +163,7 @@ def _latency(zero_copy_bytes: int, device_bytes: int, l2_bytes: int, steps: int,
 def latency_footprint(device_sizes: Sequence[int] = FOOTPRINTS_DEVICE,
                       zero_copy_sizes: Sequence[int] = FOOTPRINTS_ZERO_COPY,
                       steps: int = 4096, repeats: int = 5, warm_lines: int = 1 << 18) -> Result:
-    """Latency of one dependent load against the size of the buffer chased (lesson 06).
+    """Latency of one dependent load against the size of the buffer chased (lesson 07).
 
     A buffer of at most ``warm_lines`` lines is chased around its whole random cycle once before
     timing (``warm=True``): the steady state of a program that keeps using that much memory, so a
@@ -226,14 +226,14 @@ def _latency_footprint(device_sizes: list[int], zero_copy_sizes: list[int], step
 # --------------------------------------------------------------------------- loaded latency
 def loaded_latency(nbytes: int = 64 * MiB, load_bytes: int = 1 * GiB, steps: int = 1024, repeats: int = 5,
                    load_threads: Sequence[int] = (4096, 0), load_launches: int = 8) -> Result:
-    """The zero-copy round trip while a read kernel keeps the link busy (lessons 05 and 06).
+    """The zero-copy round trip while a read kernel keeps the link busy (lessons 06 and 07).
 
     A streaming zero-copy read (``read_float4`` over ``load_bytes``, launched ``load_launches``
     times back to back) runs on one stream while the pointer chase runs on another; the chase's
     time per load is the latency a load sees under that traffic, and the row is kept only if the
     reads were still running when the chase ended. ``load_threads`` 0 stands for half the GPU's
     resident threads (enough to fill the link and leave room for the chase); 4096 threads x 16
-    bytes is the example lesson 05 checks with Little's law. The first row (``load_threads=None``)
+    bytes is the example lesson 06 checks with Little's law. The first row (``load_threads=None``)
     is the same chase with no traffic.
     """
     params = {"nbytes": nbytes, "load_bytes": load_bytes, "steps": steps, "repeats": repeats,

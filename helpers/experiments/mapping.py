@@ -1,4 +1,4 @@
-"""How host memory is mapped for the GPU: addresses, page frames, flags, registration (lessons 01, 03, 09)."""
+"""How host memory is mapped for the GPU: addresses, page frames, flags, registration (lessons 01, 04, 13)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _double_in_place(pointer: Any, n: int) -> None:
 
 def address_identity(nbytes: int = 1 * MiB) -> Result:
     """Host and device addresses of each kind of page-locked memory, and a kernel run through the
-    host address itself (lesson 03)."""
+    host address itself (lesson 04)."""
     return run("address_identity", {"nbytes": nbytes}, _address_identity)
 
 
@@ -69,7 +69,7 @@ def _address_identity(nbytes: int) -> list[Row]:
 
 
 def pagemap_pinned(nbytes: int = 64 * 1024) -> Result:
-    """The CPU's page table for pageable, locked, CUDA-pinned and registered memory (lessons 01 and 02)."""
+    """The CPU's page table for pageable, locked, CUDA-pinned and registered memory (lessons 01 and 03)."""
     return run("pagemap_pinned", {"nbytes": nbytes}, _pagemap_pinned)
 
 
@@ -105,7 +105,7 @@ def _pagemap_pinned(nbytes: int) -> list[Row]:
 
 def registered(nbytes: int = 256 * MiB, repeats: int = 5) -> Result:
     """Zero-copy reads from registered pageable memory against cudaHostAlloc memory, and the cost of
-    registering (lesson 09)."""
+    registering (lesson 13)."""
     return run("registered", {"nbytes": nbytes, "repeats": repeats}, _registered)
 
 
@@ -142,7 +142,7 @@ def _registered(nbytes: int, repeats: int) -> list[Row]:
 
 
 def _try_pycuda_register(label: str, array: np.ndarray, flags: Any) -> Row:
-    """Register ``array`` with PyCUDA's own ``register_host_memory`` and record what happened (lesson 09)."""
+    """Register ``array`` with PyCUDA's own ``register_host_memory`` and record what happened (lesson 13)."""
     row: Row = {"allocation": label, "nbytes": array.nbytes, "page_offset": array.ctypes.data % gpu.PAGE_SIZE,
                 "flags": int(flags)}
     try:
@@ -170,7 +170,7 @@ def _register_with_pycuda(array: np.ndarray, flags: Any) -> np.ndarray:
 
 
 def write_combined(gpu_bytes: int = 256 * MiB, cpu_bytes: int = 16 * MiB, repeats: int = 5) -> Result:
-    """The CPU and the GPU reading and writing write-combined against ordinary mapped memory (lesson 09)."""
+    """The CPU and the GPU reading and writing write-combined against ordinary mapped memory (lesson 13)."""
     return run("write_combined", {"gpu_bytes": gpu_bytes, "cpu_bytes": cpu_bytes, "repeats": repeats},
                _write_combined)
 
@@ -206,7 +206,7 @@ def _write_combined(gpu_bytes: int, cpu_bytes: int, repeats: int) -> list[Row]:
 
 def pass_by_value(n: int = 1024) -> Result:
     """The seed's vector add launched with the three mapped NumPy arrays themselves instead of their device
-    pointers: what PyCUDA and the driver say, and whether the context still works afterwards (lesson 04)."""
+    pointers: what PyCUDA and the driver say, and whether the context still works afterwards (lesson 05)."""
     return run("pass_by_value", {"n": n}, _pass_by_value)
 
 

@@ -1,4 +1,4 @@
-"""Bandwidth experiments: copies, streaming kernels, requests in flight, caching (lessons 01 and 05)."""
+"""Bandwidth experiments: copies, streaming kernels, requests in flight, caching (lessons 01 and 06)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _repeats_for(nbytes: int, repeats: int) -> int:
 
 
 def memcpy(sizes: Sequence[int] = DEFAULT_SIZES, repeats: int = 10) -> Result:
-    """``cudaMemcpy`` host-to-device and device-to-host, from pinned and pageable memory (lessons 01, 05).
+    """``cudaMemcpy`` host-to-device and device-to-host, from pinned and pageable memory (lessons 01, 06).
 
     Beside them, rows with ``host_memory="host_memcpy"`` (direction ``"htoh"``) time a plain CPU copy of the
     same size between two ordinary arrays: the staging copy a pageable transfer needs, on its own (lesson 01).
@@ -68,7 +68,7 @@ def _launch_stream(kernel: Any, op: str, pointer: Any, nbytes: int, sink: Any, g
 
 
 def kernel_bandwidth(sizes: Sequence[int] = DEFAULT_SIZES, repeats: int = 10) -> Result:
-    """Streaming read and write kernels on mapped host memory and on device memory (lesson 05)."""
+    """Streaming read and write kernels on mapped host memory and on device memory (lesson 06)."""
     return run("kernel_bandwidth", {"sizes": list(sizes), "repeats": repeats}, _kernel_bandwidth)
 
 
@@ -98,7 +98,7 @@ VECTOR_KERNELS = {"read_float": (4, 1), "read_float2": (8, 1), "read_float4": (1
 
 
 def inflight(nbytes: int = 256 * MiB, repeats: int = 5) -> Result:
-    """Zero-copy read bandwidth against the bytes each thread and the GPU keep in flight (lesson 05)."""
+    """Zero-copy read bandwidth against the bytes each thread and the GPU keep in flight (lesson 06)."""
     return run("inflight", {"nbytes": nbytes, "repeats": repeats}, _inflight)
 
 
@@ -143,7 +143,7 @@ REREAD_PATTERNS = ("same_sm", "other_sm")
 
 
 def reread_shift(pattern: str, n4: int, block: int = BLOCK) -> int:
-    """How far (in float4) each pass of ``reread_cached`` moves every thread's element (lesson 05).
+    """How far (in float4) each pass of ``reread_cached`` moves every thread's element (lesson 06).
 
     ``same_sm``: 0, every block re-reads its own lines. ``other_sm``: half the buffer plus one
     block, so each pass hands every line to a block far away in the grid (another SM), and a
@@ -157,7 +157,7 @@ def reread_shift(pattern: str, n4: int, block: int = BLOCK) -> int:
 
 
 def caching(nbytes_list: Sequence[int] = (1 * MiB, 4 * MiB), delivered: int = 512 * MiB, repeats: int = 5) -> Result:
-    """Which on-GPU cache keeps mapped memory: load kind x same-SM or other-SM re-reads (lesson 05).
+    """Which on-GPU cache keeps mapped memory: load kind x same-SM or other-SM re-reads (lesson 06).
 
     Every thread re-reads a small buffer through ``__ldg``, ``__ldca``, ``__ldcg`` or ``__ldcv``,
     either its own block's lines again (the SM's L1 could serve them) or lines another SM read

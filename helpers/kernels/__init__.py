@@ -1,4 +1,4 @@
-"""The course's CUDA kernels, one readable .cu file per topic, and their loader (lesson 04 on).
+"""The course's CUDA kernels, one readable .cu file per topic, and their loader (lesson 05 on).
 
 :data:`KERNEL_DIR` is the one place the kernel files live; :func:`source` returns a file's text for
 a lesson to show and :func:`names` the kernels it declares. :func:`load_kernel` compiles a file once
@@ -60,7 +60,7 @@ def _module(stem: str) -> Any:
 
 @lru_cache(maxsize=None)
 def load_kernel(stem: str, name: str) -> Any:
-    """Kernel ``name`` from ``helpers/kernels/<stem>.cu``, compiled for the GPU on first use (lesson 04).
+    """Kernel ``name`` from ``helpers/kernels/<stem>.cu``, compiled for the GPU on first use (lesson 05).
 
     Cached, so that looking a kernel up inside a timed loop costs nothing."""
     if name not in names(stem):

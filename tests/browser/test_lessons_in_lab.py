@@ -1,7 +1,7 @@
-"""Lessons 00, 04 and 07 run in JupyterLab in a real Chromium: Run All, no error, every figure (make test-browser).
+"""Lessons 00, 05 and 09 run in JupyterLab in a real Chromium: Run All, no error, every figure (make test-browser).
 
 The figures expected in each cell are those the same lesson gives when executed by nbclient in
-a fresh kernel; lesson 07's sector explorer must redraw when its stride slider moves.
+a fresh kernel; lesson 09's sector explorer must redraw when its stride slider moves.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LESSONS = ["00-start-here.ipynb", "04-write-your-first-zero-copy-kernel.ipynb", "07-coalesce-and-align-accesses.ipynb"]
+LESSONS = ["00-start-here.ipynb", "05-write-your-first-zero-copy-kernel.ipynb", "09-coalesce-and-align-accesses.ipynb"]
 RUN_TIMEOUT_S = 300
 CELLS = ".jp-NotebookPanel:visible .jp-Notebook .jp-Cell.jp-CodeCell"
 
@@ -102,7 +102,7 @@ def test_lesson_runs_in_jupyterlab(lab, page, lesson):
     missing = [(i, want, got) for i, (want, got) in enumerate(zip(expected, shown)) if got < want]
     assert not missing, f"{lesson}: (code cell, figures expected, figures shown): {missing}"
     print(f"{lesson}: ran in {seconds:.0f} s in JupyterLab, {sum(shown)} figures")
-    if lesson.startswith("07-"):
+    if lesson.startswith("09-"):
         check_sector_explorer_redraws(page)
 
 
