@@ -29,10 +29,10 @@ LESSONS = tuple(f"{n:02d}" for n in range(15))
 KERNEL_LESSONS = ("04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14")  # they compile helpers/kernels/*.cu with nvcc live
 CPU_BACKEND_LESSONS = ("05", "09", "10")  # they compile the same kernels with the C++ compiler, in both modes
 PROC_LESSONS = ("01", "02", "03")  # they read /proc/self/pagemap, maps and status
-# The largest page-locked buffer a lesson's experiment holds at once: memcpy's 1 GiB (lessons 02, 06) and the
-# 1 GiB zero-copy footprint of the latency chase (lesson 07).
+# The largest page-locked buffer a lesson's experiment holds at once: memcpy's 1 GiB (lessons 02, 06), the
+# 1 GiB zero-copy footprint of the latency chase (lesson 07) and the out-of-core data set (lessons 11, 12).
 PINNED_NEEDED_BYTES = 1 << 30
-PINNED_LESSONS = ("02", "06", "07")
+PINNED_LESSONS = ("02", "06", "07", "11", "12")
 # nvcc's first release that builds each architecture (CUDA release notes: 11.0 sm_80, 11.1 sm_86, 11.8 sm_89
 # and sm_90, 12.8 sm_100 and sm_120).
 FIRST_NVCC = {(8, 0): (11, 0), (8, 6): (11, 1), (8, 9): (11, 8), (9, 0): (11, 8), (10, 0): (12, 8), (12, 0): (12, 8)}

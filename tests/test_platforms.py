@@ -54,7 +54,7 @@ def notes(facts: Facts, lesson: str) -> str:
 # --------------------------------------------------------------------------- the reference itself
 def test_the_reference_h200_runs_every_lesson_live_as_written():
     assert set(status(live()).values()) == {"live"}
-    assert "runs as written" in platform_note("08", live())
+    assert "runs as written" in platform_note("12", live())
 
 
 def test_report_has_mode_gpu_and_platform_and_is_json():
@@ -71,24 +71,24 @@ def test_integrated_gpu_changes_lesson_08s_verdict():
     orin = dataclasses.replace(h200(INTEGRATED=1), name="Orin", compute_capability=(8, 7), pcie=None)
     facts = live(orin)
     states = status(facts)
-    assert states["08"] == "changed" and "always a performance gain" in notes(facts, "08")
-    assert states["05"] == "changed" and "DRAM-to-DRAM" in notes(facts, "05")
-    assert states["01"] == "live"  # Orin is I/O-coherent: no uncached-pinned caveat
-    assert "always a performance gain" in platform_note("08", facts)
+    assert states["12"] == "changed" and "always a performance gain" in notes(facts, "12")
+    assert states["06"] == "changed" and "DRAM-to-DRAM" in notes(facts, "06")
+    assert states["02"] == "live"  # Orin is I/O-coherent: no uncached-pinned caveat
+    assert "always a performance gain" in platform_note("12", facts)
 
 
 def test_integrated_gpu_before_xavier_warns_that_pinned_memory_is_uncached_for_the_cpu():
     nano = dataclasses.replace(h200(INTEGRATED=1), name="Jetson Nano", compute_capability=(5, 3), pcie=None)
     facts = live(nano, nvcc_version=(10, 2), pycuda_version=(2021, 1))
-    assert status(facts)["01"] == "changed" and "not cached for the CPU" in notes(facts, "01")
+    assert status(facts)["02"] == "changed" and "not cached for the CPU" in notes(facts, "02")
 
 
 # --------------------------------------------------------------------------- HMM
 def test_hmm_makes_the_unpinned_pointer_demonstration_not_fail():
     facts = live(h200(PAGEABLE_MEMORY_ACCESS=1))
-    assert status(facts)["04"] == "changed"
-    assert "does not fail here" in platform_note("04", facts)
-    assert status(live())["04"] == "live"
+    assert status(facts)["05"] == "changed"
+    assert "does not fail here" in platform_note("05", facts)
+    assert status(live())["05"] == "live"
 
 
 # --------------------------------------------------------------------------- WSL2
@@ -99,8 +99,8 @@ def test_wsl2_limits_pinned_memory_and_registered_host_pointers():
     rep = report(facts)
     assert rep["platform"]["wsl"] == "wsl2" and "WSL2" in rep["platform"]["names"]
     assert any("pinned system memory as limited" in n for n in rep["pinned_memory"]["notes"])
-    assert rep["lessons"]["01"]["status"] == "changed"
-    assert rep["lessons"]["09"]["status"] == "changed" and "cuMemHostGetDevicePointer" in notes(facts, "09")
+    assert rep["lessons"]["02"]["status"] == "changed"
+    assert rep["lessons"]["13"]["status"] == "changed" and "cuMemHostGetDevicePointer" in notes(facts, "13")
     assert "guest-physical" in notes(facts, "02")
 
 
@@ -113,9 +113,9 @@ def test_wsl_kind_tells_wsl1_from_wsl2_and_from_linux():
 # --------------------------------------------------------------------------- host atomics
 def test_native_host_atomics_change_lesson_09_and_their_absence_is_only_noted():
     with_atomics = live(h200(HOST_NATIVE_ATOMIC_SUPPORTED=1))
-    assert status(with_atomics)["09"] == "changed" and "atomicAdd_system" in notes(with_atomics, "09")
+    assert status(with_atomics)["14"] == "changed" and "atomicAdd_system" in notes(with_atomics, "14")
     without = live()
-    assert status(without)["09"] == "live" and "not with the CPU" in notes(without, "09")
+    assert status(without)["14"] == "live" and "not with the CPU" in notes(without, "14")
 
 
 # --------------------------------------------------------------------------- toolkits
@@ -161,7 +161,7 @@ def test_small_pinned_limit_changes_the_lessons_that_pin_a_gibibyte():
     assert pinned["expected_bytes"] == GIB // 2 and pinned["small"]
     states = status(facts)
     assert [lesson for lesson in doctor.LESSONS if states[lesson] == "changed"] == list(doctor.PINNED_LESSONS)
-    assert "smaller sizes" in notes(facts, "05")
+    assert "smaller sizes" in notes(facts, "06")
     assert not report(live())["pinned_memory"]["small"]
 
 
@@ -213,7 +213,7 @@ def test_native_windows_points_to_wsl2():
     facts = Facts(system="win32", proc_available=False, cxx=None, make=False)
     rep = report(facts)
     assert rep["platform"]["system"] == "Windows" and "WSL2" in " ".join(rep["lessons"]["00"]["notes"])
-    assert rep["lessons"]["04"]["status"] == "blocked"  # no compiler for the CPU backend
+    assert rep["lessons"]["05"]["status"] == "blocked"  # no compiler for the CPU backend
 
 
 # --------------------------------------------------------------------------- clang
