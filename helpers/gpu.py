@@ -119,7 +119,7 @@ def _check_pinnable(nbytes: int) -> None:
         raise PinningError(
             f"Refusing to pin {nbytes / 2**30:.1f} GiB: this machine has {total / 2**30:.1f} GiB of RAM, "
             "and page-locked memory cannot be swapped, so pinning most of it starves the system. "
-            "Use a smaller size (at most three quarters of RAM) or process the data in chunks (lesson 11)."
+            "Use a smaller size (at most three quarters of RAM) or process the data in chunks (lesson 12)."
         )
 
 

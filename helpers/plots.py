@@ -134,7 +134,7 @@ def inflight(result: Result, link_GBps: float | None = None, latency_ns: float |
 
 def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: str, log: bool = False,
          colors: Sequence[str] | None = None, note: Result | None = None, fmt: str = "{:.3g}") -> Figure:
-    """A labelled bar chart (lessons 06, 07, 11, 13)."""
+    """A labelled bar chart (lessons 06, 07, 12, 13)."""
     with course_style():
         fig, ax = plt.subplots(figsize=(7.5, 3.8))
         positions = np.arange(len(values))
@@ -221,7 +221,7 @@ def access_sweep(result: Result, key: str, *, reference: Result | None = None,
     return fig
 
 
-# --------------------------------------------------------------------------- lesson 11
+# --------------------------------------------------------------------------- lessons 11 and 12
 def end_to_end(result: Result, reference: Result | None = None) -> Figure:
     """Time of a host-to-host vector add against n: copies + kernel, or zero-copy (lesson 11)."""
     with course_style():
@@ -249,7 +249,7 @@ def end_to_end(result: Result, reference: Result | None = None) -> Figure:
 
 
 def reuse(result: Result) -> Figure:
-    """Time against how many kernels use the same inputs (lesson 11)."""
+    """Time against how many kernels use the same inputs (lesson 12)."""
     with course_style():
         fig, ax = plt.subplots()
         for method, color, label in (("copy", "C0", "copy once, then k kernels on device memory"),

@@ -1,4 +1,4 @@
-"""End to end: explicit copies plus a kernel against zero-copy (lesson 11).
+"""End to end: explicit copies plus a kernel against zero-copy (lessons 11 and 12).
 
 Every variant computes ``c = a + b`` with the seed's ``vector_add_kernel`` and is checked.
 """
@@ -70,7 +70,7 @@ def _end_to_end(sizes: list[int], repeats: int) -> list[Row]:
 
 
 def reuse(n: int = 1 << 24, uses: Sequence[int] = tuple(range(1, 9)), repeats: int = 5) -> Result:
-    """The same inputs used by k kernels: copy once then k kernels, or k kernels over PCIe (lesson 11)."""
+    """The same inputs used by k kernels: copy once then k kernels, or k kernels over PCIe (lesson 12)."""
     return run("reuse", {"n": n, "uses": list(uses), "repeats": repeats}, _reuse)
 
 
@@ -106,7 +106,7 @@ def _reuse(n: int, uses: list[int], repeats: int) -> list[Row]:
 
 
 def out_of_core(n: int = 1 << 27, budgets: Sequence[int] = (64 * MiB, 256 * MiB), repeats: int = 3) -> Result:
-    """A data set larger than a device-memory budget: in place through mapped memory, or in chunks (lesson 11).
+    """A data set larger than a device-memory budget: in place through mapped memory, or in chunks (lesson 12).
 
     ``budgets`` are the device bytes the chunked versions may use for their buffers; the learner sets them.
     """
