@@ -13,7 +13,7 @@ def start() -> str:
     """
     from .linux_only import register
 
-    register()  # %%linux_only, for the cells of lessons 01-03 that read /proc
+    register()  # %%linux_only, for the cells of lessons 01 and 03 that read /proc
     mode = detect()
     if mode.live:
         from . import gpu

@@ -21,7 +21,7 @@ class HostMappingUnsupportedError(CourseError):
 
 
 class PinningError(CourseError):
-    """Host memory could not be page-locked (锁页内存) or mapped (lesson 01)."""
+    """Host memory could not be page-locked (锁页内存) or mapped (lesson 02)."""
 
 
 class ProcUnavailableError(CourseError):

@@ -1,6 +1,6 @@
 """The GPU side of the course: one context, pinned and mapped allocations, device pointers.
 
-Lesson 00 introduces :func:`context` and :func:`device_attributes`; lesson 01 :func:`pinned_empty`;
+Lesson 00 introduces :func:`context` and :func:`device_attributes`; lesson 02 :func:`pinned_empty`;
 lessons 04 and 05 :func:`mapped_empty` and :func:`device_pointer`; lesson 13 the
 write-combined and portable flags and :class:`RegisteredArray` (cuMemHostRegister).
 
@@ -152,7 +152,7 @@ def _allocate(shape: Any, dtype: Any, flags: int, what: str) -> np.ndarray:
         raise PinningError(
             f"The driver could not allocate {nbytes / 2**20:.1f} MiB of {what}: {exc}. "
             "The NVIDIA driver pins this memory itself, not through mlock, so the locked-memory limit "
-            "(ulimit -l) was not charged for it on the course's machine (VmLck and VmPin stayed 0, lesson 01); what "
+            "(ulimit -l) was not charged for it on the course's machine (VmLck and VmPin stayed 0, lesson 02); what "
             "bounds it is free physical memory and the driver. Free other pinned buffers (helpers.gpu.free), "
             "use a smaller size, check MemAvailable in /proc/meminfo and the driver's messages in dmesg."
         ) from exc
@@ -160,7 +160,7 @@ def _allocate(shape: Any, dtype: Any, flags: int, what: str) -> np.ndarray:
 
 
 def pinned_empty(shape: Any, dtype: Any = np.float32) -> np.ndarray:
-    """Page-locked host memory without the mapping flag, for fast copies (lesson 01)."""
+    """Page-locked host memory without the mapping flag, for fast copies (lesson 02)."""
     return _allocate(shape, dtype, 0, "page-locked host memory")
 
 
@@ -277,7 +277,7 @@ class RegisteredArray:
                 f"cuMemHostRegister refused {array.nbytes} bytes at {self.host_pointer:#x}: {exc}. "
                 "Check that the range is not registered already and that enough physical memory is free "
                 "(MemAvailable in /proc/meminfo). The NVIDIA driver pins it itself, not through mlock, so ulimit -l "
-                "was not charged for it on the course's machine (VmLck and VmPin stayed 0, lesson 01)."
+                "was not charged for it on the course's machine (VmLck and VmPin stayed 0, lesson 02)."
             ) from exc
         self.registered = True
         _live_allocations[id(self)] = array.nbytes

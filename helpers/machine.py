@@ -1,5 +1,5 @@
 """What kind of machine a measurement ran on: bare metal or a virtual machine, with or without an IOMMU
-(lessons 00, 01, 03, 04 and wherever recorded frames, pageable copies or latencies are read).
+(lessons 00, 02, 03, 04 and wherever recorded frames, pageable copies or latencies are read).
 
 A device reaches host memory by DMA (bus) addresses. With an IOMMU, or inside a virtual machine, those
 differ from the frame numbers /proc/self/pagemap shows: in a VM the pagemap frames are guest-physical,

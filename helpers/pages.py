@@ -1,4 +1,4 @@
-"""The CPU's view of memory: pages, page frames, locking, page-aligned arrays (lessons 01 and 03).
+"""The CPU's view of memory: pages, page frames, locking, page-aligned arrays (lessons 01 to 03).
 
 Everything here runs on any Linux machine, GPU or not: it reads /proc/self/maps and
 /proc/self/pagemap and calls mlock(2). Physical frame numbers are only shown to root
@@ -6,7 +6,7 @@ Everything here runs on any Linux machine, GPU or not: it reads /proc/self/maps 
 
 macOS and Windows have no /proc: :func:`proc_available` says so, :func:`pfns_visible` is False there,
 and the functions that read /proc raise :class:`helpers.errors.ProcUnavailableError`, which says
-what to do (lessons 01 and 03 then show the recorded Linux view). ``ZC_PROC_ROOT`` points the
+what to do (lessons 01 to 03 then show the recorded Linux view). ``ZC_PROC_ROOT`` points the
 helpers at another folder than /proc (the tests use a missing one to act as a Mac).
 """
 
@@ -75,7 +75,7 @@ def proc_path(*parts: str) -> Path:
     if not path.exists():
         raise ProcUnavailableError(
             f"{path} does not exist: this system has no Linux /proc (macOS and Windows have none), so the page "
-            "tables of this process cannot be read here. Lessons 01 and 03 show the view recorded on the Linux GPU "
+            "tables of this process cannot be read here. Lessons 01 to 03 show the view recorded on the Linux GPU "
             "machine instead (experiments.pagemap_pinned()); to read your own, run the course on Linux or in WSL2 "
             "on Windows (README: 'On macOS and Windows').")
     return path
@@ -117,7 +117,7 @@ def frames_of(array: np.ndarray) -> list[Frame]:
 
 @dataclass(frozen=True)
 class FrameRun:
-    """A maximal stretch of consecutive virtual pages whose frames are consecutive too (lessons 01, 03)."""
+    """A maximal stretch of consecutive virtual pages whose frames are consecutive too (lessons 02, 03)."""
 
     start: int  # index of the run's first page among the pages given
     length: int  # pages in the run
@@ -130,7 +130,7 @@ class FrameRun:
 
 
 def frame_runs(pfns: list[int | None] | tuple[int | None, ...]) -> list[FrameRun]:
-    """Split a page-by-page list of frame numbers into runs of physically consecutive frames (lesson 01).
+    """Split a page-by-page list of frame numbers into runs of physically consecutive frames (lesson 02).
 
     A run continues while each next page's frame is the previous frame + 1 (ascending) or - 1
     (descending), in the same direction. One run covering every page means the buffer sits in one

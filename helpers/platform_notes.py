@@ -27,7 +27,7 @@ def reference_gpu() -> GpuFacts | None:
 
 
 def recorded_linux_view() -> str:
-    """The reference record's page-table view of a few buffers, one line each (lessons 01, 03 without /proc)."""
+    """The reference record's page-table view of a few buffers, one line each (lessons 01 to 03 without /proc)."""
     try:
         record, path = records.reference_record()
     except records.RecordError as exc:
@@ -68,7 +68,7 @@ def _overview(facts: Facts, reference: GpuFacts | None) -> str:
 
 
 def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuFacts | None = None) -> str:
-    """What this machine changes in ``lesson``, as a few sentences (lessons 00, 01, 03, 05, 11, 12, 13).
+    """What this machine changes in ``lesson``, as a few sentences (lessons 00-03, 05 and 11-14).
 
     Live, the notes come from this GPU's attributes and this platform; in replay, from the recorded GPU's
     attributes (what the figures shown hold for) and this platform (no /proc, no compiler).

@@ -65,9 +65,9 @@ def _each(result: Result, reference: Result | None) -> list[tuple[Result, str, s
     return runs
 
 
-# --------------------------------------------------------------------------- lessons 01 and 06
+# --------------------------------------------------------------------------- lessons 02 and 06
 def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
-    """Copy bandwidth against size, pinned against pageable (lesson 01)."""
+    """Copy bandwidth against size, pinned against pageable (lesson 02)."""
     with course_style():
         fig, ax = plt.subplots()
         for run, style, suffix in _each(result, reference):

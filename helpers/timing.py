@@ -1,4 +1,4 @@
-"""Timing on the GPU with CUDA events, every repeat kept (lesson 01 on).
+"""Timing on the GPU with CUDA events, every repeat kept (lesson 02 on).
 
 Events are recorded in the GPU's stream around the work alone, so host-side Python
 overhead between launches is not counted. The warm-up and the timed repeats hold the GPU's

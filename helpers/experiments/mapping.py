@@ -1,4 +1,4 @@
-"""How host memory is mapped for the GPU: addresses, page frames, flags, registration (lessons 01, 04, 13)."""
+"""How host memory is mapped for the GPU: addresses, page frames, flags, registration (lessons 02, 04, 13)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def _address_identity(nbytes: int) -> list[Row]:
 
 
 def pagemap_pinned(nbytes: int = 64 * 1024) -> Result:
-    """The CPU's page table for pageable, locked, CUDA-pinned and registered memory (lessons 01 and 03)."""
+    """The CPU's page table for pageable, locked, CUDA-pinned and registered memory (lessons 02 and 03)."""
     return run("pagemap_pinned", {"nbytes": nbytes}, _pagemap_pinned)
 
 

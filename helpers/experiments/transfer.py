@@ -1,4 +1,4 @@
-"""Bandwidth experiments: copies, streaming kernels, requests in flight, caching (lessons 01 and 06)."""
+"""Bandwidth experiments: copies, streaming kernels, requests in flight, caching (lessons 02 and 06)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ def _repeats_for(nbytes: int, repeats: int) -> int:
 
 
 def memcpy(sizes: Sequence[int] = DEFAULT_SIZES, repeats: int = 10) -> Result:
-    """``cudaMemcpy`` host-to-device and device-to-host, from pinned and pageable memory (lessons 01, 06).
+    """``cudaMemcpy`` host-to-device and device-to-host, from pinned and pageable memory (lessons 02, 06).
 
     Beside them, rows with ``host_memory="host_memcpy"`` (direction ``"htoh"``) time a plain CPU copy of the
-    same size between two ordinary arrays: the staging copy a pageable transfer needs, on its own (lesson 01).
+    same size between two ordinary arrays: the staging copy a pageable transfer needs, on its own (lesson 02).
     """
     return run("memcpy", {"sizes": list(sizes), "repeats": repeats}, _memcpy)
 
