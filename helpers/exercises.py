@@ -329,7 +329,7 @@ def check_saxpy(source: str) -> Feedback:
             fn = SourceModule(source, no_extern_c=True).get_function("saxpy")
             x, y = gpu.mapped_empty(n + SAXPY_GUARD, np.float32), gpu.mapped_empty(n + SAXPY_GUARD, np.float32)
             try:
-                x[:n], y[:n], x[n:], y[n:] = x0, y0, 0.0, -7.0
+                x[:n], y[:n], x[n:], y[n:] = x0, y0, 1.0, -7.0   # an unguarded thread changes y[n:]
                 fn(np.int32(n), a, gpu.device_pointer(x), gpu.device_pointer(y), block=(block, 1, 1), grid=(grid, 1))
                 gpu.synchronize()
                 got, guard_ok = y[:n].copy(), bool(np.all(y[n:] == -7.0))
@@ -347,7 +347,7 @@ def check_saxpy(source: str) -> Feedback:
         if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
             return _hint(f"an access past the end of the arrays ({text.splitlines()[0][:300]}). The grid has "
                          f"{grid * block} threads for n = {n}: guard the body with `if (i < n)` (not `<=`).")
-        if "saxpy" in str(exc) and ("named" in str(exc) or "not found" in str(exc).lower()):
+        if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
             return _hint("no kernel named saxpy: keep `extern \"C\" __global__ void saxpy(...)` (extern \"C\" keeps "
                          "the name unmangled).")
         return _hint(f"the kernel did not build or run: {text[:600]}")
