@@ -1,0 +1,197 @@
+"""Every exercise check works (issue 10): it passes with its solution, says "not yet" on the notebook's own
+placeholder, and gives the specific hint for a typical wrong answer.
+
+The placeholders are read from the notebooks' cells tagged ``exercise`` and the solutions from
+lessons/solutions/, so a notebook and its check cannot drift apart unnoticed. Runs in replay mode
+(the CPU backend); live, the same checks run on the GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import exercises
+from helpers.cpu import driver as cpu_driver
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = ROOT / "lessons"
+CHECK_CALL = re.compile(r'exercises\.check\("(\d\d)",\s*"(\w+)",\s*(\w+)')
+
+
+def _namespace() -> dict:
+    return {"np": np, "drv": cpu_driver, "PAGE": 4096}
+
+
+def _exercise_cells() -> list[tuple[str, str, str, str, str]]:
+    """(notebook, lesson, name, variable, placeholder source) of every exercise cell and its check."""
+    found = []
+    for path in sorted(LESSONS.glob("[0-9][0-9]-*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        for i, cell in enumerate(cells):
+            if "exercise" not in cell.get("metadata", {}).get("tags", []):
+                continue
+            assert i + 1 < len(cells), f"{path.name}: the exercise cell {cell['id']} has no check after it"
+            match = CHECK_CALL.search("".join(cells[i + 1]["source"]))
+            assert match, f"{path.name}: the cell after exercise {cell['id']} must call exercises.check(...)"
+            found.append((path.name, *match.groups(), "".join(cell["source"])))
+    return found
+
+
+CELLS = _exercise_cells()
+IDS = [f"{lesson}-{name}" for _, lesson, name, _, _ in CELLS]
+
+
+def _run(text: str, variable: str):
+    namespace = _namespace()
+    exec(compile(text, "<exercise>", "exec"), namespace)
+    return namespace[variable]
+
+
+def test_lessons_04_and_05_have_at_least_two_exercises_each():
+    for lesson in ("04", "05"):
+        assert sum(cell[1] == lesson for cell in CELLS) >= 2, f"lesson {lesson} needs two exercises"
+
+
+@pytest.mark.parametrize("notebook, lesson, name, variable, placeholder", CELLS, ids=IDS)
+def test_the_untouched_placeholder_is_not_yet(notebook, lesson, name, variable, placeholder):
+    feedback = exercises.check(lesson, name, _run(placeholder, variable))
+    assert feedback.status == "not yet", f"{notebook}: {feedback}"
+    assert str(feedback) and feedback._repr_markdown_()
+
+
+@pytest.mark.parametrize("notebook, lesson, name, variable, placeholder", CELLS, ids=IDS)
+def test_the_solution_is_correct(notebook, lesson, name, variable, placeholder):
+    text = exercises.solution(lesson, name)
+    assert "not here" not in text and "no solution" not in text, text
+    feedback = exercises.check(lesson, name, _run(text, variable))
+    assert feedback.correct, f"{notebook}: {feedback}"
+
+
+def test_every_registered_exercise_of_lessons_04_and_05_is_in_a_notebook():
+    registered = {key for key in exercises.EXERCISES if key[0] in ("04", "05")}
+    assert registered == {(lesson, name) for _, lesson, name, _, _ in CELLS if lesson in ("04", "05")}
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+def _solution_text(lesson: str, name: str) -> str:
+    return exercises.solution(lesson, name)
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda address, page_size=4096: (address >> 12, address & 4095), "ignored page_size"),
+    (lambda address, page_size=4096: (address / page_size, address % page_size), "integer division"),
+    (lambda address, page_size=4096: (address % page_size, address // page_size), "swapped"),
+])
+def test_page_and_offset_hints(wrong, phrase):
+    feedback = exercises.check("04", "page_and_offset", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda allocation, attributes: True, "without UNIFIED_ADDRESSING"),
+    (lambda allocation, attributes: bool(attributes["UNIFIED_ADDRESSING"]), "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"),
+    (lambda allocation, attributes: exercises.same_address_rule(allocation, attributes)
+     and not allocation.startswith("pinned, no DEVICEMAP"),
+     "with or without the DEVICEMAP flag"),
+])
+def test_same_address_hints(wrong, phrase):
+    feedback = exercises.check("04", "same_address", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_same_address_compares_with_the_recorded_measurement():
+    from helpers import experiments
+
+    identity = experiments.address_identity()
+    rule = _run(_solution_text("04", "same_address"), "same_address")
+    feedback = exercises.check("04", "same_address", rule, measured=identity.rows,
+                               attributes=identity.provenance["attributes"])
+    assert feedback.correct and f"{len(identity.rows)} of {len(identity.rows)} kinds" in feedback.message
+
+
+def _add_on_gpu(edit: tuple[str, str]):
+    text = _solution_text("05", "add_on_gpu")
+    old, new = edit
+    assert old in text, old
+    return _run(text.replace(old, new), "add_on_gpu")
+
+
+@pytest.mark.parametrize("edit, phrase", [
+    (("d_a, d_b, d_c = (np.intp(h.base.get_device_pointer()) for h in (h_a, h_b, h_c))", "d_a, d_b, d_c = h_a, h_b, h_c"),
+     "device pointer"),
+    (("        drv.Context.synchronize()\n", ""), "no synchronisation"),
+    (("blocks = (n + threads - 1) // threads", "blocks = max(n // threads, 1)"), "Round up"),
+    (("np.int32(n)", "n"), "np.int32"),
+    (("return h_c.copy()", "return h_c"), "page-locked array itself"),
+])
+def test_add_on_gpu_hints(edit, phrase):
+    feedback = exercises.check("05", "add_on_gpu", _add_on_gpu(edit))
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+@pytest.mark.parametrize("edit, phrase", [
+    (("    if (i < n) {\n        y[i] = a * x[i] + y[i];\n    }", "    y[i] = a * x[i] + y[i];"), "if (i < n)"),
+    (("y[i] = a * x[i] + y[i];", "y[i] = a * x[i];"), "overwritten"),
+    (("blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x"), "blockIdx.x * blockDim.x"),
+    (("void saxpy(", "void saxpy_kernel("), "no kernel named saxpy"),
+    (("y[i] = a * x[i] + y[i];", "y[i] = a * x[i] + y[i]"), "did not build"),
+])
+def test_saxpy_hints(edit, phrase):
+    text = _run(_solution_text("05", "saxpy"), "SAXPY_SOURCE")
+    assert edit[0] in text
+    feedback = exercises.check("05", "saxpy", text.replace(*edit))
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+# --------------------------------------------------------------------------- the framework
+def test_a_check_never_raises():
+    def raises(*args):
+        raise ZeroDivisionError("boom")
+
+    feedback = exercises.check("04", "page_and_offset", raises)
+    assert feedback.status == "hint" and "ZeroDivisionError" in feedback.message
+    assert exercises.check("99", "nothing", None).status == "hint"
+
+
+def test_placeholders_are_recognised():
+    assert exercises.is_placeholder(...) and exercises.is_placeholder(None)
+    assert exercises.is_placeholder('extern "C" __global__ void k(int n) {\n    // TODO: fill me in\n}\n')
+    assert exercises.is_placeholder('__global__ void k(int n) { /* TODO */ }')
+    assert not exercises.is_placeholder('__global__ void k(int n, float *y) { y[0] = n; }')
+
+
+def test_solution_says_plainly_when_the_folder_was_removed(tmp_path, monkeypatch):
+    monkeypatch.setattr(exercises, "SOLUTIONS", tmp_path / "missing")
+    assert "removed" in exercises.solution("05", "saxpy")
+    monkeypatch.setattr(exercises, "SOLUTIONS", tmp_path)
+    assert "no solution file" in exercises.solution("05", "saxpy").lower()
+
+
+def test_every_lesson_with_exercises_has_a_solution_file():
+    for lesson in {cell[1] for cell in CELLS}:
+        assert (exercises.SOLUTIONS / f"lesson{lesson}.py").is_file()
+
+
+def test_lesson_09_exercise_through_the_common_check():
+    from helpers import coalescing_exercise as ex
+
+    assert exercises.check("09", "coalesce", ex.BROKEN_SOURCE).status == "not yet"
+    assert exercises.check("09", "coalesce", ex.SOLUTION_SOURCE).correct
+
+
+def test_the_cpu_driver_stand_in_frees_like_pycuda():
+    from helpers import cpu
+
+    h = cpu_driver.pagelocked_empty(8, np.float32, mem_flags=cpu_driver.host_alloc_flags.DEVICEMAP)
+    assert h.base.get_device_pointer() == h.ctypes.data
+    h.base.free()
+    h.base.free()  # twice is safe, as in PyCUDA
+    with pytest.raises(cpu_driver.LogicError):
+        h.base.get_device_pointer()
+    with pytest.raises(cpu.UnknownPointerError):
+        cpu.memory.lookup(h.ctypes.data)
