@@ -1,4 +1,4 @@
-"""Headline figures of a record: your GPU against the reference (lesson 06, ``python -m helpers summary``)."""
+"""Headline figures of a record: your GPU against the reference (lesson 08, ``python -m helpers summary``)."""
 
 from __future__ import annotations
 

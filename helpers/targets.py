@@ -21,7 +21,7 @@ class Target:
     unit: str
 
 
-# The read floor is 0.92: three records and seven read mechanisms (lesson 06's `inflight`) show
+# The read floor is 0.92: three records and seven read mechanisms (lesson 08's `inflight`) show
 # GPU-initiated reads of host memory plateau at 0.92-0.93 of the copy engine on the H200's link.
 TARGETS = (
     Target("best zero-copy read / pinned memcpy HtoD (same run)",

@@ -1,4 +1,4 @@
-"""Dependent-load latency: a pointer chase over a random path at cache-line stride (lessons 06 and 07)."""
+"""Dependent-load latency: a pointer chase over a random path at cache-line stride (lessons 07 and 08)."""
 
 from __future__ import annotations
 
@@ -226,14 +226,14 @@ def _latency_footprint(device_sizes: list[int], zero_copy_sizes: list[int], step
 # --------------------------------------------------------------------------- loaded latency
 def loaded_latency(nbytes: int = 64 * MiB, load_bytes: int = 1 * GiB, steps: int = 1024, repeats: int = 5,
                    load_threads: Sequence[int] = (4096, 0), load_launches: int = 8) -> Result:
-    """The zero-copy round trip while a read kernel keeps the link busy (lessons 06 and 07).
+    """The zero-copy round trip while a read kernel keeps the link busy (lesson 08).
 
     A streaming zero-copy read (``read_float4`` over ``load_bytes``, launched ``load_launches``
     times back to back) runs on one stream while the pointer chase runs on another; the chase's
     time per load is the latency a load sees under that traffic, and the row is kept only if the
     reads were still running when the chase ended. ``load_threads`` 0 stands for half the GPU's
     resident threads (enough to fill the link and leave room for the chase); 4096 threads x 16
-    bytes is the example lesson 06 checks with Little's law. The first row (``load_threads=None``)
+    bytes is the example lesson 08 checks with Little's law. The first row (``load_threads=None``)
     is the same chase with no traffic.
     """
     params = {"nbytes": nbytes, "load_bytes": load_bytes, "steps": steps, "repeats": repeats,

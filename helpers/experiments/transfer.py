@@ -1,4 +1,4 @@
-"""Bandwidth experiments: copies, streaming kernels, requests in flight, caching (lessons 02 and 06)."""
+"""Bandwidth experiments: copies, streaming kernels, requests in flight, caching (lessons 02, 06 and 08)."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ VECTOR_KERNELS = {"read_float": (4, 1), "read_float2": (8, 1), "read_float4": (1
 
 
 def inflight(nbytes: int = 256 * MiB, repeats: int = 5) -> Result:
-    """Zero-copy read bandwidth against the bytes each thread and the GPU keep in flight (lesson 06)."""
+    """Zero-copy read bandwidth against the bytes each thread and the GPU keep in flight (lesson 08)."""
     return run("inflight", {"nbytes": nbytes, "repeats": repeats}, _inflight)
 
 
@@ -143,7 +143,7 @@ REREAD_PATTERNS = ("same_sm", "other_sm")
 
 
 def reread_shift(pattern: str, n4: int, block: int = BLOCK) -> int:
-    """How far (in float4) each pass of ``reread_cached`` moves every thread's element (lesson 06).
+    """How far (in float4) each pass of ``reread_cached`` moves every thread's element (lesson 08).
 
     ``same_sm``: 0, every block re-reads its own lines. ``other_sm``: half the buffer plus one
     block, so each pass hands every line to a block far away in the grid (another SM), and a
@@ -157,7 +157,7 @@ def reread_shift(pattern: str, n4: int, block: int = BLOCK) -> int:
 
 
 def caching(nbytes_list: Sequence[int] = (1 * MiB, 4 * MiB), delivered: int = 512 * MiB, repeats: int = 5) -> Result:
-    """Which on-GPU cache keeps mapped memory: load kind x same-SM or other-SM re-reads (lesson 06).
+    """Which on-GPU cache keeps mapped memory: load kind x same-SM or other-SM re-reads (lesson 08).
 
     Every thread re-reads a small buffer through ``__ldg``, ``__ldca``, ``__ldcg`` or ``__ldcv``,
     either its own block's lines again (the SM's L1 could serve them) or lines another SM read
