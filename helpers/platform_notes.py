@@ -1,4 +1,4 @@
-"""The sentence a lesson shows about this machine, where its platform changes the lesson (lessons 00-03, 05, 11, 13).
+"""The sentence a lesson shows about this machine, where its platform changes the lesson (lessons 00-03, 05, 11, 13, 14).
 
 ``platform_note("08")`` reads this machine once (:func:`helpers.platform_facts.current`) and returns what
 differs here from the reference GPU the lesson was written on: an integrated GPU, HMM, WSL2, native host
@@ -68,7 +68,7 @@ def _overview(facts: Facts, reference: GpuFacts | None) -> str:
 
 
 def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuFacts | None = None) -> str:
-    """What this machine changes in ``lesson``, as a few sentences (lessons 00, 01, 03, 05, 11, 13).
+    """What this machine changes in ``lesson``, as a few sentences (lessons 00, 01, 03, 05, 11, 13, 14).
 
     Live, the notes come from this GPU's attributes and this platform; in replay, from the recorded GPU's
     attributes (what the figures shown hold for) and this platform (no /proc, no compiler).
