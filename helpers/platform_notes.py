@@ -1,4 +1,4 @@
-"""The sentence a lesson shows about this machine, where its platform changes the lesson (lessons 00-03, 05, 11, 12, 13).
+"""The sentence a lesson shows about this machine, where its platform changes the lesson (lessons 00-03, 05 and 11-14).
 
 ``platform_note("08")`` reads this machine once (:func:`helpers.platform_facts.current`) and returns what
 differs here from the reference GPU the lesson was written on: an integrated GPU, HMM, WSL2, native host

@@ -134,7 +134,7 @@ def inflight(result: Result, link_GBps: float | None = None, latency_ns: float |
 
 def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: str, log: bool = False,
          colors: Sequence[str] | None = None, note: Result | None = None, fmt: str = "{:.3g}") -> Figure:
-    """A labelled bar chart (lessons 05, 08, 12, 13)."""
+    """A labelled bar chart (lessons 05, 08, 12, 13, 14)."""
     with course_style():
         fig, ax = plt.subplots(figsize=(7.5, 3.8))
         positions = np.arange(len(values))

@@ -190,7 +190,7 @@ CASES: dict[str, Callable[[Any], list[np.ndarray]]] = {
     "scatter_u32": _scatter,
     "fill_in_order": _fill,
     "count_atomically": _count("count_atomically", 64, 2),
-    # a plain read-modify-write races on the GPU by design (lesson 13); one thread has no race
+    # a plain read-modify-write races on the GPU by design (lesson 14); one thread has no race
     "count_plainly": _count("count_plainly", 1, 1),
     "count_atomically_system": _count("count_atomically_system", 64, 2),
     "publish_fenced": _publish("publish_fenced"),

@@ -1,4 +1,4 @@
-"""Lesson 13's helpers that run without a GPU: rows missing from an older record, and how a
+"""Lessons 13 and 14's helpers that run without a GPU: rows missing from an older record, and how a
 failed PyCUDA registration is recorded (helpers.experiments)."""
 
 from __future__ import annotations
