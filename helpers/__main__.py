@@ -5,7 +5,7 @@ summary  prints one JSON object of headline figures (default: the newest H200 re
 targets  checks a record against the course's H200 performance targets; exits 1 if one is missed
 classroom runs every lesson live in N learners' processes at once on this GPU (after one learner alone) and
          writes data/classroom-<gpu>-<date>.json: failed cells, figures against the solo run, waits in the queue
-model    fits lesson 09's PCIe model on one record's stride sweep and prints, as one JSON object, its
+model    fits lesson 10's PCIe model on one record's stride sweep and prints, as one JSON object, its
          errors on the points it was not fitted on (default: fit on the oldest H200 record in data/,
          check on the newest; a record is not checked against itself unless --allow-same)
 doctor   says what this machine is for the course: mode, GPU, toolkit, platform, page-locked memory, and what
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     summ.add_argument("file", nargs="?", help="record file (default: newest H200 record in data/)")
     targ = commands.add_parser("targets", help="check a record against the H200 performance targets")
     targ.add_argument("file", nargs="?", help="record file (default: newest H200 record in data/)")
-    mod = commands.add_parser("model", help="fit lesson 09's PCIe model on one record, check it on another")
+    mod = commands.add_parser("model", help="fit lesson 10's PCIe model on one record, check it on another")
     mod.add_argument("--fit", metavar="FILE", help="record to fit on (default: the oldest H200 record in data/)")
     mod.add_argument("--check", metavar="FILE", help="record to check on (default: the newest H200 record in data/)")
     mod.add_argument("--allow-same", action="store_true", help="allow fitting and checking on the same run")

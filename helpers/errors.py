@@ -41,4 +41,4 @@ class RecordError(CourseError):
 
 
 class ProfilerUnavailableError(CourseError):
-    """Nsight Compute (``ncu``) is missing or may not read the GPU's counters (lesson 09)."""
+    """Nsight Compute (``ncu``) is missing or may not read the GPU's counters (lesson 10)."""

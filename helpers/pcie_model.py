@@ -1,4 +1,4 @@
-"""A model of what zero-copy reads cost over PCIe, fitted on one sweep and judged on others (lesson 09).
+"""A model of what zero-copy reads cost over PCIe, fitted on one sweep and judged on others (lesson 10).
 
 What the model charges
 ----------------------
@@ -19,7 +19,7 @@ second) and ``t_launch`` to the zero-copy rows of the record's **stride** sweep 
 the records do not calibrate, are charged ``32 B * span + h`` per warp line on the other direction of
 the link (PCIe is full duplex; writes are posted, nothing comes back) and are an extrapolation.
 
-Assumptions (not facts; the traces cannot show them, the hardware counters of lesson 09 can test them)
+Assumptions (not facts; the traces cannot show them, the hardware counters of lesson 10 can test them)
 -------------------------------------------------------------------------------------------------
 1. *One read request per 128-byte line*: the GPU fetches each line a launch touches with one PCIe
    read request, however many warps touch it (requests for the same line are merged before the link).
@@ -101,7 +101,7 @@ _ELEMENT_BYTES = {"read_strided": 4, "read_strided_float4": 16}  # the kernels o
 
 
 class ModelError(CourseError):
-    """A record lacks what the PCIe model needs, or a check would not be a check (lesson 09)."""
+    """A record lacks what the PCIe model needs, or a check would not be a check (lesson 10)."""
 
 
 # ---------------------------------------------------------------------- counting
@@ -185,7 +185,7 @@ class Prediction:
 
 @dataclass(frozen=True)
 class Model:
-    """The PCIe cost model of the module docstring; :func:`calibrate` makes one (lesson 09)."""
+    """The PCIe cost model of the module docstring; :func:`calibrate` makes one (lesson 10)."""
 
     link_GBps: float
     overhead_bytes: float
@@ -323,7 +323,7 @@ def _fit(link: float, seconds: np.ndarray, payload: np.ndarray, lines: np.ndarra
 
 
 def calibrate(record: Any) -> Model:
-    """Fit overhead_bytes, request_rate and launch_seconds to the record's zero-copy stride sweep (lesson 09)."""
+    """Fit overhead_bytes, request_rate and launch_seconds to the record's zero-copy stride sweep (lesson 10)."""
     rec = _as_record(record)
     link, floor = link_GBps(rec), launch_floor_seconds(rec)
     points = sweep_points(rec, FIT_SWEEPS)
@@ -352,7 +352,7 @@ class Row:
 
 
 def compare_with_record(record: Any, model: Model | None = None) -> list[Row]:
-    """Measured against predicted useful bandwidth at every zero-copy sweep point (lesson 09).
+    """Measured against predicted useful bandwidth at every zero-copy sweep point (lesson 10).
 
     Without ``model`` the model is calibrated on ``record`` itself (its stride sweep); the rows
     the model was fitted on have ``fitted`` set."""
@@ -378,7 +378,7 @@ def _summary(rows: list[Row]) -> dict[str, Any]:
 
 
 def run_to_run(first: Any, second: Any) -> dict[str, Any] | None:
-    """How much the same sweep points' measured rates differ between two runs (lesson 09).
+    """How much the same sweep points' measured rates differ between two runs (lesson 10).
 
     The noise floor of any model judged on a second run: no model fitted on one run can predict the
     other more closely than the two runs agree with each other. None when they share no point."""
@@ -398,7 +398,7 @@ def run_to_run(first: Any, second: Any) -> dict[str, Any] | None:
 
 
 def check(fit_record: Any, check_record: Any, *, allow_same: bool = False) -> dict[str, Any]:
-    """Fit on ``fit_record``'s stride sweep; judge on the points it was not fitted on (lesson 09).
+    """Fit on ``fit_record``'s stride sweep; judge on the points it was not fitted on (lesson 10).
 
     Held out: the other sweeps of ``fit_record`` and every sweep of ``check_record``. Refuses
     (ModelError) when both are the same run (same GPU and date), unless ``allow_same``."""

@@ -1,4 +1,4 @@
-"""Lesson 09's PCIe model (helpers.pcie_model) and its command, ``python -m helpers model``."""
+"""Lesson 10's PCIe model (helpers.pcie_model) and its command, ``python -m helpers model``."""
 
 from __future__ import annotations
 

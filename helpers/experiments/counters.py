@@ -1,4 +1,4 @@
-"""Hardware counters of zero-copy reads, read by Nsight Compute (lesson 09).
+"""Hardware counters of zero-copy reads, read by Nsight Compute (lesson 10).
 
 Live, :func:`counters` runs ``ncu`` on a small program (this module, run as a script) that
 launches ``read_strided`` once per access pattern over mapped memory, and records for every
@@ -11,7 +11,7 @@ launch the counters that say what crossed the link:
 - ``pcie__write_bytes.sum``: bytes the GPU sent over PCIe; during a read kernel, mostly the
   read requests themselves.
 
-The record keeps them beside the timings, so lesson 09 can compare the PCIe model's requests
+The record keeps them beside the timings, so lesson 10 can compare the PCIe model's requests
 and bytes with what the hardware counted, in replay too.
 """
 
@@ -44,7 +44,7 @@ OFFSETS = (1, 4, 8, 16)
 
 
 def default_patterns(count: int = COUNT) -> list[dict[str, Any]]:
-    """The launches profiled: a stride sweep, an offset sweep, and the float4 read (lesson 09)."""
+    """The launches profiled: a stride sweep, an offset sweep, and the float4 read (lesson 10)."""
     patterns = [{"kernel": "read_strided", "stride": s, "offset_floats": 0, "count": count} for s in STRIDES]
     patterns += [{"kernel": "read_strided", "stride": 1, "offset_floats": o, "count": count} for o in OFFSETS]
     patterns.append({"kernel": "read_strided_float4", "stride": 1, "offset_floats": 0, "count": count // 4})
@@ -52,7 +52,7 @@ def default_patterns(count: int = COUNT) -> list[dict[str, Any]]:
 
 
 def counters(patterns: Sequence[dict[str, Any]] | None = None, timeout: float = 300.0) -> Result:
-    """Counters of one launch per access pattern, read with Nsight Compute (lesson 09)."""
+    """Counters of one launch per access pattern, read with Nsight Compute (lesson 10)."""
     params = {"patterns": list(patterns or default_patterns()), "metrics": list(METRICS), "timeout": timeout}
     return run("counters", params, _counters)
 
