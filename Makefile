@@ -91,7 +91,7 @@ endif
 	@echo "$(MODE)" > $@
 	$(eval JUST_INSTALLED := yes)
 
-# A C++ compiler is needed by the CPU backend (lessons 05, 09, 14 and its tests):
+# A C++ compiler is needed by the CPU backend (lessons 05, 09, 10, 14 and its tests):
 # `make test` stops without one, `make lab` warns. The message is the backend's own.
 FIND_CXX := $(VPY) -c 'import sys; from helpers.cpu.compiler import find_compiler, CxxCompilerNotFoundError as E; exec("try: find_compiler()\nexcept E as e: sys.exit(str(e))")'
 

@@ -8,8 +8,8 @@ The estimate, stated so it can be checked and changed rather than guessed:
 - every line of code is read, run and its output looked at in ``MINUTES_PER_CODE_LINE`` (0.25 min);
 - rounded up to 5 minutes.
 
-Checked against the one timing of a real learner the project has (issue 9: old lessons 05 and 07, now 06/08 and 09/10, took
-about 70 minutes each, exercises included, before this estimate existed).
+Checked against the one timing of a real learner the project has (issue 9: the old lessons 05 and 07, since
+split into 06 and 08, 09 and 10, took about 70 minutes each, exercises included, before this estimate existed).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// Lesson 07: how the pattern of addresses a warp asks for sets the bytes that
+// Lessons 09 and 10: how the pattern of addresses a warp asks for sets the bytes that
 // actually move. Each thread reads ONE useful float; the kernels differ only in
 // where that float lies.
 

@@ -1,4 +1,4 @@
-// Lesson 05: streaming kernels that read or write a buffer once, used on device
+// Lessons 06 and 08: streaming kernels that read or write a buffer once, used on device
 // memory (the HBM ceiling) and on mapped host memory (zero-copy over PCIe).
 //
 // Every read kernel folds what it loads into a per-thread sum and writes that sum
@@ -72,7 +72,7 @@ extern "C" __global__ void write_float4(float4 *__restrict__ dst, unsigned long 
     }
 }
 
-// Lesson 05, the caching test: which on-GPU cache, if any, keeps mapped host memory?
+// Lesson 08, the caching test: which on-GPU cache, if any, keeps mapped host memory?
 // Every thread re-reads a small buffer `passes` times through one kind of load:
 //   cache 0: __ldg   the SM's read-only data path (L1 / texture), also L2
 //   cache 1: __ldca  cache in L1 and L2 (the default for global loads)

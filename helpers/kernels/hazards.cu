@@ -1,4 +1,4 @@
-// Lesson 09: what goes wrong when the host and the GPU share memory.
+// Lesson 14: what goes wrong when the host and the GPU share memory.
 
 // One thread writes dst[0], dst[1], ... in order. While it runs, the host can read
 // the buffer through its own mapping and see a partly written result.
