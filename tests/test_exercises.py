@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from helpers import exercises
+from helpers.exercises import lesson04
 from helpers.cpu import driver as cpu_driver
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,8 +24,8 @@ LESSONS = ROOT / "lessons"
 CHECK_CALL = re.compile(r'exercises\.check\("(\d\d)",\s*"(\w+)",\s*(\w+)')
 
 
-def _namespace() -> dict:
-    return {"np": np, "drv": cpu_driver, "PAGE": 4096}
+def _namespace(lesson: str) -> dict:
+    return exercises.namespace(lesson)
 
 
 def _exercise_cells() -> list[tuple[str, str, str, str, str]]:
@@ -46,8 +47,8 @@ CELLS = _exercise_cells()
 IDS = [f"{lesson}-{name}" for _, lesson, name, _, _ in CELLS]
 
 
-def _run(text: str, variable: str):
-    namespace = _namespace()
+def _run(text: str, variable: str, lesson: str = "05"):
+    namespace = _namespace(lesson)
     exec(compile(text, "<exercise>", "exec"), namespace)
     return namespace[variable]
 
@@ -59,7 +60,7 @@ def test_lessons_04_and_05_have_at_least_two_exercises_each():
 
 @pytest.mark.parametrize("notebook, lesson, name, variable, placeholder", CELLS, ids=IDS)
 def test_the_untouched_placeholder_is_not_yet(notebook, lesson, name, variable, placeholder):
-    feedback = exercises.check(lesson, name, _run(placeholder, variable))
+    feedback = exercises.check(lesson, name, _run(placeholder, variable, lesson))
     assert feedback.status == "not yet", f"{notebook}: {feedback}"
     assert str(feedback) and feedback._repr_markdown_()
 
@@ -68,7 +69,7 @@ def test_the_untouched_placeholder_is_not_yet(notebook, lesson, name, variable, 
 def test_the_solution_is_correct(notebook, lesson, name, variable, placeholder):
     text = exercises.solution(lesson, name)
     assert "not here" not in text and "no solution" not in text, text
-    feedback = exercises.check(lesson, name, _run(text, variable))
+    feedback = exercises.check(lesson, name, _run(text, variable, lesson))
     assert feedback.correct, f"{notebook}: {feedback}"
 
 
@@ -95,7 +96,7 @@ def test_page_and_offset_hints(wrong, phrase):
 @pytest.mark.parametrize("wrong, phrase", [
     (lambda allocation, attributes: True, "without UNIFIED_ADDRESSING"),
     (lambda allocation, attributes: bool(attributes["UNIFIED_ADDRESSING"]), "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"),
-    (lambda allocation, attributes: exercises.same_address_rule(allocation, attributes)
+    (lambda allocation, attributes: lesson04.same_address_rule(allocation, attributes)
      and not allocation.startswith("pinned, no DEVICEMAP"),
      "with or without the DEVICEMAP flag"),
 ])

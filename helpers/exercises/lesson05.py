@@ -1,0 +1,225 @@
+"""Lesson 05's exercises: the seed program's host steps (add_on_gpu) and a SAXPY kernel on mapped memory."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+
+class _Launches:
+    """Records what the learner's code did: launches, synchronisations, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.problem: Feedback | None = None
+
+
+class _SpyKernel:
+    """Wraps a kernel (GPU or CPU): checks each launch's arguments before passing it on."""
+
+    def __init__(self, kernel: Any, log: _Launches, pointers: int, name: str) -> None:
+        self.kernel, self.log, self.pointers, self.name = kernel, log, pointers, name
+
+    def __call__(self, *args: Any, block: Any = None, grid: Any = None, **kwargs: Any) -> Any:
+        log = self.log
+        problem = None
+        for i, arg in enumerate(args[:self.pointers]):
+            if isinstance(arg, np.ndarray):
+                problem = _hint(f"argument {i} is a NumPy array: PyCUDA would copy its bytes into the kernel's "
+                                "parameters (by value, section 5). Pass its device pointer, "
+                                "np.intp(h.base.get_device_pointer()).")
+            elif not isinstance(arg, (np.intp, np.int64, np.uint64)):
+                problem = _hint(f"argument {i} is {type(arg).__name__}: pass a pointer as np.intp(...), a sized "
+                                "NumPy integer, so PyCUDA packs 8 bytes.")
+            if problem:
+                break
+        if problem is None:
+            for arg in args[self.pointers:]:
+                if not isinstance(arg, (np.int32, np.float32)):
+                    problem = _hint(f"the scalar argument {arg!r} is {type(arg).__name__}: the kernel takes a 4-byte "
+                                    "int or float, so pass np.int32(n) / np.float32(a); PyCUDA needs sized NumPy "
+                                    "scalars.")
+                    break
+        if problem is None:
+            n = next((int(a) for a in args[self.pointers:] if isinstance(a, (np.int32, int))), 0)
+            try:
+                threads = int(np.prod(block)) * int(np.prod(grid or (1,)))
+            except (TypeError, ValueError):
+                threads = -1
+            if block is None or threads < n:
+                problem = _hint(f"the launch block={block}, grid={grid} starts {max(threads, 0)} threads for n = {n} "
+                                "elements. Round up: blocks = (n + threads - 1) // threads, and the kernel's "
+                                "`if (idx < n)` stops the extra ones.")
+        if problem is not None:
+            log.problem = log.problem or problem
+            log.events.append("refused")
+            return None
+        log.events.append("launch")
+        return self.kernel(*args, block=block, grid=grid, **kwargs)
+
+
+def _patched_sync(namespace: dict[str, Any], log: _Launches) -> list[tuple[Any, str, Any]]:
+    """Make drv.Context.synchronize and helpers.gpu.synchronize record a "sync" event; return what to restore."""
+    from .. import gpu
+
+    restore: list[tuple[Any, str, Any]] = []
+    targets = [(gpu, "synchronize")]
+    drv = namespace.get("drv")
+    if drv is not None and hasattr(drv, "Context"):
+        targets.append((drv.Context, "synchronize"))
+    for owner, name in targets:
+        original = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name)
+        real = getattr(owner, name)
+
+        def spy(*args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            log.events.append("sync")
+            return _real(*args, **kwargs)
+
+        try:
+            setattr(owner, name, spy)
+            restore.append((owner, name, original))
+        except (AttributeError, TypeError):
+            pass
+    return restore
+
+
+def _kernel(stem: str, name: str) -> Any:
+    from ..mode import detect
+
+    if detect().live:
+        from .. import kernels
+        return kernels.load_kernel(stem, name)
+    from .. import cpu
+    return cpu.load_kernel(stem, name)
+
+
+def check_add_on_gpu(add_on_gpu: Callable[[Any, np.ndarray, np.ndarray], Any]) -> Feedback:
+    """Lesson 05: ``add_on_gpu(kernel, a, b)`` runs the seed program as a function and returns a + b."""
+    if is_placeholder(add_on_gpu):
+        return _not_yet("define add_on_gpu(kernel, a, b).")
+    kernel = _kernel("vector_add", "vector_add_kernel")
+    namespace = getattr(add_on_gpu, "__globals__", {})
+    for n in (1000, 100):
+        a = np.arange(n, dtype=np.float32)
+        b = np.full(n, 2.0, np.float32)
+        log = _Launches()
+        restore = _patched_sync(namespace, log)
+        try:
+            result = add_on_gpu(_SpyKernel(kernel, log, 3, "vector_add_kernel"), a, b)
+        finally:
+            for owner, name, original in restore:
+                setattr(owner, name, original)
+        if log.problem:
+            return log.problem
+        if result is None and not log.events:
+            return _not_yet("add_on_gpu does not launch the kernel yet: follow the four steps in its comments.")
+        if "launch" not in log.events:
+            return _hint("add_on_gpu never launched the kernel: call kernel(d_a, d_b, d_c, np.int32(n), "
+                         "block=(256, 1, 1), grid=(blocks, 1)).")
+        if "sync" not in log.events[log.events.index("launch"):]:
+            return _hint("no synchronisation after the launch: a launch returns before the GPU has finished, so "
+                         "read the result only after drv.Context.synchronize().")
+        if not isinstance(result, np.ndarray):
+            return _hint(f"return the sums as a NumPy array; add_on_gpu returned {type(result).__name__}.")
+        root = result
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if hasattr(root.base, "free"):
+            return _hint("you returned the page-locked array itself. After free() its memory is gone (reading it can "
+                         "crash the process), and without free() it leaks: return h_c.copy(), made before freeing.")
+        if result.shape != a.shape or not np.array_equal(result, a + b):
+            wrong = np.flatnonzero(np.asarray(result).ravel()[:n] != (a + b)[:result.size]) if result.size else [0]
+            first = int(wrong[0]) if len(wrong) else result.size
+            return _hint(f"for n = {n} the sums differ from a + b (first at index {first}). Did you copy a and b "
+                         "into the mapped arrays (h_a[:] = a) before the launch?")
+    return _correct("mapped arrays, device pointers, enough blocks to cover n, a launch, a synchronisation, a copy "
+                    "out and free(): the seed program as a reusable function.")
+
+
+SAXPY_N, SAXPY_A, SAXPY_BLOCK, SAXPY_GUARD = 1000, 2.5, 256, 64
+
+
+def check_saxpy(source: str) -> Feedback:
+    """Lesson 05: CUDA C ``saxpy(int n, float a, const float *x, float *y)`` doing y = a*x + y on mapped memory.
+
+    Live it runs on the GPU (arrays with a guard zone past n, to catch a missing bounds check);
+    in replay on the CPU backend, which checks every access against the arrays' bounds.
+    """
+    if is_placeholder(source) or not isinstance(source, str):
+        return _not_yet("write the body of saxpy: compute this thread's index, and if it is below n set "
+                        "y[i] = a * x[i] + y[i].")
+    from ..mode import detect
+
+    n, a, block = SAXPY_N, np.float32(SAXPY_A), SAXPY_BLOCK
+    grid = (n + block - 1) // block
+    rng = np.random.default_rng(5)
+    x0 = rng.random(n, dtype=np.float32)
+    y0 = rng.random(n, dtype=np.float32)
+    want = a * x0 + y0
+    live = detect().live
+    try:
+        if live:
+            from pycuda.compiler import SourceModule
+
+            from .. import gpu
+            fn = SourceModule(source, no_extern_c=True).get_function("saxpy")
+            x, y = gpu.mapped_empty(n + SAXPY_GUARD, np.float32), gpu.mapped_empty(n + SAXPY_GUARD, np.float32)
+            try:
+                x[:n], y[:n], x[n:], y[n:] = x0, y0, 1.0, -7.0   # an unguarded thread changes y[n:]
+                fn(np.int32(n), a, gpu.device_pointer(x), gpu.device_pointer(y), block=(block, 1, 1), grid=(grid, 1))
+                gpu.synchronize()
+                got, guard_ok = y[:n].copy(), bool(np.all(y[n:] == -7.0))
+            finally:
+                gpu.free(x, y)
+        else:
+            from .. import cpu
+            fn = cpu.SourceModule(source, name="saxpy.cu").get_function("saxpy")
+            x, y = cpu.mapped_empty(n, np.float32), cpu.mapped_empty(n, np.float32)
+            x[:], y[:] = x0, y0
+            fn(np.int32(n), a, cpu.device_pointer(x), cpu.device_pointer(y), block=(block, 1, 1), grid=(grid, 1))
+            got, guard_ok = y.copy(), True
+    except Exception as exc:  # noqa: BLE001 (a check never raises)
+        text = f"{type(exc).__name__}: {exc}"
+        if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
+            return _hint(f"an access past the end of the arrays ({text.splitlines()[0][:300]}). The grid has "
+                         f"{grid * block} threads for n = {n}: guard the body with `if (i < n)` (not `<=`).")
+        if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
+            return _hint("no kernel named saxpy: keep `extern \"C\" __global__ void saxpy(...)` (extern \"C\" keeps "
+                         "the name unmangled).")
+        return _hint(f"the kernel did not build or run: {text[:600]}")
+    if not guard_ok:
+        return _hint(f"threads past n wrote beyond y[{n - 1}]: the grid has {grid * block} threads for n = {n}; "
+                     "guard the body with `if (i < n)`.")
+    if np.array_equal(got, y0):
+        return _not_yet("y is unchanged: the kernel ran but wrote nothing. Set y[i] = a * x[i] + y[i].")
+    if np.allclose(got, a * x0):
+        return _hint("y equals a * x: the old y was overwritten, not added. SAXPY is y = a * x + y.")
+    if np.array_equal(got[block:], y0[block:]):
+        return _hint(f"only the first {block} elements changed (every block wrote the same ones): the index must "
+                     "include the block, i = blockIdx.x * blockDim.x + threadIdx.x.")
+    if not np.allclose(got, want, rtol=1e-6, atol=1e-6):
+        bad = np.flatnonzero(~np.isclose(got, want, rtol=1e-6, atol=1e-6))
+        return _hint(f"y differs from a * x + y at {bad.size} of {n} elements (first at {bad[0]}: "
+                     f"expected {want[bad[0]]:.6g}, got {got[bad[0]]:.6g}).")
+    where = "on the GPU, through mapped memory" if live else "on the CPU backend (the GPU runs the same source live)"
+    return _correct(f"y = a*x + y for all {n} elements {where}, and no thread touched memory past n: one thread "
+                    "per element, guarded by i < n.")
+
+
+# --------------------------------------------------------------------------- lesson 09
+
+
+CHECKS = {"add_on_gpu": check_add_on_gpu, "saxpy": check_saxpy}
+
+
+def namespace() -> dict[str, Any]:
+    """Names lesson 05's exercise cells use besides NumPy: ``drv``, PyCUDA's driver live, its CPU stand-in in replay."""
+    from ..mode import detect
+
+    if detect().live:
+        import pycuda.driver as drv
+    else:
+        from ..cpu import driver as drv
+    return {"drv": drv}
