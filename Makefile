@@ -95,8 +95,13 @@ endif
 # `make test` stops without one, `make lab` warns. The message is the backend's own.
 FIND_CXX := $(VPY) -c 'import sys; from helpers.cpu.compiler import find_compiler, CxxCompilerNotFoundError as E; exec("try: find_compiler()\nexcept E as e: sys.exit(str(e))")'
 
+# JupyterLab records when each cell ran (saved in the notebook), so `python -m helpers times` can measure how long
+# a learner spent on each lesson.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+
 setup: $(STAMP)
 	@$(if $(JUST_INSTALLED),:,echo "$(VENV) is up to date ($(MODE) mode): nothing to install.")
+	@mkdir -p $(LAB_SETTINGS) && cp .ci/lab-overrides.json $(LAB_SETTINGS)/overrides.json
 	@$(FIND_CXX) || echo "Warning: without a C++ compiler the CPU backend's cells and tests fail."
 	@bash .ci/git-filter install $(VPY)
 

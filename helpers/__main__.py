@@ -1,4 +1,4 @@
-"""Command line: ``python -m helpers record | summary | targets | model | doctor | classroom | book``.
+"""Command line: ``python -m helpers record | summary | targets | model | doctor | classroom | book | times``.
 
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
@@ -11,6 +11,8 @@ model    fits lesson 10's PCIe model on one record's stride sweep and prints, as
 doctor   says what this machine is for the course: mode, GPU, toolkit, platform, page-locked memory, and what
          each lesson does here (--json for one JSON object)
 book     executes every lesson and builds the course's website into build/book/ (make book)
+times    per lesson: the estimated time and, from the cell timings JupyterLab saved in a learner's notebooks,
+         the time the learner actually spent (first run cell to last, without breaks)
 """
 
 from __future__ import annotations
@@ -108,8 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     doc.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     book = commands.add_parser("book", help="execute every lesson and build the website into build/book/")
     book.add_argument("--output", metavar="DIR", help="folder of the site (default: build/book)")
+    times = commands.add_parser("times", help="estimated and measured (from saved cell timings) time per lesson")
+    times.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="saved lessons (default: lessons/*.ipynb)")
     args = parser.parse_args(argv)
     try:
+        if args.command == "times":
+            from .lesson_times import report
+
+            for row in report([Path(p) for p in args.notebooks] or None):
+                measured = "no timings saved" if row["measured_minutes"] is None else f"{row['measured_minutes']:g} min"
+                print(f"{row['lesson']:48s} estimate {row['estimate_minutes']:3d} min   measured {measured}")
+            return 0
         if args.command == "book":
             from .book import build
 

@@ -39,3 +39,26 @@ def test_the_estimate_grows_with_prose_and_code(tmp_path):
 def test_no_lesson_is_longer_than_45_minutes():
     long = {stem: times[0] for stem, times in lesson_times.table().items() if times[0] > 45}
     assert not long, f"split or trim these lessons to at most 45 minutes (issue 9): {long}"
+
+
+def test_measured_time_comes_from_the_saved_cell_timings(tmp_path):
+    import json
+
+    def cell(start, end):
+        return {"cell_type": "code", "source": ["x = 1"], "metadata": {"execution": {
+            "iopub.execute_input": f"2026-12-03T10:{start}Z", "shell.execute_reply": f"2026-12-03T10:{end}Z"}}}
+
+    path = tmp_path / "06-x.ipynb"
+    # 10:00 to 10:12 working, a 30-minute break, then 10:42 to 10:50: 20 minutes, the break left out
+    path.write_text(json.dumps({"cells": [cell("00:00", "00:05"), cell("12:00", "12:01"), cell("42:00", "50:00")]}))
+    assert lesson_times.measured_minutes(path) == 20.0
+    path.write_text(json.dumps({"cells": [{"cell_type": "code", "source": ["x"], "metadata": {}}]}))
+    assert lesson_times.measured_minutes(path) is None
+
+
+def test_make_lab_records_cell_timings():
+    overrides = Path(__file__).resolve().parent.parent / ".ci" / "lab-overrides.json"
+    import json
+
+    assert json.loads(overrides.read_text())["@jupyterlab/notebook-extension:tracker"]["recordTiming"] is True
+    assert "lab-overrides.json" in (README.parent / "Makefile").read_text()
