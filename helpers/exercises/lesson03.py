@@ -1,0 +1,185 @@
+"""Lesson 03's exercises: an element's physical address from a page walk; the 2 MiB huge-page rule; a prediction.
+
+The checks use the page walks recorded on the GPU machine (``experiments.reference("pagemap_pinned")``), so they
+work without root (which hides frame numbers) and in replay alike.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any, Callable
+
+from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+
+PAGE = 4096
+HUGE_PAGE_SIZE = 2 << 20
+PER_HUGE = HUGE_PAGE_SIZE // PAGE
+
+
+def _recorded_rows() -> list[dict[str, Any]]:
+    """The recorded page walks (address, pfns) of lesson 02's buffers, hidden-frame rows included."""
+    from .. import experiments
+
+    return [r for r in experiments.reference("pagemap_pinned").rows if "pfns" in r]
+
+
+def _physical(address: int, start: int, pfns: list[int | None]) -> int | None:
+    pfn = pfns[(address - start) // PAGE]
+    return None if pfn is None else pfn * PAGE + address % PAGE
+
+
+def check_physical_address(physical_address: Callable[[int, int, list], Any]) -> Feedback:
+    """Lesson 03: ``physical_address(address, start, pfns)``: the physical address of a byte, or None without a frame."""
+    if is_placeholder(physical_address):
+        return _not_yet("define physical_address(address, start, pfns): find the page that holds `address`, take "
+                        "its frame from pfns, and keep the offset.")
+    rows = _recorded_rows()
+    present = [r for r in rows if all(p is not None for p in r["pfns"])]
+    missing = [r for r in rows if all(p is None for p in r["pfns"])]
+    for row in present:
+        start, pfns = int(row["address"], 16), row["pfns"]
+        for page, offset in ((0, 0), (1, 0x123), (2, 4095), (5, 6000 % PAGE), (len(pfns) - 1, 8)):
+            address = start + page * PAGE + offset
+            try:
+                got = physical_address(address, start, list(pfns))
+            except IndexError:
+                return _hint(f"IndexError: pfns has one entry per page of the buffer, so index it by the page's "
+                             f"position in the buffer, (address - start) // PAGE, not by the virtual page number "
+                             f"address // PAGE ({address // PAGE:#x}).")
+            if is_placeholder(got):
+                return _not_yet("physical_address returns `...`: return frame * PAGE + offset.")
+            want = _physical(address, start, pfns)
+            if isinstance(got, float):
+                return _hint("use integer arithmetic (`//`, `%`): a float has 53 bits, too few for an exact address.")
+            if isinstance(got, Integral) and int(got) == want:
+                continue
+            pfn = pfns[page]
+            if got == pfn:
+                return _hint("that is the frame number (PFN); the physical address is frame * PAGE + offset in the "
+                             "page.")
+            if got == pfn * PAGE and offset:
+                return _hint("the offset inside the page is missing: translation swaps the page for a frame and keeps "
+                             "the offset, so add address % PAGE.")
+            if got == pfns[0] * PAGE + (address - start):
+                return _hint("you assumed the buffer's frames are consecutive (first frame + distance). Consecutive "
+                             "virtual pages need not sit in consecutive frames (section 2): look up the frame of "
+                             "the page that holds the address, pfns[(address - start) // PAGE].")
+            if got == pfn * PAGE + address or got == pfn * PAGE + (address - start):
+                return _hint("you added more than the offset inside the page: add address % PAGE (the byte's position "
+                             "in its page), not the whole address or its distance from the buffer's start.")
+            return _hint(f"for address {address:#x} in a buffer at {start:#x} you returned {got!r}; expected "
+                         f"{want:#x}: page i = (address - start) // PAGE, then pfns[i] * PAGE + address % PAGE.")
+    for row in missing:
+        start = int(row["address"], 16)
+        try:
+            got = physical_address(start + 5, start, list(row["pfns"]))
+        except TypeError:
+            got = TypeError
+        if got is not None:
+            return _hint("a page that was never touched has no frame: its pfn is None (section 3). Return None "
+                         "for it instead of computing with None" + (" (your code raised TypeError)."
+                                                                     if got is TypeError else f" (you returned {got!r})."))
+    example = present[0]
+    start = int(example["address"], 16)
+    address = start + 1500 * 4
+    return _correct(f"a page table maps whole pages and the offset passes through: element 1500 of the recorded "
+                    f"'{example['allocation']}' buffer (virtual {address:#x}) is at physical "
+                    f"{_physical(address, start, example['pfns']):#x}, from the frame of its own page.")
+
+
+def _huge(address: int, pfns: list[int]) -> bool:
+    from .. import pages
+
+    return pages.huge_page_possible(address, pfns)
+
+
+def _huge_cases() -> list[tuple[str, int, list[int]]]:
+    base = 0x7F4478800000                     # 2 MiB aligned
+    block = 0x103C00                           # 2 MiB-aligned frame block (multiple of 512)
+    cases = [
+        ("aligned, ascending from the block's start", base, [block + i for i in range(16)]),
+        ("descending consecutive frames", base, [block + 15 - i for i in range(16)]),
+        ("ascending consecutive frames, at the wrong offset in their block", base, [block + 7 + i for i in range(16)]),
+        ("ascending with one break", base, [block + i for i in range(8)] + [block + 100 + i for i in range(8)]),
+        ("aligned address, scattered frames", base, [block, block + 40, block + 3, block + 900]),
+        ("pairs of consecutive frames", base + 2 * PAGE, [block + 2, block + 3, block + 700, block + 701]),
+        ("starts at page 5 of its 2 MiB range, frames at 5 of their block", base + 5 * PAGE,
+         [block + 5 + i for i in range(16)]),
+    ]
+    for row in _recorded_rows():
+        if all(p is not None for p in row["pfns"]):
+            cases.append((f"recorded {row['allocation']}", int(row["address"], 16), list(row["pfns"])))
+    return cases
+
+
+def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedback:
+    """Lesson 03: ``could_be_huge(address, pfns)``: False when the frames rule out one 2 MiB page, else True."""
+    if is_placeholder(could_be_huge):
+        return _not_yet("define could_be_huge(address, pfns): True only if every page i sits in frame "
+                        "pfns[0] + i and the first frame's offset in its 2 MiB block matches the first page's.")
+    for label, address, pfns in _huge_cases():
+        got = could_be_huge(address, list(pfns))
+        if is_placeholder(got):
+            return _not_yet("could_be_huge returns `...`: return True or False.")
+        if not isinstance(got, bool) and type(got).__name__ != "bool_":
+            return _hint(f"return True or False; for the case '{label}' you returned {got!r}.")
+        want = _huge(address, pfns)
+        if bool(got) == want:
+            continue
+        if label.startswith("descending"):
+            return _hint("a descending run of frames is one contiguous piece of memory, but a 2 MiB entry maps page i "
+                         "of its range to frame block start + i: the frames must ASCEND with the pages.")
+        if label.startswith("ascending consecutive frames, at the wrong offset"):
+            return _hint("the frames ascend one by one but sit at the wrong place in their 2 MiB block: page i of a "
+                         "huge page's range lands at offset i of its frame block, so pfn % 512 must equal "
+                         "virtual page % 512 (virtual page = address // PAGE + i).")
+        if label.startswith("starts at page 5"):
+            return _hint("a buffer may start in the middle of a huge page: do not require a 2 MiB-aligned address, "
+                         "compare each page's offset in its 2 MiB range with its frame's offset in its block.")
+        if want is False and got:
+            return _hint(f"for '{label}' you said a huge page is possible, but the frames do not ascend one by one "
+                         "from the right offset: check every page, pfns[i] == pfns[0] + i, not only the alignment "
+                         "or the first frame.")
+        return _hint(f"for '{label}' (address {address:#x}, frames {[hex(p) for p in pfns[:4]]} ...) you returned "
+                     f"{got}; expected {want}.")
+    verdicts = "; ".join(f"{row['allocation']}: {'not ruled out' if could_be_huge(int(row['address'], 16), row['pfns']) else 'ruled out'}"
+                         for row in _recorded_rows() if all(p is not None for p in row["pfns"]))
+    return _correct("a 2 MiB entry maps an aligned range onto an aligned frame block in order, so frames must ascend "
+                    f"one by one from the same offset. On the recorded buffers your rule says: {verdicts}.")
+
+
+CHECKS = {"physical_address": check_physical_address, "could_be_huge": check_could_be_huge}
+
+
+def namespace() -> dict[str, Any]:
+    """Names lesson 03's exercise cells use besides NumPy."""
+    return {"PAGE": PAGE, "HUGE_PAGE_SIZE": HUGE_PAGE_SIZE}
+
+
+def compare_prediction(predicted: Any, read_only: list | None, total: int = 8) -> str:
+    """Lesson 03's prediction: how many of ``total`` untouched private pages are present after only reading them.
+
+    ``read_only`` is the page walk measured after reading (``pages.frames_of``), or None where the cell that
+    measures it did not run (no /proc). Returns a paragraph for the notebook to print.
+    """
+    measured = None if read_only is None else sum(bool(f.present) for f in read_only)
+    if measured is None:
+        seen = "This machine has no /proc/self/pagemap, so section 3 measured nothing to compare with."
+    else:
+        seen = f"Measured: after reading, {measured} of {total} pages were present."
+    if is_placeholder(predicted):
+        return f"You made no prediction (predicted_present_after_reading is still `...`). {seen}"
+    if not isinstance(predicted, Real) or isinstance(predicted, bool) or not 0 <= predicted <= total:
+        return f"Predict a number of pages from 0 to {total}; you wrote {predicted!r}. {seen}"
+    if measured is None:
+        return f"You predicted {predicted:g} of {total}. {seen}"
+    head = f"You predicted {predicted:g} of {total}. {seen}"
+    if predicted == measured:
+        return head + " Your prediction matched."
+    if predicted < measured:
+        return (head + " Reading an untouched page is a page fault too: the OS kernel answers it by mapping a frame "
+                "read-only (where frames are visible, section 3 shows it is one shared frame, the zero page), so the "
+                "page becomes present without any write. The first write then gives it a private frame "
+                "(copy-on-write).")
+    return (head + " This OS kernel mapped fewer pages on reading than you expected: the read faults did not give "
+            "those pages a frame, and only the writes did (the 'after writing' line).")

@@ -1,0 +1,157 @@
+"""Lesson 06's exercises: the fixed-cost model of a transfer's rate; zero-copy as a fraction of the right copy;
+and the prediction of that fraction at the largest size.
+
+The checks use the run's results when the notebook passes them (``memcpy=``, ``streams=``: live, this GPU's) and
+the recorded H200 results otherwise, so they work live and in replay alike.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Any, Callable
+
+import numpy as np
+
+from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+
+GB = 1e9
+
+
+def _results(memcpy: Any = None, streams: Any = None) -> tuple[Any, Any]:
+    from .. import experiments
+
+    return (memcpy if memcpy is not None else experiments.reference("memcpy"),
+            streams if streams is not None else experiments.reference("kernel_bandwidth"))
+
+
+def _sweep(result: Any, **where: Any) -> tuple[np.ndarray, np.ndarray]:
+    rows = sorted(result.select(**where), key=lambda r: r["nbytes"])
+    return np.array([r["nbytes"] for r in rows], float), np.array([r["GBps"] for r in rows], float)
+
+
+def _model(nbytes: float, t0: float, peak_GBps: float) -> float:
+    return nbytes / (t0 + nbytes / (peak_GBps * GB)) / GB
+
+
+def check_model_GBps(model_GBps: Callable[[float, float, float], Any], *, streams: Any = None) -> Feedback:
+    """Lesson 06: ``model_GBps(nbytes, t0, peak_GBps)``: the rate (GB/s) of a transfer taking t0 + nbytes / peak."""
+    if is_placeholder(model_GBps):
+        return _not_yet("define model_GBps(nbytes, t0, peak_GBps): the time is t0 + nbytes / (peak_GBps * 1e9) "
+                        "seconds; return nbytes / time in GB/s.")
+    for t0, peak in ((10e-6, 50.0), (3e-6, 25.0)):
+        for nbytes in (4096, 2**20, 2**30):
+            got = model_GBps(nbytes, t0, peak)
+            if is_placeholder(got):
+                return _not_yet("model_GBps returns `...`: return the rate in GB/s.")
+            if not isinstance(got, Real):
+                return _hint(f"return one number (GB/s); model_GBps({nbytes}, {t0}, {peak}) returned {got!r}.")
+            want = _model(nbytes, t0, peak)
+            if math.isclose(got, want, rel_tol=1e-6):
+                continue
+            if math.isclose(got, peak, rel_tol=1e-6):
+                return _hint("your model always gives the peak: it leaves out the fixed cost t0. At 4 KiB the "
+                             "fixed cost is most of the time, which is why every curve starts low.")
+            if math.isclose(got, nbytes / t0 / GB, rel_tol=1e-6):
+                return _hint("your model never flattens: it leaves out the time on the link, nbytes / (peak_GBps "
+                             "* 1e9). Add it to t0.")
+            if any(math.isclose(got, other, rel_tol=1e-3) for other in
+                   (want * GB, want / GB, nbytes / (t0 + nbytes / peak) / GB, nbytes / (t0 + nbytes / peak))):
+                return _hint("a units slip: peak_GBps is in GB/s, so the link moves peak_GBps * 1e9 bytes per "
+                             "second, and the answer is bytes per second / 1e9.")
+            if math.isclose(got, nbytes / t0 / GB + peak, rel_tol=1e-6):
+                return _hint("rates do not add: times do. The transfer takes t0 + nbytes / (peak_GBps * 1e9) "
+                             "seconds; the rate is nbytes over that time.")
+            return _hint(f"model_GBps({nbytes}, {t0}, {peak}) returned {got:.6g}; expected {want:.6g} "
+                         "(nbytes / (t0 + nbytes / (peak_GBps * 1e9)) / 1e9).")
+    _, streams = _results(None, streams)
+    sizes, gbps = _sweep(streams, memory="zero_copy", op="read")
+    t0, peak = sizes[0] / (gbps[0] * GB), gbps[-1]
+    errors = np.array([model_GBps(s, t0, peak) for s in sizes]) / gbps - 1
+    worst = int(np.argmax(np.abs(errors)))
+    middle = ": between the two ends neither cost alone rules" if 0 < worst < len(sizes) - 1 else ""
+    return _correct("time adds, so a fixed cost rules small transfers and the link large ones. Fitted to this "
+                    f"sweep's zero-copy read (t0 = {t0 * 1e6:.1f} us from {sizes[0] / 1024:g} KiB, peak = "
+                    f"{peak:.1f} GB/s), the model is off by at most {abs(errors[worst]):.0%}, at "
+                    f"{sizes[worst] / 1024:,.0f} KiB{middle}.")
+
+
+def _truth(memcpy: Any, streams: Any, nbytes: int, *, copy: dict[str, str] | None = None,
+           kernel: str = "read") -> float:
+    where = copy or dict(direction="htod", host_memory="pinned")
+    return streams.one(nbytes=nbytes, memory="zero_copy", op=kernel)["GBps"] / memcpy.one(nbytes=nbytes, **where)["GBps"]
+
+
+def check_fraction_of_copy(fraction_of_copy: Callable[[Any, Any, int], Any], *, memcpy: Any = None,
+                           streams: Any = None) -> Feedback:
+    """Lesson 06: ``fraction_of_copy(memcpy, streams, nbytes)``: zero-copy read rate / pinned HtoD memcpy rate."""
+    if is_placeholder(fraction_of_copy):
+        return _not_yet("define fraction_of_copy(memcpy, streams, nbytes): the zero-copy read kernel's GB/s "
+                        "divided by the GB/s of the copy that moves the same bytes the same way at the link's rate.")
+    memcpy, streams = _results(memcpy, streams)
+    sizes = sorted({int(n) for n in memcpy.column("nbytes")})
+    alternatives = (
+        ("pageable", dict(copy=dict(direction="htod", host_memory="pageable")),
+         "you compared with the pageable copy. That copy is slower than the link (the driver stages it through a "
+         "pinned buffer), so beating it says nothing about the link: compare with the pinned HtoD copy, the link "
+         "rate. (This is the lore of section 5.)"),
+        ("dtoh", dict(copy=dict(direction="dtoh", host_memory="pinned")),
+         "wrong direction: a kernel that reads host memory moves bytes host-to-device, like memcpy HtoD, not DtoH."),
+        ("write", dict(kernel="write"),
+         "that is the zero-copy WRITE kernel (op=\"write\"); the read kernel (op=\"read\") pulls host memory across "
+         "the link, like memcpy HtoD."),
+    )
+    for nbytes in sizes:
+        got = fraction_of_copy(memcpy, streams, nbytes)
+        if is_placeholder(got):
+            return _not_yet("fraction_of_copy returns `...`: return a ratio of two GB/s figures.")
+        if not isinstance(got, Real):
+            return _hint(f"return one number; for {nbytes} bytes you returned {got!r}. result.one(nbytes=..., ...)"
+                         "[\"GBps\"] gives one row's rate.")
+        want = _truth(memcpy, streams, nbytes)
+        if math.isclose(got, want, rel_tol=1e-9):
+            continue
+        if math.isclose(got, 1 / want, rel_tol=1e-9):
+            return _hint("the ratio is upside down: zero-copy rate / copy rate (a fraction of the copy).")
+        for _, kwargs, text in alternatives:
+            if math.isclose(got, _truth(memcpy, streams, nbytes, **kwargs), rel_tol=1e-9):  # type: ignore[arg-type]
+                return _hint(text)
+        largest = streams.one(nbytes=sizes[-1], memory="zero_copy", op="read")["GBps"] / \
+            memcpy.one(nbytes=sizes[-1], direction="htod", host_memory="pinned")["GBps"]
+        if math.isclose(got, largest, rel_tol=1e-9):
+            return _hint(f"you returned the ratio at the largest size for {nbytes} bytes: select the rows with "
+                         "nbytes=nbytes.")
+        return _hint(f"for {nbytes} bytes you returned {got:.4g}; the zero-copy read kernel / pinned memcpy HtoD is "
+                     f"{want:.4g}. Use streams.one(nbytes=nbytes, memory=\"zero_copy\", op=\"read\") and "
+                     "memcpy.one(nbytes=nbytes, direction=\"htod\", host_memory=\"pinned\").")
+    fractions = [_truth(memcpy, streams, n) for n in sizes]
+    return _correct(f"the pinned HtoD copy is the link rate, the only fair baseline. Zero-copy reads ran at "
+                    f"{min(fractions):.0%} to {max(fractions):.0%} of it over this sweep ({fractions[0]:.0%} at "
+                    f"{sizes[0] / 1024:g} KiB, {fractions[-1]:.0%} at {sizes[-1] / 2**20:,.0f} MiB): one link, "
+                    "two ways of driving it.")
+
+
+CHECKS = {"model_GBps": check_model_GBps, "fraction_of_copy": check_fraction_of_copy}
+
+
+def compare_prediction(predicted: Any, measured: float, nbytes: int) -> str:
+    """Lesson 06's prediction: the zero-copy read kernel's rate as a fraction of the pinned HtoD copy at ``nbytes``."""
+    size = f"{nbytes / 2**30:g} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:g} MiB"
+    seen = f"Measured: at {size} the zero-copy read kernel reached {measured:.2f} of the pinned memcpy HtoD rate."
+    if is_placeholder(predicted):
+        return f"You made no prediction (predicted_fraction_of_copy is still `...`). {seen}"
+    if not isinstance(predicted, Real) or isinstance(predicted, bool) or predicted < 0:
+        return f"Predict a fraction (a number such as 0.5); you wrote {predicted!r}. {seen}"
+    head = f"You predicted {predicted:.2f}. {seen}"
+    gap = predicted - measured
+    if abs(gap) <= 0.1:
+        return head + " Close: the kernel and the copy engine share one PCIe link."
+    if predicted > 1 >= measured:
+        return (head + " You expected zero-copy to beat the copy engine. Both cross the same PCIe link, so a kernel "
+                "can approach the copy's rate but not raise the link's (section 5 tests that lore).")
+    if gap > 0:
+        return (head + " Lower than you expected: each load waits a PCIe round trip, and this kernel did not keep "
+                "enough bytes in flight to fill the link (Little's law; lessons 07 and 08 measure both sides).")
+    near = ", so it runs near the copy engine's rate" if measured >= 0.8 else ""
+    return (head + " Higher than you expected: with a full grid and four 16-byte loads in flight per thread, the "
+            f"kernel keeps many requests outstanding while each waits its round trip (Little's law; lesson 08){near}.")

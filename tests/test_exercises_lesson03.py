@@ -1,0 +1,91 @@
+"""Lesson 03's exercises give the specific hint for typical wrong answers, and its prediction text works untouched
+(issue 10). The generic tests (placeholder -> "not yet", solution -> "correct") are in tests/test_exercises.py."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from helpers import exercises, pages
+from helpers.exercises import lesson03
+
+PAGE = lesson03.PAGE
+
+
+def _solution(name: str):
+    namespace = exercises.namespace("03")
+    exec(compile(exercises.solution("03", name), "<solution>", "exec"), namespace)
+    return namespace[name]
+
+
+def _with_none(fn):
+    """Make a wrong answer handle a page with no frame the right way, to reach the hint it is written for."""
+    def wrapped(address, start, pfns):
+        return None if pfns[(address - start) // PAGE] is None else fn(address, start, pfns)
+    return wrapped
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE]), "frame number"),
+    (_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE), "offset inside the page"),
+    (_with_none(lambda address, start, pfns: pfns[0] * PAGE + (address - start)), "consecutive"),
+    (lambda address, start, pfns: pfns[address // PAGE] * PAGE + address % PAGE, "IndexError"),
+    (_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE + address), "more than the offset"),
+    (_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE + address % PAGE + 0.0),
+     "integer arithmetic"),
+    (lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE + address % PAGE, "no frame"),
+])
+def test_physical_address_hints(wrong, phrase):
+    feedback = exercises.check("03", "physical_address", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def _consecutive_either_way(address, pfns):
+    return len(pages.frame_runs(pfns)) == 1
+
+
+def _ascending_only(address, pfns):
+    return all(p == pfns[0] + i for i, p in enumerate(pfns))
+
+
+def _aligned_only(address, pfns):
+    return address % lesson03.HUGE_PAGE_SIZE == 0 and pfns[0] % 512 == 0
+
+
+def _requires_alignment(address, pfns):
+    return address % lesson03.HUGE_PAGE_SIZE == 0 and pages.huge_page_possible(address, pfns)
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (_consecutive_either_way, "ASCEND"),
+    (_ascending_only, "wrong place in their 2 MiB block"),
+    (_aligned_only, "check every page"),
+    (_requires_alignment, "middle of a huge page"),
+    (lambda address, pfns: 1, "True or False"),
+])
+def test_could_be_huge_hints(wrong, phrase):
+    feedback = exercises.check("03", "could_be_huge", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_the_solutions_agree_with_the_helpers_on_the_recorded_walks():
+    physical, huge = _solution("physical_address"), _solution("could_be_huge")
+    for row in lesson03._recorded_rows():
+        start, pfns = int(row["address"], 16), row["pfns"]
+        if all(p is not None for p in pfns):
+            assert huge(start, pfns) == pages.huge_page_possible(start, pfns)
+            assert physical(start + PAGE + 7, start, pfns) == pfns[1] * PAGE + 7
+
+
+def _walk(present: int, total: int = 8):
+    return [SimpleNamespace(present=i < present) for i in range(total)]
+
+
+def test_compare_prediction_untouched_and_answered():
+    assert "no prediction" in lesson03.compare_prediction(..., _walk(8)) and "8 of 8" in lesson03.compare_prediction(..., _walk(8))
+    assert "no /proc" in lesson03.compare_prediction(..., None)
+    assert "matched" in lesson03.compare_prediction(8, _walk(8))
+    assert "zero page" in lesson03.compare_prediction(0, _walk(8))
+    assert "fewer pages" in lesson03.compare_prediction(8, _walk(0))
+    assert "from 0 to 8" in lesson03.compare_prediction("eight", _walk(8))

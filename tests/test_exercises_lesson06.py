@@ -1,0 +1,59 @@
+"""Lesson 06's exercises give the specific hint for typical wrong answers, and its prediction text works untouched
+(issue 10). The generic tests (placeholder -> "not yet", solution -> "correct") are in tests/test_exercises.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import exercises, experiments
+from helpers.exercises import lesson06
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda nbytes, t0, peak_GBps: peak_GBps, "leaves out the fixed cost"),
+    (lambda nbytes, t0, peak_GBps: nbytes / t0 / 1e9, "never flattens"),
+    (lambda nbytes, t0, peak_GBps: nbytes / (t0 + nbytes / peak_GBps) / 1e9, "units"),
+    (lambda nbytes, t0, peak_GBps: nbytes / (t0 + nbytes / (peak_GBps * 1e9)), "units"),
+    (lambda nbytes, t0, peak_GBps: nbytes / t0 / 1e9 + peak_GBps, "rates do not add"),
+])
+def test_model_GBps_hints(wrong, phrase):
+    feedback = exercises.check("06", "model_GBps", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def _ratio(kernel: str = "read", **copy):
+    where = dict(direction="htod", host_memory="pinned") | copy
+
+    def fraction_of_copy(memcpy, streams, nbytes):
+        return (streams.one(nbytes=nbytes, memory="zero_copy", op=kernel)["GBps"]
+                / memcpy.one(nbytes=nbytes, **where)["GBps"])
+    return fraction_of_copy
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (_ratio(host_memory="pageable"), "pageable copy"),
+    (_ratio(direction="dtoh"), "wrong direction"),
+    (_ratio(kernel="write"), "WRITE kernel"),
+    (lambda memcpy, streams, nbytes: 1 / _ratio()(memcpy, streams, nbytes), "upside down"),
+    (lambda memcpy, streams, nbytes: _ratio()(memcpy, streams, 2**30), "nbytes=nbytes"),
+    (lambda memcpy, streams, nbytes: memcpy.select(nbytes=nbytes), "return one number"),
+])
+def test_fraction_of_copy_hints(wrong, phrase):
+    feedback = exercises.check("06", "fraction_of_copy", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_fraction_of_copy_uses_the_results_it_is_given():
+    memcpy, streams = experiments.reference("memcpy"), experiments.reference("kernel_bandwidth")
+    feedback = exercises.check("06", "fraction_of_copy", _ratio(), memcpy=memcpy, streams=streams)
+    assert feedback.correct and "%" in feedback.message
+
+
+def test_compare_prediction_untouched_and_answered():
+    assert "no prediction" in lesson06.compare_prediction(..., 0.93, 2**30)
+    assert "0.93" in lesson06.compare_prediction(..., 0.93, 2**30)
+    assert "Close" in lesson06.compare_prediction(0.9, 0.93, 2**30)
+    assert "same PCIe link" in lesson06.compare_prediction(1.5, 0.93, 2**30)
+    assert "Higher than you expected" in lesson06.compare_prediction(0.3, 0.93, 2**30)
+    assert "Lower than you expected" in lesson06.compare_prediction(0.9, 0.5, 2**30)
+    assert "a fraction" in lesson06.compare_prediction("half", 0.93, 2**30)
