@@ -7,10 +7,9 @@ right answer "correct" and why; on a typical wrong answer a specific hint. Solut
 ``lessons/solutions/lessonNN.py`` (an instructor may delete the folder); :func:`solution` shows
 one only when asked.
 
-Lesson 04 introduces :class:`Feedback`, :func:`check` and :func:`solution`; the checks are
-``page_and_offset`` and ``same_address`` (lesson 04), ``add_on_gpu`` and ``saxpy`` (lesson 05).
-Lesson 09's kernel exercise lives in :mod:`helpers.coalescing_exercise`; :func:`check` wraps it
-as ``("09", "coalesce")``.
+Lesson 04 introduces :class:`Feedback`, :func:`check` and :func:`solution`. Each lesson's checks live in
+``helpers/exercises/lessonNN.py`` (its ``CHECKS``); lesson 09's kernel exercise builds on
+:mod:`helpers.coalescing_exercise`.
 """
 
 from __future__ import annotations
