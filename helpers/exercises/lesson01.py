@@ -1,0 +1,169 @@
+"""Lesson 01's exercises: how many pages (so frames, so first-touch faults) a buffer spans; decode a pagemap entry.
+
+Both checks test the learner's function on fixed cases, then, where this system has a Linux ``/proc``, against what
+the OS kernel itself reports for this process (``helpers.pages.frames``), in replay and live alike: neither needs a GPU.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable
+
+from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+
+# (address, nbytes, page_size): aligned, unaligned, straddling, one byte, the last byte of a page, larger pages.
+SPAN_CASES = ((0x7F0000000000, 65536, 4096), (0x7F0000000000, 1, 4096), (0x7F0000000FFF, 1, 4096),
+              (0x7F0000000FFF, 2, 4096), (0x7F0000000800, 4096, 4096), (0x7F0000001000, 4097, 4096),
+              (0x7F0000000010, 65536, 4096), (0x7F0000000100, 100, 4096), (0x7F0000010000, 65536, 65536),
+              (0x7F0000008000, 65536, 65536), (0x7F00001FF000, 8192, 2**21))
+
+
+def spanned(address: int, nbytes: int, page_size: int) -> int:
+    """The number of pages ``[address, address + nbytes)`` touches (nbytes >= 1), for the check."""
+    return (address + nbytes - 1) // page_size - address // page_size + 1
+
+
+def _measured_spans() -> list[tuple[int, int, int, int]]:
+    """(address, nbytes, page size, pages the OS kernel lists) for slices of a fresh page-aligned buffer; [] without /proc."""
+    from .. import pages
+
+    if not pages.proc_available():
+        return []
+    import numpy as np
+
+    buffer = pages.page_aligned_empty(8 * pages.PAGE_SIZE, np.uint8)
+    base, page = buffer.ctypes.data, pages.PAGE_SIZE
+    slices = ((0, 8 * page), (100, page), (page - 1, 2), (3 * page + 5, 2 * page), (10, 1))
+    return [(base + start, n, page, len(pages.frames(base + start, n))) for start, n in slices]
+
+
+def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedback:
+    """Lesson 01: ``pages_spanned(address, nbytes, page_size)`` counts the pages a buffer touches."""
+    if is_placeholder(pages_spanned):
+        return _not_yet("define pages_spanned(address, nbytes, page_size) returning how many pages the bytes "
+                        "[address, address + nbytes) touch.")
+    for address, nbytes, size in SPAN_CASES:
+        got = pages_spanned(address, nbytes, size)
+        if is_placeholder(got):
+            return _not_yet("pages_spanned returns `...`: replace it with the number of pages.")
+        want = spanned(address, nbytes, size)
+        if isinstance(got, float):
+            return _hint("return a whole number of pages: use `//` (integer division) on the addresses, not `/`, "
+                         "and no math.ceil on a float (a float has only 53 bits, too few for 64-bit addresses).")
+        if not isinstance(got, int) and not hasattr(got, "__index__"):
+            return _hint(f"return an int; for address {address:#x} you returned {got!r}.")
+        got = int(got)
+        if got == want:
+            continue
+        where = f"address {address:#x}, nbytes = {nbytes}, page_size = {size}: you returned {got}, the buffer touches {want}"
+        if size != 4096 and got == spanned(address, nbytes, 4096):
+            return _hint(f"right for 4 KiB pages, but you ignored page_size ({where}). Use the argument: "
+                         "the GPU's MMU and huge pages use larger ones.")
+        if got == nbytes // size:
+            return _hint(f"{where}. nbytes // page_size rounds down and ignores where the buffer starts: a page is "
+                         "touched even if only one of its bytes is used.")
+        if got == -(-nbytes // size):
+            return _hint(f"{where}. Rounding nbytes up is right only for a buffer that starts on a page boundary: "
+                         "one that starts inside a page can spill into one more. Count from the page of the first "
+                         "byte, address // page_size, to the page of the last, (address + nbytes - 1) // page_size.")
+        if got == (address + nbytes) // size - address // size + 1 or got == want - 1:
+            return _hint(f"{where}: an off-by-one. The last byte is at address + nbytes - 1, and both the first "
+                         "and the last page count.")
+        return _hint(f"{where}. Count from the page of the first byte, address // page_size, to the page of the "
+                     "last byte, (address + nbytes - 1) // page_size, both included.")
+    extra = ""
+    measured = _measured_spans()
+    if measured:
+        agree = sum(int(pages_spanned(a, n, p)) == listed for a, n, p, listed in measured)
+        if agree != len(measured):
+            return _hint(f"your function disagrees with this process's own page table on {len(measured) - agree} of "
+                         f"{len(measured)} slices of a fresh buffer (pages.frames): check the page size you pass.")
+        extra = (f" It agrees with this process's page table (/proc/self/pagemap) on {agree} slices of a fresh "
+                 "buffer.")
+    return _correct("a buffer needs a frame for every page it touches, partial pages included, so that is how many "
+                    "page faults its first touch takes and how many frames pinning it holds." + extra)
+
+
+PRESENT, SWAPPED, EXCLUSIVE, SOFT_DIRTY, FILE_SHARED = 1 << 63, 1 << 62, 1 << 56, 1 << 55, 1 << 61
+PFN_MASK = (1 << 55) - 1
+ENTRY_CASES = (PRESENT | 0x1234, PRESENT | SOFT_DIRTY | EXCLUSIVE | 0x8F00A, PRESENT | FILE_SHARED | 0x42,
+               PRESENT | (1 << 54) | 7, 0, SWAPPED | (0x3 << 5) | 0x2,  # swapped: the low bits are a swap slot
+               PRESENT, PRESENT | SOFT_DIRTY | PFN_MASK)
+
+
+def decoded(entry: int) -> tuple[bool, int]:
+    """(present, PFN) of a pagemap entry as the documentation defines them, for the check."""
+    return bool(entry >> 63 & 1), entry & PFN_MASK
+
+
+def _own_entries() -> list[tuple[int, bool, int | None]]:
+    """(raw entry, present, pfn or None) for a few pages of this process; [] without /proc."""
+    from .. import pages
+
+    if not pages.proc_available():
+        return []
+    import numpy as np
+
+    buffer = pages.page_aligned_empty(4 * pages.PAGE_SIZE, np.uint8)
+    buffer[: 2 * pages.PAGE_SIZE] = 1          # two pages touched, two left without frames
+    first = buffer.ctypes.data // pages.PAGE_SIZE
+    with open(pages.proc_path("self", "pagemap"), "rb") as pagemap:
+        pagemap.seek(first * 8)
+        raw = [e for (e,) in struct.iter_unpack("<Q", pagemap.read(4 * 8))]
+    return [(entry, frame.present, frame.pfn) for entry, frame in zip(raw, pages.frames(buffer.ctypes.data, buffer.nbytes))]
+
+
+def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedback:
+    """Lesson 01: ``decode_entry(entry)`` returns (present, PFN) from a 64-bit ``/proc/self/pagemap`` entry."""
+    if is_placeholder(decode_entry):
+        return _not_yet("define decode_entry(entry) returning (present, pfn): bit 63 and bits 0-54.")
+    for entry in ENTRY_CASES:
+        got = decode_entry(entry)
+        if is_placeholder(got):
+            return _not_yet("decode_entry returns `...`: replace it with the pair (present, pfn).")
+        if not (isinstance(got, tuple) and len(got) == 2):
+            return _hint(f"return a pair (present, pfn); for {entry:#018x} you returned {got!r}.")
+        present, pfn = got
+        want_present, want_pfn = decoded(entry)
+        if isinstance(pfn, float):
+            return _hint("use the integer operators `>>` and `&`: a float has only 53 bits, too few for a 64-bit "
+                         "entry.")
+        if bool(present) != want_present:
+            if bool(present) == bool(entry >> 62 & 1):
+                return _hint(f"for {entry:#018x} you read bit 62, *swapped*; *present* is bit 63: (entry >> 63) & 1.")
+            if bool(present) == bool(entry & 1) or bool(present) == (entry != 0):
+                return _hint(f"for {entry:#018x} your present flag is {bool(present)}: it is bit 63 alone, "
+                             "(entry >> 63) & 1, not the low bits or the whole entry.")
+            return _hint(f"for {entry:#018x} present should be {want_present}: it is bit 63, (entry >> 63) & 1.")
+        if not want_present:
+            continue                         # the low bits of an absent page are not a PFN: any value passes
+        if pfn == want_pfn:
+            continue
+        if pfn == entry & ((1 << 54) - 1):
+            return _hint(f"for {entry:#018x} your mask keeps bits 0-53: the PFN is bits 0-54, 55 bits, "
+                         "so the mask is (1 << 55) - 1.")
+        if pfn == entry or pfn == entry & ((1 << 63) - 1) or pfn == entry & ((1 << 62) - 1):
+            return _hint(f"for {entry:#018x} your PFN still holds flag bits (55-63: soft-dirty, exclusive, "
+                         "file/shared, swapped, present): keep bits 0-54 only, entry & ((1 << 55) - 1).")
+        if pfn == want_pfn * 4096 or pfn == want_pfn << 12:
+            return _hint("that is the physical address (PFN x 4096); return the frame number itself, bits 0-54.")
+        return _hint(f"for {entry:#018x} the PFN is {want_pfn:#x}, you returned {pfn!r}: entry & ((1 << 55) - 1).")
+    extra = ""
+    own = _own_entries()
+    if own:
+        def agrees(raw: int, present: bool, pfn: int | None) -> bool:
+            got_present, got_pfn = decode_entry(raw)
+            return bool(got_present) == present and (not present or got_pfn == (pfn or 0))
+
+        agree = sum(agrees(*row) for row in own)
+        if agree != len(own):
+            return _hint(f"your decoder disagrees with helpers.pages on {len(own) - agree} of {len(own)} entries read "
+                         "from this process's /proc/self/pagemap.")
+        hidden = all(pfn is None for _, present, pfn in own if present)
+        extra = (f" On {len(own)} entries of this process's own pagemap it agrees with helpers.pages"
+                 + (" (the PFNs read 0 here: the OS kernel hides them from users other than root)." if hidden else "."))
+    return _correct("bit 63 says whether a frame backs the page, bits 0-54 which frame; this is all "
+                    "pages.frames_of does for each page." + extra)
+
+
+CHECKS = {"pages_spanned": check_pages_spanned, "decode_entry": check_decode_entry}

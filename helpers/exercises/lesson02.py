@@ -1,0 +1,196 @@
+"""Lesson 02's exercises: the time pinning saves per copy, from the measured rows; a model of the staged pageable copy.
+
+Also the comparison after lesson 02's prediction cell (tagged ``predict``): :func:`compare_prediction`, since the
+common framework has no prediction helper. The checks use fixed rows first, then the run's own ``copies`` (recorded
+in replay, this GPU's live), so they hold in both modes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+
+# Fixed rows: distinct rates per direction, so an answer that ignores the direction or the memory kind shows.
+_RATES = {("htod", "pinned"): 50.0, ("htod", "pageable"): 10.0, ("dtoh", "pinned"): 40.0,
+          ("dtoh", "pageable"): 16.0, ("htoh", "host_memcpy"): 12.0}
+_SIZES = (2**20, 2**30)
+
+
+def _fixed_copies() -> Any:
+    from ..experiments import Result
+
+    rows = [{"direction": d, "host_memory": m, "nbytes": n, "GBps": rate * (0.5 if n < 2**30 else 1.0),
+             "seconds": [n / (rate * (0.5 if n < 2**30 else 1.0) * 1e9)] * 3}
+            for (d, m), rate in _RATES.items() for n in _SIZES]
+    return Result("memcpy", {"sizes": list(_SIZES)}, rows, False)
+
+
+def _one_copy(copies: Any, direction: str, memory: str, nbytes: int, unit: float = 1e9) -> float:
+    return nbytes / (copies.one(direction=direction, host_memory=memory, nbytes=nbytes)["GBps"] * unit)
+
+
+def saved(copies: Any, nbytes: int, direction: str) -> float:
+    """Seconds one copy of ``nbytes`` saves from pinned rather than pageable memory, for the check."""
+    return _one_copy(copies, direction, "pageable", nbytes) - _one_copy(copies, direction, "pinned", nbytes)
+
+
+def _close(a: Any, b: float) -> bool:
+    try:
+        return bool(np.isclose(float(a), b, rtol=1e-6, atol=0.0))
+    except (TypeError, ValueError):
+        return False
+
+
+def check_seconds_saved(seconds_saved: Callable[[Any, int, str], float], *, copies: Any = None) -> Feedback:
+    """Lesson 02: ``seconds_saved(copies, nbytes, direction)``: pageable time minus pinned time of one copy."""
+    if is_placeholder(seconds_saved):
+        return _not_yet("define seconds_saved(copies, nbytes, direction) returning the seconds one copy saves.")
+    fixed = _fixed_copies()
+    for nbytes in _SIZES:
+        for direction in ("htod", "dtoh"):
+            got = seconds_saved(fixed, nbytes, direction)
+            if is_placeholder(got):
+                return _not_yet("seconds_saved returns `...`: replace it with the pageable time minus the pinned time.")
+            want = saved(fixed, nbytes, direction)
+            if _close(got, want):
+                continue
+            pageable, pinned = (_one_copy(fixed, direction, m, nbytes) for m in ("pageable", "pinned"))
+            where = f"for {nbytes} bytes {direction} you returned {got!r}, expected {want:.6g} s"
+            if not isinstance(got, (int, float, np.floating, np.integer)):
+                return _hint(f"return one number of seconds; {where}.")
+            if _close(got, -want):
+                return _hint(f"{where}: the sign is reversed. Time saved = pageable time - pinned time.")
+            if _close(got, want * 1e3) or _close(got, want * 1e6):
+                return _hint(f"{where}: return seconds, not milliseconds or microseconds.")
+            if _close(got, want * 1e9 / 2**30):
+                return _hint(f"{where}: GB/s in these rows means 10^9 bytes per second, not 2^30: "
+                             "time = nbytes / (GBps * 1e9).")
+            if _close(got, pageable / pinned) or _close(got, pinned / pageable):
+                return _hint(f"{where}: that is the ratio of the two times (how many times faster), not the time "
+                             "saved. Subtract them.")
+            rate = {m: fixed.one(direction=direction, host_memory=m, nbytes=nbytes)["GBps"] for m in ("pinned", "pageable")}
+            if _close(got, nbytes / ((rate["pinned"] - rate["pageable"]) * 1e9)):
+                return _hint(f"{where}: rates do not subtract like times. Turn each rate into the time of one copy, "
+                             "nbytes / (GBps * 1e9), then subtract the times.")
+            other = "dtoh" if direction == "htod" else "htod"
+            if _close(got, saved(fixed, nbytes, other)):
+                return _hint(f"{where}: you used the {other} rows. Select the rows of the `direction` argument.")
+            if _close(got, _one_copy(fixed, "htoh", "host_memcpy", nbytes) - pinned):
+                return _hint(f"{where}: you used the host_memcpy rows (a CPU copy). The pageable rows have "
+                             "host_memory='pageable'.")
+            return _hint(f"{where}. Take each row's GBps with copies.one(direction=..., host_memory=..., nbytes=...), "
+                         "turn it into seconds, nbytes / (GBps * 1e9), and subtract pinned from pageable.")
+    extra = ""
+    if copies is not None:
+        largest = int(max(copies.column("nbytes")))
+        mine, want = float(seconds_saved(copies, largest, "htod")), saved(copies, largest, "htod")
+        if not _close(mine, want):
+            return _hint(f"right on the fixed rows, but on this run's rows it gives {mine:.6g} s for {largest} bytes "
+                         f"host-to-device, expected {want:.6g} s.")
+        extra = (f" On this run's rows ({copies.gpu}) pinning saves {mine * 1e3:.1f} ms per {largest / 2**20:.0f} MiB "
+                 "host-to-device copy.")
+    return _correct("a copy takes nbytes / rate, so the time saved is the difference of the two times; a factor "
+                    "in bandwidth is seconds saved on every copy, which adds up when a program copies in a loop."
+                    + extra)
+
+
+# --------------------------------------------------------------------------- the staged (pageable) copy
+STAGE_CASES = ((2**30, 2**21, 10.0, 50.0), (2**30, 2**30, 10.0, 50.0), (2**26, 2**16, 50.0, 10.0),
+               (2**24, 2**22, 20.0, 20.0), (2**22, 2**20, 12.0, 55.0))
+
+
+def staged(nbytes: int, chunk: int, host_GBps: float, dma_GBps: float) -> float:
+    """Seconds for ``nbytes`` staged in chunks: CPU copy of chunk i overlaps the DMA of chunk i-1, for the check."""
+    k = nbytes // chunk
+    h, d = chunk / (host_GBps * 1e9), chunk / (dma_GBps * 1e9)
+    return h + d + (k - 1) * max(h, d)
+
+
+def check_staged_seconds(staged_seconds: Callable[[int, int, float, float], float], *, copies: Any = None) -> Feedback:
+    """Lesson 02: ``staged_seconds(nbytes, chunk, host_GBps, dma_GBps)`` models a pageable copy staged in chunks.
+
+    With ``copies`` (this run's memcpy result) the message compares the model, fed the measured host-copy and
+    pinned-DMA rates, with the measured pageable copy.
+    """
+    if is_placeholder(staged_seconds):
+        return _not_yet("define staged_seconds(nbytes, chunk, host_GBps, dma_GBps) returning seconds.")
+    for nbytes, chunk, host, dma in STAGE_CASES:
+        got = staged_seconds(nbytes, chunk, host, dma)
+        if is_placeholder(got):
+            return _not_yet("staged_seconds returns `...`: replace it with the pipeline's time in seconds.")
+        want = staged(nbytes, chunk, host, dma)
+        if _close(got, want):
+            continue
+        k, h, d = nbytes // chunk, chunk / (host * 1e9), chunk / (dma * 1e9)
+        where = (f"for {nbytes} bytes in {chunk}-byte chunks at {host:g} and {dma:g} GB/s you returned {got!r}, "
+                 f"expected {want:.6g} s")
+        if not isinstance(got, (int, float, np.floating, np.integer)):
+            return _hint(f"return one number of seconds; {where}.")
+        if _close(got, want * 1e3):
+            return _hint(f"{where}: return seconds, not milliseconds.")
+        if _close(got, want * 1e9 / 2**30):
+            return _hint(f"{where}: GB/s means 10^9 bytes per second here: a chunk takes chunk / (GBps * 1e9) s.")
+        if _close(got, k * (h + d)):
+            return _hint(f"{where}: that is the two copies one after the other, with no overlap. While the copy "
+                         "engine DMAs chunk i, the CPU already copies chunk i+1 into the other staging buffer.")
+        if _close(got, k * max(h, d)):
+            return _hint(f"{where}: perfect overlap forgets the pipeline's fill and drain. Nothing overlaps the "
+                         "first chunk's CPU copy (the DMA has nothing to send yet) nor the last chunk's DMA: "
+                         "h + d + (k - 1) * max(h, d).")
+        if _close(got, h + d + k * max(h, d)) or _close(got, h + d + (k - 2) * max(h, d)):
+            return _hint(f"{where}: an off-by-one in the chunk count. The first chunk costs h + d; each of the "
+                         "k - 1 others adds the slower stage, max(h, d).")
+        if _close(got, h + d + (k - 1) * min(h, d)):
+            return _hint(f"{where}: the faster stage waits for the slower one, so each further chunk adds "
+                         "max(h, d), not min.")
+        return _hint(f"{where}. With k = nbytes // chunk chunks, h = chunk / (host_GBps * 1e9) and "
+                     "d = chunk / (dma_GBps * 1e9): the first chunk costs h + d, each other one max(h, d).")
+    extra = ""
+    if copies is not None and copies.select(host_memory="host_memcpy"):
+        n = int(max(copies.column("nbytes")))
+        host = copies.one(direction="htoh", host_memory="host_memcpy", nbytes=n)["GBps"]
+        dma = copies.one(direction="htod", host_memory="pinned", nbytes=n)["GBps"]
+        pageable = n / (copies.one(direction="htod", host_memory="pageable", nbytes=n)["GBps"] * 1e9)
+        whole, chunked = (float(staged_seconds(n, c, host, dma)) for c in (n, 2**21))
+        extra = (f" Fed this run's rates for {n / 2**20:.0f} MiB (host memcpy {host:.1f} GB/s, pinned DMA "
+                 f"{dma:.1f} GB/s), it gives {whole * 1e3:.1f} ms staged in one piece and {chunked * 1e3:.1f} ms in "
+                 f"2 MiB chunks (a size picked for this exercise: the CUDA documentation does not give the driver's); "
+                 f"the measured pageable copy took {pageable * 1e3:.1f} ms.")
+    return _correct("a pipeline runs at its slowest stage once it is full, so chunked staging costs about the slower "
+                    "of the two copies, plus one chunk of the faster to fill it." + extra)
+
+
+CHECKS = {"seconds_saved": check_seconds_saved, "staged_seconds": check_staged_seconds}
+
+
+# --------------------------------------------------------------------------- the prediction
+def compare_prediction(predicted_speedup: Any, copies: Any) -> Feedback:
+    """Lesson 02's predict cell: compare the learner's guess of pinned / pageable (host to device, largest size)
+    with this run's. Not graded: it says how far off the guess was and what the measurement shows."""
+    n = int(max(copies.column("nbytes")))
+    pinned, pageable = (copies.one(direction="htod", host_memory=m, nbytes=n)["GBps"] for m in ("pinned", "pageable"))
+    measured = pinned / pageable
+    said = (f"at {n / 2**20:.0f} MiB host to device, pinned ran at {pinned:.1f} GB/s and pageable at {pageable:.1f} "
+            f"GB/s: {measured:.1f}x ({copies.gpu}, {'live' if copies.live else 'recorded'}).")
+    if is_placeholder(predicted_speedup):
+        return _not_yet("you made no prediction (predicted_speedup is still `...`); the measurement: " + said)
+    try:
+        guess = float(predicted_speedup)
+    except (TypeError, ValueError):
+        return _hint(f"predicted_speedup should be a number, not {predicted_speedup!r}; the measurement: " + said)
+    if guess <= 0:
+        return _hint(f"a speed-up is a positive factor (1 = no difference); you wrote {guess:g}. The measurement: "
+                     + said)
+    off = guess / measured
+    if 0.8 <= off <= 1.25:
+        return _correct(f"you predicted {guess:g}x; {said} Within 25%.")
+    if off < 1:
+        why = ("the pageable copy was slower than you expected: section 2's next cell asks whether a second, CPU "
+               "copy into a staging buffer explains it.")
+    else:
+        why = ("the pageable copy was faster than you expected, or the pinned one slower: a pinned copy is capped "
+               "by the PCIe link (lesson 06), and the staging copy can overlap the DMA (section 3 models it).")
+    return _hint(f"you predicted {guess:g}x; {said} Off by a factor of {max(off, 1 / off):.1f}: {why}")

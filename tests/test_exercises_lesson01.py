@@ -1,0 +1,50 @@
+"""Lesson 01's exercises (issue 10): each typical wrong answer gets its specific hint.
+
+tests/test_exercises.py covers the placeholder ("not yet") and the solution ("correct") generically.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import exercises, pages
+from helpers.exercises import lesson01
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda address, nbytes, page_size: nbytes // page_size, "rounds down"),
+    (lambda address, nbytes, page_size: -(-nbytes // page_size), "starts on a page boundary"),
+    (lambda address, nbytes, page_size: (address + nbytes) // page_size - address // page_size + 1, "off-by-one"),
+    (lambda address, nbytes, page_size: (address + nbytes - 1) // page_size - address // page_size, "off-by-one"),
+    (lambda address, nbytes, page_size: (address + nbytes - 1) // 4096 - address // 4096 + 1, "ignored page_size"),
+    (lambda address, nbytes, page_size: (address + nbytes - 1) / page_size - address / page_size + 1, "`//`"),
+])
+def test_pages_spanned_hints(wrong, phrase):
+    feedback = exercises.check("01", "pages_spanned", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda entry: (bool(entry >> 62 & 1), entry & ((1 << 55) - 1)), "bit 62"),
+    (lambda entry: (entry >> 63, entry & ((1 << 54) - 1)), "bits 0-53"),
+    (lambda entry: (entry >> 63, entry), "flag bits"),
+    (lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) * 4096), "physical address"),
+    (lambda entry: (entry >> 63, float(entry & ((1 << 55) - 1))), "integer operators"),
+    (lambda entry: entry >> 63, "pair"),
+])
+def test_decode_entry_hints(wrong, phrase):
+    feedback = exercises.check("01", "decode_entry", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_a_function_returning_the_placeholder_is_not_yet():
+    assert exercises.check("01", "pages_spanned", lambda a, n, p: ...).status == "not yet"
+    assert exercises.check("01", "decode_entry", lambda e: ...).status == "not yet"
+
+
+@pytest.mark.skipif(not pages.proc_available(), reason="needs Linux /proc")
+def test_the_checks_compare_with_this_process_page_table():
+    right = exercises.check("01", "pages_spanned", lesson01.spanned)
+    assert right.correct and "/proc/self/pagemap" in right.message, right
+    decoded = exercises.check("01", "decode_entry", lesson01.decoded)
+    assert decoded.correct and "own pagemap" in decoded.message, decoded

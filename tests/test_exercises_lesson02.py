@@ -1,0 +1,81 @@
+"""Lesson 02's exercises and prediction (issue 10): each typical wrong answer gets its specific hint; the checks
+and the prediction's comparison work on the run's rows (recorded in replay).
+
+tests/test_exercises.py covers the placeholder ("not yet") and the solution ("correct") generically.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import exercises, experiments
+from helpers.exercises import lesson02
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "lessons" / "02-measure-what-pinning-buys.ipynb"
+
+
+def _time(copies, direction, memory, nbytes, unit=1e9):
+    return nbytes / (copies.one(direction=direction, host_memory=memory, nbytes=nbytes)["GBps"] * unit)
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda c, n, d: _time(c, d, "pinned", n) - _time(c, d, "pageable", n), "sign is reversed"),
+    (lambda c, n, d: (_time(c, d, "pageable", n) - _time(c, d, "pinned", n)) * 1e3, "not milliseconds"),
+    (lambda c, n, d: _time(c, d, "pageable", n, 2**30) - _time(c, d, "pinned", n, 2**30), "not 2^30"),
+    (lambda c, n, d: _time(c, d, "pageable", n) / _time(c, d, "pinned", n), "ratio"),
+    (lambda c, n, d: n / ((c.one(direction=d, host_memory="pinned", nbytes=n)["GBps"]
+                           - c.one(direction=d, host_memory="pageable", nbytes=n)["GBps"]) * 1e9), "do not subtract"),
+    (lambda c, n, d: _time(c, "htod", "pageable", n) - _time(c, "htod", "pinned", n), "the htod rows"),
+    (lambda c, n, d: _time(c, "htoh", "host_memcpy", n) - _time(c, d, "pinned", n), "host_memcpy"),
+])
+def test_seconds_saved_hints(wrong, phrase):
+    feedback = exercises.check("02", "seconds_saved", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def _parts(nbytes, chunk, host, dma, unit=1e9):
+    return nbytes // chunk, chunk / (host * unit), chunk / (dma * unit)
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda n, c, hr, dr: n / (hr * 1e9) + n / (dr * 1e9), "no overlap"),
+    (lambda n, c, hr, dr: max(n / (hr * 1e9), n / (dr * 1e9)), "fill and drain"),
+    (lambda n, c, hr, dr: (lambda k, h, d: h + d + k * max(h, d))(*_parts(n, c, hr, dr)), "off-by-one"),
+    (lambda n, c, hr, dr: (lambda k, h, d: h + d + (k - 1) * min(h, d))(*_parts(n, c, hr, dr)), "not min"),
+    (lambda n, c, hr, dr: (lambda k, h, d: h + d + (k - 1) * max(h, d))(*_parts(n, c, hr, dr, 2**30)), "10^9"),
+    (lambda n, c, hr, dr: 1e3 * lesson02.staged(n, c, hr, dr), "not milliseconds"),
+])
+def test_staged_seconds_hints(wrong, phrase):
+    feedback = exercises.check("02", "staged_seconds", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_the_checks_use_the_recorded_rows():
+    copies = experiments.memcpy()
+    feedback = exercises.check("02", "seconds_saved", lesson02.saved, copies=copies)
+    assert feedback.correct and "this run's rows" in feedback.message, feedback
+    feedback = exercises.check("02", "staged_seconds", lesson02.staged, copies=copies)
+    assert feedback.correct and "measured pageable copy took" in feedback.message, feedback
+
+
+def test_the_prediction_cell_and_its_comparison():
+    cells = json.loads(NOTEBOOK.read_text())["cells"]
+    ids = [i for i, cell in enumerate(cells) if "predict" in cell["metadata"].get("tags", [])]
+    assert len(ids) == 1
+    after = "".join(s for cell in cells[ids[0] + 1:] for s in cell["source"])
+    assert "compare_prediction(predicted_speedup, copies)" in after
+    namespace: dict = {}
+    exec("".join(cells[ids[0]]["source"]), namespace)
+    copies = experiments.memcpy()
+    assert lesson02.compare_prediction(namespace["predicted_speedup"], copies).status == "not yet"
+    n = int(max(copies.column("nbytes")))
+    measured = (copies.one(direction="htod", host_memory="pinned", nbytes=n)["GBps"]
+                / copies.one(direction="htod", host_memory="pageable", nbytes=n)["GBps"])
+    assert lesson02.compare_prediction(measured, copies).correct
+    for guess, phrase in ((measured / 3, "slower than you expected"), (measured * 3, "faster than you expected"),
+                          ("six", "a number"), (-1, "positive")):
+        feedback = lesson02.compare_prediction(guess, copies)
+        assert feedback.status == "hint" and phrase in feedback.message, feedback
