@@ -1,0 +1,279 @@
+"""Lesson 08's exercises: Little's law as a function (threads_for_link) and a zero-copy read kernel that keeps
+enough bytes in flight with few threads (read_inflight); and the comparison of a prediction with the run.
+
+The kernel check launches the learner's ``read_inflight`` with a fixed, small grid (:data:`GRID` blocks of
+:data:`BLOCK` threads): too few threads for one 16-byte load each to fill the link, so each thread must keep
+several independent loads in flight. Live it times the kernel on mapped memory (helpers.timing.time_gpu, which
+holds the measurement slot of helpers.gpu_queue) against a pinned memcpy timed in the same call, and asks for
+:data:`TARGET` of that copy rate. In replay it runs the kernel on the CPU backend (every element read exactly
+once, no access out of bounds), traces it (helpers.cpu) for the width of each load and whether a warp's loads
+are coalesced, counts the independent loads of the loop body in the source, and checks Little's law with the
+recorded link rate and loaded latency: threads x bytes in flight per thread >= link x latency.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .lesson07 import compare_prediction as _compare
+
+KERNEL = "read_inflight"
+GRID, BLOCK = 16, 256                 # 4096 threads: one float4 each is 64 KiB in flight
+THREADS = GRID * BLOCK
+TARGET = 0.85                         # live: this fraction of the pinned copy rate of the same run
+LIVE_BYTES = 256 * 2**20
+CPU_N4 = THREADS * 4 * 3 + 7          # not a multiple of the threads nor of 4 x threads: the tail matters
+
+
+# --------------------------------------------------------------------------- threads_for_link
+def check_threads_for_link(threads_for_link: Callable[[float, float, int], float]) -> Feedback:
+    """Lesson 08: ``threads_for_link(link_GBps, latency_ns, bytes_per_thread)`` = link x latency / bytes per thread."""
+    if is_placeholder(threads_for_link) or not callable(threads_for_link):
+        return _not_yet("define threads_for_link(link_GBps, latency_ns, bytes_per_thread): Little's law gives the "
+                        "bytes in flight, and each thread keeps bytes_per_thread of them.")
+    cases = [(55.0, 1200.0, 16), (25.0, 900.0, 64), (12.0, 2000.0, 4)]
+    for link, lat, per in cases:
+        got = threads_for_link(link, lat, per)
+        if got is None or got is Ellipsis:
+            return _not_yet("threads_for_link returns nothing yet: return the number of threads.")
+        try:
+            got = float(got)
+        except (TypeError, ValueError):
+            return _hint(f"return one number (threads); threads_for_link returned {type(got).__name__}.")
+        want = link * lat / per
+        if math.isclose(got, want, rel_tol=1e-6):
+            continue
+        if math.isclose(got, link * lat, rel_tol=1e-6):
+            return _hint("that is the bytes in flight (Little's law), not the threads: divide by the bytes each "
+                         "thread keeps in flight.")
+        if math.isclose(got, want * 1e9, rel_tol=1e-6) or math.isclose(got, want * 1e-9, rel_tol=1e-6) \
+                or math.isclose(got, want * 1e-18, rel_tol=1e-6) or math.isclose(got, want * 1e18, rel_tol=1e-6):
+            return _hint("off by a power of 10^9: GB/s x ns is already bytes (10^9 B/s x 10^-9 s), so no unit "
+                         "factor is needed.")
+        if math.isclose(got, want * 8, rel_tol=1e-6) or math.isclose(got, want / 8, rel_tol=1e-6):
+            return _hint("off by 8: everything here is in bytes (GB/s are gigabytes per second), not bits.")
+        if math.isclose(got, link / lat / per, rel_tol=1e-6) or math.isclose(got, lat / link / per, rel_tol=1e-6):
+            return _hint("Little's law multiplies: bytes in flight = bandwidth x latency, not a ratio of the two.")
+        return _hint(f"for {link} GB/s, {lat} ns and {per} B per thread the answer is link x latency / bytes per "
+                     f"thread; yours gave {got:.6g}.")
+    return _correct("bytes in flight = bandwidth x latency (GB/s x ns = bytes), shared out at bytes_per_thread each: "
+                    "fewer threads than that leave the link idle part of every round trip.")
+
+
+# --------------------------------------------------------------------------- read_inflight
+def _body(source: str, start: int) -> tuple[int, int]:
+    """The span of the brace block that opens at or after ``start``."""
+    open_ = source.index("{", start)
+    depth = 0
+    for k in range(open_, len(source)):
+        depth += {"{": 1, "}": -1}.get(source[k], 0)
+        if depth == 0:
+            return open_ + 1, k
+    return open_ + 1, len(source)
+
+
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def independent_loads(source: str, pointer: str = "src") -> int:
+    """The loads of ``pointer`` in the body of the kernel's first loop: the loads a thread issues per iteration
+    before it needs a result (the loop's addresses depend on no loaded value, so the GPU issues them back to back).
+
+    A ``#pragma unroll N`` before a loop, or an inner ``for`` with a literal bound ``< N``, multiplies its loads
+    by N (the compiler unrolls it). This is what the replay check reads from the source; live, the stopwatch decides.
+    """
+    code = _COMMENTS.sub("", source)
+    m = re.search(r"__global__[^{]*\{", code)
+    if not m:
+        return 0
+    begin, end = _body(code, m.end() - 1)
+    code = code[begin:end]
+    load = re.compile(rf"(?<![\w.]){re.escape(pointer)}\s*\[|__ld\w*\s*\(\s*&?\s*\(?\s*{re.escape(pointer)}\b"
+                      rf"|\*\s*\(\s*{re.escape(pointer)}\s*\+")
+    loop = re.search(r"\b(for|while)\s*\(", code)
+    if not loop:
+        return len(load.findall(code))
+
+    def count(text: str) -> int:
+        total, pos = 0, 0
+        for inner in re.finditer(r"(#pragma\s+unroll\s*\(?\s*(\d+)\s*\)?\s*)?\bfor\s*\(([^;]*);([^;]*);[^)]*\)", text):
+            if inner.start() < pos:
+                continue
+            total += len(load.findall(text[pos:inner.start()]))
+            b, e = _body(text, inner.end())
+            bound = re.search(r"<\s*(\d+)\s*$", inner.group(4).strip())
+            times = int(inner.group(2)) if inner.group(2) else int(bound.group(1)) if bound else 1
+            total += times * count(text[b:e])
+            pos = e + 1
+        return total + len(load.findall(text[pos:]))
+
+    pragma = re.search(r"#pragma\s+unroll\s*\(?\s*(\d+)\s*\)?\s*$", code[:loop.start()])
+    b, e = _body(code, loop.end())
+    return (int(pragma.group(1)) if pragma else 1) * count(code[b:e])
+
+
+def needed_bytes(record: Any = None) -> tuple[float, float, float, str]:
+    """(bytes Little's law needs, link GB/s, latency ns, which latency) from the reference record (replay)."""
+    from .. import experiments
+
+    memcpy, loaded = experiments.memcpy(), experiments.loaded_latency()
+    link = float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
+    rows = sorted((r for r in loaded.rows if r["load_threads"]), key=lambda r: r["load_threads"])
+    if rows:
+        lat, which = float(rows[0]["load_ns"]), (f"the recorded latency beside {rows[0]['load_threads']:,} streaming "
+                                                 "threads (lesson 08's loaded latency)")
+    else:
+        lat, which = float(loaded.one(load_threads=None)["load_ns"]), "the recorded idle latency"
+    return link * lat, link, lat, which
+
+
+def _build(source: str, live: bool) -> Any:
+    if live:
+        from pycuda.compiler import SourceModule
+        return SourceModule(source, no_extern_c=True).get_function(KERNEL)
+    from .. import cpu
+    return cpu.SourceModule(source, name=f"{KERNEL}.cu").get_function(KERNEL)
+
+
+def _explain(exc: Exception) -> Feedback:
+    text = f"{type(exc).__name__}: {exc}"
+    if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
+        return _hint(f"a read past the end of src ({text.splitlines()[0][:300]}). In a loop that issues several "
+                     "loads per iteration, run it only while the LAST of them is in bounds (i + 3 * step < n4 for "
+                     "four), and finish the rest with a one-load tail loop.")
+    if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
+        return _hint(f"no kernel named {KERNEL}: keep `extern \"C\" __global__ void {KERNEL}(...)`.")
+    return _hint(f"the kernel did not build or run: {text[:600]}")
+
+
+def _correctness(src: np.ndarray, partial: np.ndarray) -> Feedback | None:
+    total, want = float(partial.astype(np.float64).sum()), float(src.astype(np.float64).sum())
+    if total == want:
+        return None
+    if total == 0:
+        return _hint("partial[] is all zero: each thread must write its sum to partial[its global index] at the end.")
+    if total < want:
+        return _hint(f"the threads' sums add up to {total:.0f}, the data to {want:.0f}: some float4 were not read. "
+                     "After the loop with several loads per iteration, a one-load tail loop must read the elements "
+                     "left over (n4 is not a multiple of 4 x the threads).")
+    return _hint(f"the threads' sums add up to {total:.0f}, the data to {want:.0f}: some float4 were read twice. "
+                 "After four loads at i, i + step, i + 2*step, i + 3*step the next iteration starts at i + 4*step.")
+
+
+def check_read_inflight(source: str) -> Feedback:
+    """Lesson 08: a read kernel that reaches the link with only :data:`THREADS` threads (see the module docstring)."""
+    if is_placeholder(source) or not isinstance(source, str):
+        return _not_yet(f"write the body of {KERNEL}: a grid-stride loop in which each thread issues several "
+                        "independent float4 loads before it adds them up, a tail loop, and partial[tid] = sum.")
+    from ..mode import detect
+
+    live = detect().live
+    try:
+        fn = _build(source, live)
+    except Exception as exc:  # noqa: BLE001 (a check never raises)
+        return _explain(exc)
+    return _check_live(fn, source) if live else _check_replay(fn, source)
+
+
+def _check_replay(fn: Any, source: str) -> Feedback:
+    from .. import cpu
+    from ..cpu.trace import LINE_BYTES
+
+    rng = np.random.default_rng(8)
+    src = cpu.mapped_empty(CPU_N4 * 4, np.float32)
+    partial = cpu.mapped_empty(THREADS, np.float32)
+    src[:] = rng.integers(0, 4, src.size).astype(np.float32)
+    partial[:] = 0
+    args = (cpu.device_pointer(src), np.uint64(CPU_N4), cpu.device_pointer(partial))
+    try:
+        fn(*args, block=(BLOCK, 1, 1), grid=(GRID, 1))
+        wrong = _correctness(src, partial)
+        if wrong:
+            return wrong
+        trace = fn.trace(*args, block=(BLOCK, 1, 1), grid=(GRID, 1), max_warps=8)
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc)
+    rows = trace.instructions
+    loads = rows[(~rows["is_store"]) & (~rows["is_atomic"]) & (rows["param"] == 0)]
+    accesses = trace.accesses[(trace.accesses["flags"] == 0) & (trace.accesses["param"] == 0)]
+    width = int(np.max(accesses["size"])) if len(accesses) else 0
+    if width and loads["lines"].sum() * LINE_BYTES > 1.5 * loads["useful_bytes"].sum():
+        per = loads["lines"].sum() * LINE_BYTES / loads["useful_bytes"].sum()
+        return _hint(f"the sums are right, but a warp's load touches {per:.1f}x the 128-byte lines its bytes need: "
+                     "consecutive threads should read consecutive float4s in each load (i, i + step, ... with "
+                     "step = all the threads), not a run of their own (lesson 09 shows what scattered lines cost).")
+    loads_per_thread = independent_loads(source)
+    in_flight = THREADS * width * loads_per_thread
+    need, link, lat, which = needed_bytes()
+    have = f"{THREADS:,} threads x {loads_per_thread} load(s) x {width} B = {in_flight / 1024:.0f} KiB in flight"
+    little = f"Little's law: {link:.1f} GB/s x {lat:.0f} ns = {need / 1024:.0f} KiB ({which})"
+    if loads_per_thread <= 1:
+        return _hint(f"every element is read once, but {have}; {little}. One load per iteration waits a whole round "
+                     "trip before the next: issue several loads (at i, i + step, i + 2*step, ...) before using any.")
+    if in_flight < need:
+        return _hint(f"every element is read once, but {have} is below {little}. Issue more, or wider, independent "
+                     "loads per iteration.")
+    return _correct(f"every element read once, coalesced, and {have} >= {little}: enough for the link (checked on the "
+                    f"CPU backend and against the record; live, the check times it against {TARGET:.0%} of the "
+                    "pinned copy rate).")
+
+
+def _check_live(fn: Any, source: str) -> Feedback:
+    import pycuda.driver as drv
+
+    from .. import gpu
+    from ..experiments.buffers import device, mapped, pinned
+    from ..timing import time_gpu
+
+    n4 = LIVE_BYTES // 16
+    try:
+        with mapped(LIVE_BYTES, fill=None) as src, pinned(LIVE_BYTES) as host, device(LIVE_BYTES) as dev:
+            src[:] = np.random.default_rng(8).integers(0, 4, src.size).astype(np.float32)
+            partial = gpu.mapped_empty(THREADS, np.float32)
+            try:
+                partial[:] = 0
+                args = (gpu.device_pointer(src), np.uint64(n4), gpu.device_pointer(partial))
+                fn(*args, block=(BLOCK, 1, 1), grid=(GRID, 1))
+                gpu.synchronize()
+                wrong = _correctness(src, partial)
+                if wrong:
+                    return wrong
+                kernel = time_gpu(lambda: fn(*args, block=(BLOCK, 1, 1), grid=(GRID, 1)), repeats=5)
+                copy = time_gpu(lambda: drv.memcpy_htod(dev, host), repeats=5)
+            finally:
+                gpu.free(partial)
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc)
+    rate, link = LIVE_BYTES / kernel.median / 1e9, LIVE_BYTES / copy.median / 1e9
+    loads_per_thread = independent_loads(source)
+    if rate < TARGET * link:
+        return _hint(f"every element is read once, but with {THREADS:,} threads it read {rate:.1f} GB/s = "
+                     f"{rate / link:.0%} of the {link:.1f} GB/s pinned copy measured just now (target "
+                     f"{TARGET:.0%}). Keep more independent loads in flight per thread (your loop body has "
+                     f"{loads_per_thread}). If another learner shares the GPU, run the check again.")
+    return _correct(f"{rate:.1f} GB/s = {rate / link:.0%} of the {link:.1f} GB/s pinned copy measured in the same "
+                    f"run, with only {THREADS:,} threads: their independent loads keep the link's round trip full.")
+
+
+# --------------------------------------------------------------------------- the prediction
+def compare_prediction(predicted: Any, measured_fraction: float, little_fraction: float | None = None,
+                       threads: int = THREADS) -> str:
+    """Text comparing a predicted fraction of the link with the measured one (``...`` = no prediction).
+
+    ``little_fraction``: what Little's law with the idle latency predicts (at most 1), to explain the gap."""
+    why = ""
+    if little_fraction is not None:
+        why = (f"Little's law with the idle latency predicts {min(little_fraction, 1.0):.0%}"
+               + (": the run fell short of it, because loads that share the link wait in queues and the round trip "
+                  "grows (the loaded latency later in section 1)." if measured_fraction < 0.9 * min(little_fraction, 1)
+                  else ", close to the run: at this load the round trip stayed near its idle value."))
+    return _compare(predicted, measured_fraction,
+                    f"fraction of the link reached by {threads:,} threads with one float4 each", fmt="{:.0%}", why=why)
+
+
+CHECKS = {"threads_for_link": check_threads_for_link, "read_inflight": check_read_inflight}

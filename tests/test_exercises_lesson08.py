@@ -1,0 +1,101 @@
+"""Lesson 08's exercises: typical wrong answers get their specific hints; the load counting; the prediction text."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import exercises
+from helpers.exercises import lesson08
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda link, lat, per: link * lat, "not the threads"),
+    (lambda link, lat, per: link * 1e9 * lat / per, "power of 10^9"),
+    (lambda link, lat, per: link * lat * 8 / per, "not bits"),
+    (lambda link, lat, per: link / lat / per, "multiplies"),
+])
+def test_threads_for_link_hints(wrong, phrase):
+    feedback = exercises.check("08", "threads_for_link", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def _solution() -> str:
+    namespace = exercises.namespace("08")
+    exec(exercises.solution("08", "read_inflight"), namespace)
+    return namespace["READ_INFLIGHT_SOURCE"]
+
+
+FOUR = """        float4 a = src[i];
+        float4 b = src[i + step];
+        float4 c = src[i + 2 * step];
+        float4 d = src[i + 3 * step];
+        sum += ((a.x + a.y) + (a.z + a.w)) + ((b.x + b.y) + (b.z + b.w))
+             + ((c.x + c.y) + (c.z + c.w)) + ((d.x + d.y) + (d.z + d.w));
+"""
+TAIL = """    for (; i < n4; i += step) {                      // the tail: what is left of n4
+        float4 a = src[i];
+        sum += (a.x + a.y) + (a.z + a.w);
+    }
+"""
+
+
+@pytest.mark.parametrize("edit, phrase", [
+    # one load per iteration: every element read, but too few bytes in flight for 4,096 threads
+    (("    for (; i + 3 * step < n4; i += 4 * step) {      // four independent loads in flight per thread\n" + FOUR
+      + "    }\n", ""), "waits a whole round trip"),
+    (("i + 3 * step < n4", "i < n4"), "read past the end"),          # the missing bounds check of the last load
+    ((TAIL, ""), "tail loop"),                                        # the elements past the last group of four
+    (("i += 4 * step", "i += step"), "read twice"),                   # an off-by-3x stride
+    (("partial[tid] = sum;", ""), "partial[] is all zero"),
+    (("void read_inflight(", "void read_many("), "no kernel named read_inflight"),
+])
+def test_read_inflight_hints(edit, phrase):
+    source = _solution()
+    old, new = edit
+    assert old in source, old
+    feedback = exercises.check("08", "read_inflight", source.replace(old, new))
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_read_inflight_uncoalesced_runs_get_the_coalescing_hint():
+    source = r"""
+extern "C" __global__ void read_inflight(const float4 *__restrict__ src, unsigned long long n4, float *partial) {
+    unsigned long long tid = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long per = (n4 + threads - 1) / threads;
+    float sum = 0.0f;
+    for (unsigned long long k = tid * per; k < (tid + 1) * per && k < n4; k += 4) {
+        float4 a = src[k];
+        float4 b = k + 1 < n4 && k + 1 < (tid + 1) * per ? src[k + 1] : make_float4(0, 0, 0, 0);
+        float4 c = k + 2 < n4 && k + 2 < (tid + 1) * per ? src[k + 2] : make_float4(0, 0, 0, 0);
+        float4 d = k + 3 < n4 && k + 3 < (tid + 1) * per ? src[k + 3] : make_float4(0, 0, 0, 0);
+        sum += ((a.x + a.y) + (a.z + a.w)) + ((b.x + b.y) + (b.z + b.w))
+             + ((c.x + c.y) + (c.z + c.w)) + ((d.x + d.y) + (d.z + d.w));
+    }
+    partial[tid] = sum;
+}
+"""
+    feedback = exercises.check("08", "read_inflight", source)
+    assert feedback.status == "hint" and "consecutive threads" in feedback.message, feedback
+
+
+def test_loads_are_counted_in_the_loop_body():
+    assert lesson08.independent_loads(_solution()) == 4
+    one = _solution().replace(FOUR, "        float4 a = src[i]; sum += (a.x + a.y) + (a.z + a.w);\n")
+    assert lesson08.independent_loads(one) == 1
+    assert lesson08.independent_loads(one.replace("    for (; i + 3", "    #pragma unroll 4\n    for (; i + 3")) == 4
+    inner = one.replace("        float4 a = src[i]; sum += (a.x + a.y) + (a.z + a.w);\n",
+                        "        for (int k = 0; k < 8; ++k) { float4 a = src[i + k * step]; sum += a.x; }\n")
+    assert lesson08.independent_loads(inner) == 8
+
+
+def test_read_inflight_solution_passes_little_s_law_with_the_record():
+    need, link, latency, _ = lesson08.needed_bytes()
+    assert lesson08.THREADS * 16 < need < lesson08.THREADS * 16 * 4, "the check's grid must make the exercise bite"
+    assert exercises.check("08", "read_inflight", _solution()).correct
+
+
+def test_prediction_text_without_and_with_a_guess():
+    assert "No prediction made" in lesson08.compare_prediction(..., 0.77, 0.98)
+    text = lesson08.compare_prediction(0.5, 0.77, 0.98)
+    assert "You predicted 50%" in text and "77%" in text and "fell short" in text
