@@ -239,6 +239,9 @@ def check_double_buffered_add(double_buffered_add: Callable[..., Any]) -> Feedba
         if not any(op.kind == "add" for op in drv.ops):
             return _hint("no kernel was launched: call add(da, db, dc, np.int32(m), block=(256, 1, 1), "
                          "grid=(blocks, 1), stream=stream) for each chunk.")
+        if len(drv.streams) > 2:
+            return _hint(f"you made {len(drv.streams)} streams: make two, once, before the loop, and alternate them "
+                         "(a stream per chunk also breaks the pairing of streams with buffer sets).")
         pending = sum(len(s.pending) for s in drv.streams)
         if pending:
             if not any(kind == "sync" for kind, _ in drv.log):
@@ -270,9 +273,6 @@ def check_double_buffered_add(double_buffered_add: Callable[..., Any]) -> Feedba
         if len(used) < 2:
             return _hint("c is right, but all the work went to one stream, so it runs one operation after another. "
                          "Put chunk i on stream i % 2 (two streams, made once, before the loop).")
-        if len(drv.streams) > 2:
-            return _hint(f"you made {len(drv.streams)} streams: make two, once, before the loop, and alternate them "
-                         "(a stream per chunk also breaks the pairing of streams with buffer sets).")
         ratio = drv.schedule() / drv.schedule(one_stream=True)
     return _correct(f"each stream runs copy in, add, copy out in order, and the two streams with their own buffer "
                     f"sets overlap one chunk's copy out with the next chunk's copies in. On the check's model of the "
