@@ -181,7 +181,7 @@ def compare_prediction(predicted: Any, first_copy_win: int | None, k_even: float
         return text + "Right."
     if guess > first_copy_win:
         return text + ("Copying won sooner than you thought: each zero-copy use moves the same 12n bytes over the "
-                       "link that the one copy moves, so one extra use already costs about a whole copy, while a "
+                       "link that the one copy moves, so one extra use already costs most of a copy, while a "
                        "kernel on device memory costs a small fraction of it.")
     return text + ("Zero-copy held out longer than you thought: at k = 1 it overlaps its reads and writes on the two "
                    "directions of the link (lesson 11), so one use costs less than copying in and out.")
