@@ -257,7 +257,7 @@ def compare_prediction(predicted: Any, ratio: float, per_warp_ns: float | None =
     if per_warp_ns is not None and load_ns is not None:
         near = 0.5 <= per_warp_ns / load_ns <= 2
         why = (f" Each warp-wide atomic took {per_warp_ns:.0f} ns; one dependent zero-copy load took {load_ns:.0f} ns "
-               "(lesson 07)" + (": about one PCIe round trip per update, the updates one after another." if near
+               "(lesson 07's record)" + (": about one PCIe round trip per update, the updates one after another." if near
                                else ": compare the two with the hypothesis in the box below the table."))
     if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
         return f"No prediction was made (predicted_atomic_ratio is still `...`). {seen}{why}"
