@@ -50,7 +50,9 @@ def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
     for stride, offset, width in SECTOR_CASES:
         got = sectors_per_warp(stride, offset, width)
         if is_placeholder(got):
-            return _not_yet("sectors_per_warp returns `...`: return the number of distinct sectors.")
+            return _not_yet("write the body of sectors_per_warp (it still returns `...`): each thread's first byte is "
+                            "(offset + t * stride) * 4 * width, its last byte 4 * width - 1 further; their sectors "
+                            "are byte // 32; return how many distinct sectors the 32 threads touch.")
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
             return _hint(f"for stride {stride}, offset {offset} you returned {got!r}, not a whole number: a sector is "
                          "touched or not. Use integer division `//` to find the sector of a byte.")

@@ -70,7 +70,9 @@ def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
     for what, addresses, size, h in _link_cases():
         got = link_bytes(addresses.copy(), size, h)
         if is_placeholder(got):
-            return _not_yet("link_bytes returns `...`: return 32 * span + h * lines.")
+            return _not_yet("write the body of link_bytes (it still returns `...`): find the distinct sectors the "
+                            "loads touch (byte // 32) and their lines (sector // 4); per line, span = last - first "
+                            "+ 1 sectors; return 32 * total span + h * number of lines.")
         try:
             got = float(got)
         except (TypeError, ValueError):
@@ -174,7 +176,9 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
         for label, c in _count_cases():
             got = predicted_seconds(c, m)
             if is_placeholder(got):
-                return _not_yet("predicted_seconds returns `...`: return the time in seconds.")
+                return _not_yet("write the body of predicted_seconds (it still returns `...`): compute the two "
+                                "terms of section 2's formula in seconds, the link time and the request time, and "
+                                "return the larger plus the launch time.")
             try:
                 got = float(got)
             except (TypeError, ValueError):
