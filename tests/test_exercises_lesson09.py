@@ -3,7 +3,6 @@ test_exercises.py cover placeholder -> "not yet" and solution -> "correct". Also
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from helpers import coalescing_exercise as ex, exercises, experiments
