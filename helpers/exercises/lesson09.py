@@ -1,23 +1,237 @@
-"""Lesson 09's exercise: make a strided zero-copy kernel read whole sectors (helpers.coalescing_exercise)."""
+"""Lesson 09's exercises: count the sectors a warp touches; make a strided zero-copy kernel read whole sectors.
+
+* ``sectors_per_warp``: the learner writes ``sectors_per_warp(stride, offset, width)``; the check compares it with
+  the CPU backend's trace of the same warp (:func:`helpers.sector_explorer.warp_pattern`).
+* ``coalesce``: the learner fixes ``copy_matrix`` (:mod:`helpers.coalescing_exercise`); the check traces it on the
+  CPU backend (correct copy, fewer sectors), catches a missing bounds check with a matrix that does not fill the
+  last block, and live also runs it on the GPU over mapped memory.
+* :func:`compare_prediction`: the learner's guess of stride 32's useful bandwidth as a fraction of stride 1's,
+  against the run (the ``predict`` cell of section 4).
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Callable
 
 import numpy as np
 
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
+SECTOR, LINE = 32, 128
+
+# --------------------------------------------------------------------------- sectors_per_warp
+# (stride, offset, width): width in floats (1 float, 2 float2, 4 float4), stride and offset in elements of that width
+SECTOR_CASES = ((1, 0, 1), (2, 0, 1), (4, 0, 1), (8, 0, 1), (16, 0, 1), (32, 0, 1), (3, 0, 1), (1, 1, 1), (1, 8, 1),
+                (1, 16, 1), (3, 5, 1), (12, 0, 1), (1, 0, 4), (2, 0, 4), (1, 1, 4), (3, 5, 4), (1, 3, 2))
+
+
+def traced_sectors(stride: int, offset: int, width: int = 1) -> int:
+    """Distinct sectors of one warp's load, from the CPU backend's trace (the sector explorer's pattern)."""
+    from ..sector_explorer import warp_pattern
+
+    return int(warp_pattern(stride, offset, width).sectors)
+
+
+def _span_sectors(stride: int, offset: int, width: int) -> int:
+    """A typical wrong answer: every sector from the warp's first byte to its last, gaps included."""
+    size = 4 * width
+    first, last = offset * size, (offset + 31 * stride) * size + size - 1
+    return last // SECTOR - first // SECTOR + 1
+
+
+def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
+    """Lesson 09: ``sectors_per_warp(stride, offset, width=1)`` counts the distinct 32-byte sectors of one warp's load."""
+    if is_placeholder(sectors_per_warp):
+        return _not_yet("define sectors_per_warp(stride, offset, width=1): the number of distinct 32-byte sectors "
+                        "touched when thread t (0..31) reads 4 * width bytes at element offset + t * stride.")
+    got_all, want_all = [], []
+    for stride, offset, width in SECTOR_CASES:
+        got = sectors_per_warp(stride, offset, width)
+        if is_placeholder(got):
+            return _not_yet("write the body of sectors_per_warp (it still returns `...`): each thread's first byte is "
+                            "(offset + t * stride) * 4 * width, its last byte 4 * width - 1 further; their sectors "
+                            "are byte // 32; return how many distinct sectors the 32 threads touch.")
+        if isinstance(got, (float, np.floating)) and not float(got).is_integer():
+            return _hint(f"for stride {stride}, offset {offset} you returned {got!r}, not a whole number: a sector is "
+                         "touched or not. Use integer division `//` to find the sector of a byte.")
+        if not isinstance(got, (int, np.integer, float, np.floating)):
+            return _hint(f"return a number (how many sectors); for stride {stride}, offset {offset} you returned "
+                         f"{type(got).__name__}.")
+        got_all.append(int(got))
+        want_all.append(traced_sectors(stride, offset, width))
+    got_a, want_a = np.array(got_all), np.array(want_all)
+    if np.array_equal(got_a, want_a):
+        return _correct("each thread's bytes fall in the sector `byte // 32`, and the warp moves every distinct "
+                        "sector it touches, whole: 4 sectors (128 bytes) for 128 useful bytes at stride 1, 32 sectors "
+                        "(1024 bytes) for the same 128 useful bytes at stride 8 and above.")
+    cases = list(SECTOR_CASES)
+    first_bad = int(np.flatnonzero(got_a != want_a)[0])
+    stride, offset, width = cases[first_bad]
+    if np.array_equal(got_a, SECTOR * want_a):
+        return _hint("you returned bytes, 32 times the sectors: count the sectors (a sector is 32 bytes; the bytes "
+                     "that move are 32 x sectors).")
+    useful = np.array([32 * 4 * w for _, _, w in cases])
+    if np.array_equal(got_a, useful) or np.array_equal(got_a, useful // SECTOR):
+        return _hint("that is what the threads asked for (useful bytes, or their size in sectors), whatever the "
+                     "stride: count the sectors their addresses actually fall in.")
+    aligned = np.array([traced_sectors(s, 0, w) for s, _, w in cases])
+    if np.array_equal(got_a, aligned):
+        return _hint(f"right when the warp starts on a line, wrong for offset {offset}: add the offset to every "
+                     "thread's element index (element offset + t * stride); a misaligned start touches one sector "
+                     "more (draw it: view.draw_warp(1, 1)).")
+    span = np.array([_span_sectors(*c) for c in cases])
+    if np.array_equal(got_a, span) or np.array_equal(got_a, span - 1):
+        return _hint(f"you counted every sector from the warp's first byte to its last; at stride {stride} the "
+                     "threads skip sectors, which are not fetched. Count only the sectors that some thread's bytes "
+                     "fall in (distinct values of byte // 32).")
+    floats = np.array([traced_sectors(s, o, 1) for s, o, _ in cases])
+    if np.array_equal(got_a, floats):
+        return _hint(f"right for float, wrong for width {width}: a thread reads 4 * width bytes, and stride and "
+                     "offset count elements of that size (a float4 element is 16 bytes).")
+    if np.array_equal(got_a, want_a - 1) or np.array_equal(got_a, want_a + 1):
+        return _hint("off by one: count the distinct sectors themselves (for example len(set(...))), not the "
+                     "distance between the first and the last.")
+    return _hint(f"for stride {stride}, offset {offset}, width {width} the trace counts {want_all[first_bad]} sectors; "
+                 f"you returned {got_all[first_bad]}. Draw that warp with view.draw_warp({stride}, {offset}, {width}).")
+
+
+# --------------------------------------------------------------------------- coalesce
+_NOISE = re.compile(r"//[^\n]*|/\*.*?\*/|\s+", re.S)
+
+
+def _code(source: str) -> str:
+    """Source without comments or white space, to recognise the untouched broken kernel."""
+    return _NOISE.sub("", source)
+
+
+# a matrix whose size is not a multiple of the block (128 threads): the last block has threads past the end
+GUARD_ROWS, GUARD_COLS = 33, 50
+
+
+def _live_copy(source: str) -> str | None:
+    """Live only: run the kernel on the GPU over mapped memory; None if it copied exactly, else what went wrong."""
+    from pycuda.compiler import SourceModule
+
+    from .. import coalescing_exercise as ex, gpu
+
+    fn = SourceModule(source, no_extern_c=True).get_function(ex.FUNCTION_NAME)
+    rows, cols = ex.ROWS, ex.COLS
+    n = rows * cols
+    src, dst = gpu.mapped_empty(n, np.float32), gpu.mapped_empty(n, np.float32)
+    try:
+        src[:] = np.random.default_rng(3).random(n, dtype=np.float32)
+        dst[:] = 0
+        fn(gpu.device_pointer(src), gpu.device_pointer(dst), np.int32(rows), np.int32(cols),
+           block=(ex.BLOCK, 1, 1), grid=((n + ex.BLOCK - 1) // ex.BLOCK, 1))
+        gpu.synchronize()
+        ok = bool(np.array_equal(dst, src))
+    finally:
+        gpu.free(src, dst)
+    return None if ok else "on the GPU, dst differs from src"
+
 
 def check_coalesce(source: str) -> Feedback:
-    """Lesson 09: :func:`helpers.coalescing_exercise.check_fix`, as a :class:`Feedback`."""
+    """Lesson 09: the fixed ``copy_matrix`` copies exactly and its loads from ``src`` touch fewer sectors."""
     from .. import coalescing_exercise as ex
+    from ..cpu import CpuBackendError
 
-    if is_placeholder(source) or source == ex.BROKEN_SOURCE:
-        return _not_yet("rewrite the index arithmetic of copy_matrix so that consecutive threads read consecutive "
-                        "floats.")
+    if is_placeholder(source) or not isinstance(source, str) or _code(source) == _code(ex.BROKEN_SOURCE):
+        return _not_yet("rewrite the two index lines of copy_matrix (r = ..., c = ...) so that consecutive threads "
+                        "read consecutive floats of src.")
     result = ex.check_fix(source)
-    return Feedback("correct" if result.passed else "hint", result.message)
+    if not result.passed:
+        text = result.message
+        if "did not run" in text and ("outside" in text or "OutOfBounds" in text or "bounds" in text.lower()):
+            return _hint("a load or store fell outside the matrix. In a row-major matrix element (r, c) is at "
+                         "r * cols + c, so thread t's row is t / cols and its column t % cols (divide by the row "
+                         f"length, cols, not rows). [{text[:300]}]")
+        if "differs" in text:
+            return _hint("the copy is wrong: " + text + " The pair must be r = t / cols and c = t % cols (both by "
+                         "cols), so that every t in 0 .. rows*cols-1 names a different element.")
+        return Feedback("hint", text)
+    try:
+        ex.trace_copy(source, rows=GUARD_ROWS, cols=GUARD_COLS)
+    except CpuBackendError as exc:
+        return _hint(f"with a {GUARD_ROWS} x {GUARD_COLS} matrix the last block has threads past the end, and one of "
+                     f"them read or wrote outside the arrays: keep `if (t < rows * cols)`. "
+                     f"[{str(exc).splitlines()[0][:200]}]")
+    from ..mode import detect
+
+    where = "on the CPU backend"
+    if detect().live:
+        try:
+            problem = _live_copy(source)
+        except Exception as exc:  # noqa: BLE001 (a check never raises)
+            return _hint(f"the kernel passed on the CPU backend but did not build or run on the GPU: "
+                         f"{type(exc).__name__}: {str(exc)[:400]}")
+        if problem:
+            return _hint(problem + ", though the CPU backend copied it right: look for a race or uninitialised value.")
+        where = "on the CPU backend and on the GPU"
+    room = "" if result.fixed_sectors <= result.ideal_sectors else f" (the minimum is {result.ideal_sectors})"
+    return _correct(f"the copy is exact {where}, and its loads from src touch {result.fixed_sectors} sectors instead "
+                    f"of {result.broken_sectors}{room}: {result.broken_sectors / result.fixed_sectors:.0f}x fewer bytes "
+                    "over PCIe, because consecutive threads now read consecutive floats and a warp's 32 loads share "
+                    "one 128-byte line instead of touching 32.")
 
 
-CHECKS = {"coalesce": check_coalesce}
+# --------------------------------------------------------------------------- the prediction of section 4
+def _as_fraction(value: Any) -> tuple[float | None, str]:
+    """(fraction, note) from what the learner wrote; None if it is not a usable number."""
+    if is_placeholder(value):
+        return None, ""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None, f"`{value!r}` is not a number. "
+    if not math.isfinite(x) or x <= 0:
+        return None, f"{value!r} is not a positive fraction. "
+    if 1 < x <= 100:
+        return x / 100, f"(read {x:g} as {x:g} %, i.e. {x / 100:g}) "
+    return x, ""
+
+
+def compare_prediction(predicted: Any, result: Any) -> str:
+    """Lesson 09, section 4: the learner's predicted ``useful GB/s at stride 32 / at stride 1`` against the run.
+
+    ``result`` is ``experiments.stride()`` (live or recorded); never raises."""
+    try:
+        s1 = result.one(memory="zero_copy", stride=1)["useful_GBps"]
+        s32 = result.one(memory="zero_copy", stride=32)["useful_GBps"]
+        d1 = result.one(memory="device", stride=1)["useful_GBps"]
+        d32 = result.one(memory="device", stride=32)["useful_GBps"]
+    except Exception as exc:  # noqa: BLE001
+        return f"Cannot compare: this run lacks stride 1 or 32 ({exc})."
+    measured = s32 / s1
+    sectors_only = traced_sectors(1, 0) / traced_sectors(32, 0)
+    run = (f"This run: zero-copy at stride 32 reached {measured:.1%} of its stride-1 useful bandwidth "
+           f"({s32:.2f} of {s1:.1f} GB/s); device memory {d32 / d1:.1%}.")
+    if measured < 0.8 * sectors_only:
+        why = (f"Counting sectors alone (the trace: {traced_sectors(1, 0)} per warp at stride 1, "
+               f"{traced_sectors(32, 0)} at stride 32) would allow {sectors_only:.1%}; zero-copy fell below even "
+               "that, because over PCIe every scattered float is also its own read request, and the rate of requests, "
+               "not the bytes, sets the limit (lesson 10 counts them).")
+    elif measured > 1.25 * sectors_only:
+        why = (f"Counting sectors alone would allow {sectors_only:.1%}; zero-copy did better, so at stride 1 it was "
+               "not moving sector bytes at the link's full rate (fewer bytes in flight, or a shared GPU).")
+    else:
+        why = (f"That is close to what counting sectors alone allows ({sectors_only:.1%}: 4 sectors per warp at "
+               "stride 1, 32 at stride 32), so here the wasted sector bytes explain the loss.")
+    fraction, note = _as_fraction(predicted)
+    if fraction is None:
+        return (f"{note}No prediction made (predicted_fraction is still `...`). " if not note else
+                f"{note}Write a fraction such as 0.5. ") + run + " " + why
+    ratio = fraction / measured
+    if 0.67 <= ratio <= 1.5:
+        verdict = f"You predicted {fraction:.1%}: close (within a factor 1.5)."
+    elif ratio > 1.5:
+        verdict = (f"You predicted {fraction:.1%}, {ratio:.1f}x the measured fraction: strided reads cost more than "
+                   "the bytes the threads ask for suggest.")
+    else:
+        verdict = (f"You predicted {fraction:.1%}, {1 / ratio:.1f}x below the measured fraction: stride costs less "
+                   "than you expected.")
+    return f"{note}{verdict} {run} {why}"
+
+
+CHECKS = {"sectors_per_warp": check_sectors_per_warp, "coalesce": check_coalesce}

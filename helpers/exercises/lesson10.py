@@ -1,0 +1,253 @@
+"""Lesson 10's exercises: the bytes the model puts on the link, and the time it predicts.
+
+* ``link_bytes``: the learner writes ``link_bytes(addresses, size, h)``, the bytes a launch's loads put on the link
+  by the model's assumptions 1 and 2 (one read per distinct 128-byte line, carrying the span of touched sectors,
+  plus ``h`` per read); the check compares it with :mod:`helpers.pcie_model`'s own count of CPU-backend traces.
+* ``predicted_seconds``: the learner writes ``predicted_seconds(counts, model)``, the model's time formula; the check
+  compares it with :meth:`helpers.pcie_model.Model.cost` for several models and traced patterns.
+* :func:`compare_prediction`: the learner's guess of the model's median error on held-out points, against the run.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any, Callable
+
+import numpy as np
+
+from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+
+BASE = 0x7F44_0000_0000  # a 128-byte-aligned "device" address for the patterns
+
+
+# --------------------------------------------------------------------------- link_bytes
+def _pattern(stride: int, offset: int, threads: int = 64, size: int = 4, repeat: int = 1,
+             shuffle: bool = False) -> np.ndarray:
+    addresses = BASE + (offset + np.arange(threads) * stride) * size
+    addresses = np.tile(addresses, repeat)
+    if shuffle:
+        addresses = np.random.default_rng(11).permutation(addresses)
+    return addresses.astype(np.int64)
+
+
+# (what the case shows, addresses, size, h)
+def _link_cases() -> list[tuple[str, np.ndarray, int, float]]:
+    return [
+        ("stride 1, two warps", _pattern(1, 0), 4, 18.0),
+        ("stride 2", _pattern(2, 0), 4, 18.0),
+        ("stride 12 (48 bytes apart: sectors skipped inside a line)", _pattern(12, 0), 4, 18.0),
+        ("stride 16 (64 bytes apart)", _pattern(16, 0), 4, 0.0),
+        ("stride 32 (one float per line)", _pattern(32, 0), 4, 24.0),
+        ("offset 1 (misaligned)", _pattern(1, 1), 4, 18.0),
+        ("the same floats read twice, in shuffled order", _pattern(1, 0, repeat=2, shuffle=True), 4, 18.0),
+        ("float4, stride 3", _pattern(3, 0, size=16), 16, 24.0),
+        ("float4, offset 1", _pattern(1, 1, size=16), 16, 18.0),
+    ]
+
+
+def _sectors(addresses: np.ndarray, size: int, distinct: bool = True) -> np.ndarray:
+    a = np.asarray(addresses, dtype=np.int64)
+    s = np.concatenate([a // 32, (a + size - 1) // 32])
+    return np.unique(s) if distinct else s
+
+
+def traced_link(addresses: np.ndarray, size: int) -> tuple[int, int]:
+    """(span sectors, distinct lines) of the loads, counted by :mod:`helpers.pcie_model` from a CPU-backend trace."""
+    from ..cpu.trace import Trace
+    from ..pcie_model import _trace_counts
+
+    counts = _trace_counts(Trace.from_addresses(np.asarray(addresses, dtype=np.uint64), size))
+    return int(counts.span_sectors), int(counts.lines)
+
+
+def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
+    """Lesson 10: ``link_bytes(addresses, size, h)`` = 32 B x span sectors + h x distinct lines."""
+    if is_placeholder(link_bytes):
+        return _not_yet("define link_bytes(addresses, size, h): 32 bytes per span sector plus h per distinct "
+                        "128-byte line, for loads of `size` bytes at `addresses`.")
+    rows = []
+    for what, addresses, size, h in _link_cases():
+        got = link_bytes(addresses.copy(), size, h)
+        if is_placeholder(got):
+            return _not_yet("write the body of link_bytes (it still returns `...`): find the distinct sectors the "
+                            "loads touch (byte // 32) and their lines (sector // 4); per line, span = last - first "
+                            "+ 1 sectors; return 32 * total span + h * number of lines.")
+        try:
+            got = float(got)
+        except (TypeError, ValueError):
+            return _hint(f"return one number of bytes; for {what} you returned {type(got).__name__}.")
+        span, lines = traced_link(addresses, size)
+        touched = len(_sectors(addresses, size))
+        variants = {"touched": 32 * touched + h * lines, "sectors": span + h * lines, "no_h": 32 * span,
+                    "per_sector": 32 * span + h * touched, "per_load": 32 * span + h * len(addresses),
+                    "useful": size * len(addresses), "useful_h": size * len(addresses) + h * lines}
+        rows.append((what, addresses, size, h, got, 32 * span + h * lines, span, lines, variants))
+    wrong = [r for r in rows if not math.isclose(r[4], r[5], rel_tol=1e-9, abs_tol=1e-6)]
+    if wrong:
+        def everywhere(name: str) -> bool:
+            return all(math.isclose(r[4], r[8][name], rel_tol=1e-9, abs_tol=1e-6) for r in wrong)
+
+        what, addresses, size, h, got, want, span, lines, _ = wrong[0]
+        if everywhere("touched"):
+            return _hint(f"for {what} you counted the touched sectors, not the span ({span}). Assumption 2: a line's "
+                         "completion carries every sector from the first to the last touched one, gaps included: "
+                         "per line, last - first + 1.")
+        if everywhere("sectors"):
+            return _hint("span is counted in sectors: multiply it by 32 bytes.")
+        if everywhere("useful") or everywhere("useful_h"):
+            return _hint("that counts the bytes the threads asked for; the link carries whole 32-byte sectors.")
+        if everywhere("no_h"):
+            return _hint(f"each read request costs h bytes beyond its data (h = {h:g} for {what}, {lines} requests): "
+                         "add h * lines.")
+        if everywhere("per_sector") or everywhere("per_load"):
+            return _hint("the overhead h is paid once per read request, and the model makes one read request per "
+                         "distinct 128-byte line (assumption 1), not per sector or per load.")
+        if len(np.unique(addresses)) < len(addresses):
+            return _hint(f"for {what} you returned {got:g} bytes, expected {want:g}: the addresses repeat and come "
+                         "in any order. Count distinct sectors and distinct lines (np.unique), as the model's one "
+                         "read per line assumes.")
+        return _hint(f"for {what} (size {size}, h = {h:g}) you returned {got:g} bytes; the model counts "
+                     f"{span} span sectors in {lines} lines, so 32 * {span} + {h:g} * {lines} = {want:g}.")
+    return _correct("one read per distinct line, carrying the sectors from the first to the last touched one: a "
+                    "stride that skips sectors inside a line still pays for them, and a misaligned warp pays one "
+                    "line more. These are the model's assumptions 1 and 2, which section 4's counters test.")
+
+
+# --------------------------------------------------------------------------- predicted_seconds
+@lru_cache(maxsize=1)
+def _count_cases() -> tuple[tuple[str, Any], ...]:
+    from ..pcie_model import launch_counts, strided_trace
+
+    useful = 4.0 * (1 << 22)
+    cases = []
+    for label, stride, offset in (("stride 1", 1, 0), ("stride 32", 32, 0), ("offset 1", 1, 1), ("stride 4", 4, 0)):
+        cases.append((label, launch_counts(lambda w, s=stride, o=offset: strided_trace(s, o, warps=w), useful)))
+    return tuple(cases)
+
+
+def _models() -> list[Any]:
+    from ..pcie_model import Model
+
+    return [Model(55.0, 18.0, 6.6e8, 13e-6), Model(25.0, 40.0, 2.0e9, 5e-6), Model(55.0, 0.0, 1.0e8, 20e-6)]
+
+
+def _variants(c: Any, m: Any) -> dict[str, float]:
+    link = m.link_GBps * 1e9
+    on_link = (32 * c.span_sectors + m.overhead_bytes * c.lines) / link
+    requests = c.line_requests / m.request_rate
+    return {
+        "sum": on_link + requests + m.launch_seconds,
+        "gb": max((32 * c.span_sectors + m.overhead_bytes * c.lines) / m.link_GBps, requests) + m.launch_seconds,
+        "sectors": max((c.span_sectors + m.overhead_bytes * c.lines) / link, requests) + m.launch_seconds,
+        "swapped": max((32 * c.span_sectors + m.overhead_bytes * c.line_requests) / link,
+                       c.lines / m.request_rate) + m.launch_seconds,
+        "no_launch": max(on_link, requests),
+        "no_h": max(32 * c.span_sectors / link, requests) + m.launch_seconds,
+        "link_only": on_link + m.launch_seconds,
+        "requests_only": requests + m.launch_seconds,
+    }
+
+
+_VARIANT_HINTS = {
+    "sum": "you added the link time and the request time. The model takes the larger of the two (assumption 5: "
+           "the two limits overlap, the slower one sets the pace), then adds the launch time.",
+    "gb": "link_GBps is in GB/s: multiply it by 1e9 to divide bytes by bytes per second.",
+    "sectors": "span_sectors counts 32-byte sectors: the link carries 32 * span_sectors bytes of data.",
+    "swapped": "lines and line_requests are swapped: the link carries one read per distinct line (counts.lines), "
+               "while the rate r limits the warps' line requests (counts.line_requests, assumption 4).",
+    "no_launch": "add model.launch_seconds: every launch pays its fixed cost (lesson 06), on top of the larger term.",
+    "no_h": "each read request on the link also costs model.overhead_bytes: the link term is "
+            "(32 * span_sectors + overhead_bytes * lines) / link rate.",
+    "link_only": "that is only the link time: at large strides the request rate limits (line_requests / "
+                 "request_rate); take the larger of the two.",
+    "requests_only": "that is only the request time: at stride 1 the link limits; take the larger of the two.",
+}
+
+
+def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any = None) -> Feedback:
+    """Lesson 10: ``predicted_seconds(counts, model)`` = max(link time, request time) + launch time.
+
+    With ``model`` (the lesson's fitted one), a correct answer also reports what it predicts for strides 1 and 32."""
+    if is_placeholder(predicted_seconds):
+        return _not_yet("define predicted_seconds(counts, model): the larger of the link time and the request "
+                        "time, plus the launch time.")
+    for m in _models():
+        for label, c in _count_cases():
+            got = predicted_seconds(c, m)
+            if is_placeholder(got):
+                return _not_yet("write the body of predicted_seconds (it still returns `...`): compute the two "
+                                "terms of section 2's formula in seconds, the link time and the request time, and "
+                                "return the larger plus the launch time.")
+            try:
+                got = float(got)
+            except (TypeError, ValueError):
+                return _hint(f"return a time in seconds (a number); you returned {type(got).__name__}.")
+            want = m.cost(c)[0]
+            if math.isclose(got, want, rel_tol=1e-6):
+                continue
+            for name, value in _variants(c, m).items():
+                if math.isclose(got, value, rel_tol=1e-6) and not math.isclose(value, want, rel_tol=1e-6):
+                    return _hint(_VARIANT_HINTS[name])
+            return _hint(f"for {label} with link {m.link_GBps:g} GB/s, h = {m.overhead_bytes:g} B, "
+                         f"r = {m.request_rate:.3g}/s and launch {m.launch_seconds * 1e6:g} us you returned "
+                         f"{got:.4g} s; the model gives {want:.4g} s.")
+    extra = ""
+    if model is not None:
+        try:
+            parts = []
+            for label, c in _count_cases()[:2]:
+                seconds = float(predicted_seconds(c, model))
+                bound = {"requests": "request", "link": "link"}.get(model.cost(c)[1], model.cost(c)[1])
+                parts.append(f"{label} {c.useful_bytes / seconds / 1e9:.2f} GB/s ({bound}-bound)")
+            extra = " With the fitted model your function predicts " + " and ".join(parts) + "."
+        except Exception:  # noqa: BLE001
+            extra = ""
+    return _correct("two limits that overlap, the slower one sets the time: bytes on the link at stride 1, read "
+                    "requests per second once every float needs its own line." + extra)
+
+
+# --------------------------------------------------------------------------- the prediction of section 2
+def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
+    """Lesson 10: the learner's guess of the model's median |error| on held-out points, against ``pcie_model.check``."""
+    try:
+        measured = float(check["median_abs_error"])
+        largest = float(check["max_abs_error"])
+    except Exception as exc:  # noqa: BLE001
+        return f"Cannot compare: the check lacks its errors ({exc})."
+    spread = check.get("run_to_run") or {}
+    run = f"The model's median |error| on held-out points: {measured:.1%} (largest {largest:.1%})."
+    if spread:
+        floor = float(spread["median_abs_difference"])
+        run += (f" The two recorded runs differ from each other by {floor:.1%} (median) on the same points: no model "
+                "fitted on one run can predict the other much more closely.")
+    else:
+        floor = None
+    note = ""
+    value = None if is_placeholder(predicted) else predicted
+    if value is not None:
+        try:
+            value = float(value)
+            if not math.isfinite(value) or value < 0:
+                note, value = f"{predicted!r} is not an error (a fraction >= 0). ", None
+            elif 1 < value <= 100:
+                note, value = f"(read {value:g} as {value:g} %) ", value / 100
+        except (TypeError, ValueError):
+            note, value = f"`{predicted!r}` is not a number. ", None
+    if value is None:
+        lead = note + ("Write a fraction such as 0.2. " if note else
+                       "No prediction made (predicted_median_error is still `...`). ")
+        return lead + run
+    if value > 1.5 * measured:
+        why = ("Two costs and three fitted numbers explain the held-out patterns better than you expected: counting "
+               "lines, spans and requests from the trace captures most of what stride and offset do.")
+    elif value < measured / 1.5:
+        why = ("You expected a closer fit than the model achieved" +
+               (f"; part of the gap is the runs' own disagreement ({floor:.1%})" if floor is not None else "") +
+               ", the rest is what lines, spans and requests do not explain (section 3 shows where).")
+    else:
+        why = "Close: within a factor 1.5 of the run."
+    return f"{note}You predicted {value:.1%}. {run} {why}"
+
+
+CHECKS = {"link_bytes": check_link_bytes, "predicted_seconds": check_predicted_seconds}

@@ -1,0 +1,100 @@
+"""Lesson 09's exercises give the specific hint for each typical wrong answer (issue 10); the generic tests in
+test_exercises.py cover placeholder -> "not yet" and solution -> "correct". Also the prediction's comparison."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import coalescing_exercise as ex, exercises, experiments
+from helpers.exercises import lesson09
+
+
+def _solution(name: str, variable: str):
+    namespace = exercises.namespace("09")
+    exec(compile(exercises.solution("09", name), "<solution>", "exec"), namespace)
+    return namespace[variable]
+
+
+def _right(stride, offset, width=1):
+    return _solution("sectors_per_warp", "sectors_per_warp")(stride, offset, width)
+
+
+def _span(stride, offset, width=1):
+    size = 4 * width
+    return ((offset + 31 * stride) * size + size - 1) // 32 - offset * size // 32 + 1
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda s, o, w=1: 32 * _right(s, o, w), "you returned bytes"),
+    (lambda s, o, w=1: _right(s, 0, w), "add the offset"),
+    (lambda s, o, w=1: _span(s, o, w), "from the warp's first byte to its last"),
+    (lambda s, o, w=1: _right(s, o, 1), "4 * width bytes"),
+    (lambda s, o, w=1: 4 * w, "what the threads asked for"),
+    (lambda s, o, w=1: _right(s, o, w) / 3, "not a whole number"),
+    (lambda s, o, w=1: _right(s, o, w) + 1, "off by one"),
+])
+def test_sectors_per_warp_hints(wrong, phrase):
+    feedback = exercises.check("09", "sectors_per_warp", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_sectors_per_warp_agrees_with_the_lessons_trace_table():
+    # section 3's table: stride 1 -> 4 sectors, stride 8 and 32 -> 32, offset 1 -> 5
+    for stride, offset, sectors in ((1, 0, 4), (8, 0, 32), (32, 0, 32), (1, 1, 5), (1, 8, 4)):
+        assert lesson09.traced_sectors(stride, offset) == sectors == _right(stride, offset)
+
+
+def _copy(edit):
+    text = _solution("coalesce", "COPY_SOURCE")
+    assert edit[0] in text, edit[0]
+    return text.replace(*edit)
+
+
+@pytest.mark.parametrize("edit, phrase", [
+    (("int r = t / cols;", "int r = t / rows;"), "divide by the row"),
+    (("int c = t % cols;", "int c = t % rows;"), "copy is wrong"),
+    (("if (t < rows * cols) {", "{"), "keep `if (t < rows * cols)`"),
+    (("dst[r * cols + c] = src[r * cols + c];", "dst[r * cols + c] = src[r * cols + c]"), "did not run"),
+])
+def test_coalesce_hints(edit, phrase):
+    feedback = exercises.check("09", "coalesce", _copy(edit))
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_coalesce_untouched_kernel_is_not_yet_with_or_without_comments():
+    assert exercises.check("09", "coalesce", ex.BROKEN_SOURCE).status == "not yet"
+    assert exercises.check("09", "coalesce", ex.BROKEN_SOURCE.replace("// consecutive", "// TODO consecutive")).status == "not yet"
+    feedback = exercises.check("09", "coalesce", ex.SOLUTION_SOURCE)
+    assert feedback.correct and "768 sectors instead of 6144" in feedback.message
+
+
+# --------------------------------------------------------------------------- the prediction
+@pytest.fixture(scope="module")
+def stride():
+    return experiments.stride()
+
+
+def test_no_prediction_says_so_and_shows_the_run(stride):
+    text = lesson09.compare_prediction(..., stride)
+    measured = stride.one(memory="zero_copy", stride=32)["useful_GBps"] / stride.one(memory="zero_copy", stride=1)["useful_GBps"]
+    assert "No prediction made" in text and f"{measured:.1%}" in text
+
+
+@pytest.mark.parametrize("guess, phrase", [
+    (0.5, "more than"), (1e-4, "below the measured"), (12.5, "12.5 %"), ("half", "not a number"), (-2, "not a positive"),
+])
+def test_a_prediction_is_compared_with_the_run(stride, guess, phrase):
+    text = lesson09.compare_prediction(guess, stride)
+    assert phrase in text and "This run" in text, text
+
+
+def test_a_close_prediction_is_called_close(stride):
+    measured = stride.one(memory="zero_copy", stride=32)["useful_GBps"] / stride.one(memory="zero_copy", stride=1)["useful_GBps"]
+    assert "close" in lesson09.compare_prediction(measured * 1.1, stride)
+
+
+def test_every_exercise_of_lesson_09_is_in_the_notebook():
+    from tests.test_exercises import CELLS
+
+    assert {name for _, lesson, name, _, _ in CELLS if lesson == "09"} == set(lesson09.CHECKS)
+    assert sum(lesson == "09" for _, lesson, _, _, _ in CELLS) >= 2

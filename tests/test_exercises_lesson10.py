@@ -1,0 +1,108 @@
+"""Lesson 10's exercises give the specific hint for each typical wrong answer (issue 10); the generic tests in
+test_exercises.py cover placeholder -> "not yet" and solution -> "correct". Also the prediction's comparison."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import exercises, pcie_model, records
+from helpers.exercises import lesson10
+
+
+def _solution(name: str):
+    namespace = exercises.namespace("10")
+    exec(compile(exercises.solution("10", name), "<solution>", "exec"), namespace)
+    return namespace[name]
+
+
+def _touched(addresses, size, h):
+    a = np.asarray(addresses, dtype=np.int64)
+    sectors = np.unique(np.concatenate([a // 32, (a + size - 1) // 32]))
+    return 32 * len(sectors) + h * len(np.unique(sectors // 4))
+
+
+def _per_load(addresses, size, h):
+    right = _solution("link_bytes")
+    return right(addresses, size, 0) + h * len(addresses)
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (_touched, "not the span"),
+    (lambda a, size, h: _solution("link_bytes")(a, size, 0) / 32 + (_solution("link_bytes")(a, size, h)
+                                                                     - _solution("link_bytes")(a, size, 0)),
+     "multiply it by 32"),  # span sectors + h * lines
+    (lambda a, size, h: _solution("link_bytes")(a, size, 0), "add h * lines"),
+    (_per_load, "once per read request"),
+    (lambda a, size, h: size * len(a), "bytes the threads asked for"),
+])
+def test_link_bytes_hints(wrong, phrase):
+    feedback = exercises.check("10", "link_bytes", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_link_bytes_that_ignores_repeats_gets_the_distinct_hint():
+    def no_unique(addresses, size, h):
+        a = np.asarray(addresses, dtype=np.int64)
+        if len(np.unique(a)) == len(a):
+            return _solution("link_bytes")(a, size, h)
+        return 2 * _solution("link_bytes")(np.unique(a), size, h)  # counts every warp's reads again
+
+    feedback = exercises.check("10", "link_bytes", no_unique)
+    assert feedback.status == "hint" and "np.unique" in feedback.message, feedback
+
+
+def _on_link(c, m):
+    return (32 * c.span_sectors + m.overhead_bytes * c.lines) / (m.link_GBps * 1e9)
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda c, m: _on_link(c, m) + c.line_requests / m.request_rate + m.launch_seconds, "the larger of the two"),
+    (lambda c, m: max(_on_link(c, m) * 1e9, c.line_requests / m.request_rate) + m.launch_seconds, "multiply it by 1e9"),
+    (lambda c, m: max(_on_link(c, m), c.line_requests / m.request_rate), "add model.launch_seconds"),
+    (lambda c, m: max((c.span_sectors + m.overhead_bytes * c.lines) / (m.link_GBps * 1e9),
+                      c.line_requests / m.request_rate) + m.launch_seconds, "32 * span_sectors"),
+    (lambda c, m: max((32 * c.span_sectors + m.overhead_bytes * c.line_requests) / (m.link_GBps * 1e9),
+                      c.lines / m.request_rate) + m.launch_seconds, "swapped"),
+    (lambda c, m: _on_link(c, m) + m.launch_seconds, "only the link time"),
+])
+def test_predicted_seconds_hints(wrong, phrase):
+    feedback = exercises.check("10", "predicted_seconds", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    matching = records.matching_records()
+    return pcie_model.calibrate(matching[0][0]), pcie_model.check(matching[0][0], matching[-1][0],
+                                                                   allow_same=len(matching) == 1)
+
+
+def test_predicted_seconds_reports_the_fitted_model(fitted):
+    model, _ = fitted
+    feedback = exercises.check("10", "predicted_seconds", _solution("predicted_seconds"), model=model)
+    assert feedback.correct and "link-bound" in feedback.message and "request-bound" in feedback.message, feedback
+
+
+def test_no_prediction_says_so_and_shows_the_error(fitted):
+    _, check = fitted
+    text = lesson10.compare_prediction(..., check)
+    assert "No prediction made" in text and f"{check['median_abs_error']:.1%}" in text
+
+
+@pytest.mark.parametrize("factor, phrase", [(10, "better than you expected"), (0.1, "closer fit"), (1.1, "Close")])
+def test_a_prediction_is_compared_with_the_error(fitted, factor, phrase):
+    _, check = fitted
+    assert phrase in lesson10.compare_prediction(check["median_abs_error"] * factor, check)
+
+
+def test_a_prediction_that_is_not_a_number_is_explained(fitted):
+    _, check = fitted
+    assert "not a number" in lesson10.compare_prediction("small", check)
+    assert "%" in lesson10.compare_prediction(20, check)
+
+
+def test_every_exercise_of_lesson_10_is_in_the_notebook():
+    from tests.test_exercises import CELLS
+
+    assert {name for _, lesson, name, _, _ in CELLS if lesson == "10"} == set(lesson10.CHECKS)
