@@ -200,3 +200,15 @@ def test_the_cpu_driver_stand_in_frees_like_pycuda():
         h.base.get_device_pointer()
     with pytest.raises(cpu.UnknownPointerError):
         cpu.memory.lookup(h.ctypes.data)
+
+
+def test_every_lesson_after_00_has_two_exercises_and_06_to_14_predict_first():
+    for path in sorted(LESSONS.glob("[0-9][0-9]-*.ipynb")):
+        lesson = path.name[:2]
+        if lesson == "00":
+            continue
+        cells = json.loads(path.read_text())["cells"]
+        tags = [cell.get("metadata", {}).get("tags", []) for cell in cells]
+        assert sum("exercise" in t for t in tags) >= 2, f"{path.name} needs at least two exercises"
+        if lesson >= "06":
+            assert any("predict" in t for t in tags), f"{path.name} needs a predict cell before its main measurement"
