@@ -62,3 +62,10 @@ def test_make_lab_records_cell_timings():
 
     assert json.loads(overrides.read_text())["@jupyterlab/notebook-extension:tracker"]["recordTiming"] is True
     assert "lab-overrides.json" in (README.parent / "Makefile").read_text()
+
+
+def test_the_instructor_guide_gives_the_same_times():
+    guide = (README.parent / "lessons" / "instructor-guide.md").read_text()
+    for stem, (estimate, _) in lesson_times.table().items():
+        heading = re.search(rf"^### {stem[:2]} · .*\((\d+) min\)$", guide, re.M)
+        assert heading and int(heading.group(1)) == estimate, f"the guide's heading for {stem} should say {estimate} min"
