@@ -12,7 +12,8 @@ KernelCrashError; the next launch works. A launch of more than ``ZC_CPU_MAX_THRE
 threads is refused with an estimate of its time (LaunchTooLargeError).
 
 Submodules: runtime (launching), transform (source rewrite + feature scan), compiler
-(build + cache), memory (address registry), trace. The tools of lessons 09 and 10, built on the traces,
+(build + cache), memory (address registry), trace, driver (the few ``pycuda.driver`` names lesson 05
+writes, for replay). The tools of lessons 09 and 10, built on the traces,
 live outside the backend: helpers.pcie_model, helpers.sector_explorer, helpers.coalescing_exercise.
 """
 
