@@ -23,6 +23,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint", "correct", "checks", "namespace",
+           "live_module",
            "SOLUTIONS", "EXERCISES"]
 
 SOLUTIONS = Path(__file__).resolve().parent.parent.parent / "lessons" / "solutions"
@@ -80,6 +81,17 @@ def is_placeholder(answer: Any) -> bool:
         bodies = re.findall(r"__global__[^{]*\{(.*?)\}\s*$", code, re.S)
         return not code.strip() or (bool(bodies) and all(not b.strip() for b in bodies))
     return False
+
+
+def live_module(source: str) -> Any:
+    """A learner's CUDA source compiled with PyCUDA in the course's one context (live only; kernel exercises from
+    lesson 05 on). The context is made current first, so a check works even when no lesson cell has touched the GPU."""
+    from pycuda.compiler import SourceModule
+
+    from .. import gpu
+
+    gpu.context()
+    return SourceModule(source, no_extern_c=True)
 
 
 # --------------------------------------------------------------------------- registry

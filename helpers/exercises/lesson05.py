@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from . import Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 class _Launches:
     """Records what the learner's code did: launches, synchronisations, in order."""
@@ -161,10 +161,8 @@ def check_saxpy(source: str) -> Feedback:
     live = detect().live
     try:
         if live:
-            from pycuda.compiler import SourceModule
-
             from .. import gpu
-            fn = SourceModule(source, no_extern_c=True).get_function("saxpy")
+            fn = live_module(source).get_function("saxpy")
             x, y = gpu.mapped_empty(n + SAXPY_GUARD, np.float32), gpu.mapped_empty(n + SAXPY_GUARD, np.float32)
             try:
                 x[:n], y[:n], x[n:], y[n:] = x0, y0, 1.0, -7.0   # an unguarded thread changes y[n:]

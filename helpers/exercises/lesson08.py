@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from . import Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 from .lesson07 import compare_prediction as _compare
 
 KERNEL = "read_inflight"
@@ -134,8 +134,7 @@ def needed_bytes(record: Any = None) -> tuple[float, float, float, str]:
 
 def _build(source: str, live: bool) -> Any:
     if live:
-        from pycuda.compiler import SourceModule
-        return SourceModule(source, no_extern_c=True).get_function(KERNEL)
+        return live_module(source).get_function(KERNEL)
     from .. import cpu
     return cpu.SourceModule(source, name=f"{KERNEL}.cu").get_function(KERNEL)
 

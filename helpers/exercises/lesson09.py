@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from . import Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 SECTOR, LINE = 32, 128
 
@@ -112,11 +112,9 @@ GUARD_ROWS, GUARD_COLS = 33, 50
 
 def _live_copy(source: str) -> str | None:
     """Live only: run the kernel on the GPU over mapped memory; None if it copied exactly, else what went wrong."""
-    from pycuda.compiler import SourceModule
-
     from .. import coalescing_exercise as ex, gpu
 
-    fn = SourceModule(source, no_extern_c=True).get_function(ex.FUNCTION_NAME)
+    fn = live_module(source).get_function(ex.FUNCTION_NAME)
     rows, cols = ex.ROWS, ex.COLS
     n = rows * cols
     src, dst = gpu.mapped_empty(n, np.float32), gpu.mapped_empty(n, np.float32)

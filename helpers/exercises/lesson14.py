@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from . import Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 # --------------------------------------------------------------------------- incomplete
 INCOMPLETE_CASES = (
@@ -161,11 +161,9 @@ def _run_publish(source: str, live: bool) -> tuple[np.ndarray, int, list[int]]:
     """Run ``publish`` with one thread; return (payload after it, flag after it, elements written when the host
     first saw the flag, per trial: -1 if never seen). In replay the CPU backend runs it to the end, no polling."""
     if live:
-        from pycuda.compiler import SourceModule
-
         from .. import gpu
         from ..experiments.hazards import _poll
-        fn = SourceModule(source, no_extern_c=True).get_function("publish")
+        fn = live_module(source).get_function("publish")
         n = PUBLISH_N_GPU
         payload, flag = gpu.mapped_empty(n, np.float32), gpu.mapped_empty(1024, np.uint32)
         try:
