@@ -50,8 +50,8 @@ class Feedback:
     __repr__ = __str__
 
     def _repr_markdown_(self) -> str:
-        icon = {"correct": "✅", "hint": "💡", "not yet": "⏳"}.get(self.status, "")
-        return f"{icon} **{_LABEL.get(self.status, self.status)}.** {self.message}"
+        # plain words, no emoji: a browser without an emoji font would show empty boxes
+        return f"**{_LABEL.get(self.status, self.status)}.** {self.message}"
 
 
 def not_yet(what: str) -> Feedback:
