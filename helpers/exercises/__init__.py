@@ -24,7 +24,7 @@ import numpy as np
 
 __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint", "correct", "checks", "namespace",
            "live_module",
-           "SOLUTIONS", "EXERCISES"]
+           "SOLUTIONS", "registered"]
 
 SOLUTIONS = Path(__file__).resolve().parent.parent.parent / "lessons" / "solutions"
 Status = Literal["not yet", "correct", "hint"]
@@ -116,42 +116,16 @@ def namespace(lesson: str) -> dict[str, Any]:
     return names
 
 
-class _Registry(dict):
-    """``EXERCISES[(lesson, name)]``: every check of every lesson, loaded on first use."""
-
-    def _load(self) -> None:
-        if not dict.__len__(self):
-            for lesson in LESSONS_WITH_EXERCISES:
-                for name, fn in checks(lesson).items():
-                    dict.__setitem__(self, (lesson, name), fn)
-
-    def __getitem__(self, key):  # type: ignore[no-untyped-def]
-        self._load(); return dict.__getitem__(self, key)
-
-    def get(self, key, default=None):  # type: ignore[no-untyped-def]
-        self._load(); return dict.get(self, key, default)
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        self._load(); return dict.__iter__(self)
-
-    def __len__(self) -> int:
-        self._load(); return dict.__len__(self)
-
-    def keys(self):  # type: ignore[no-untyped-def]
-        self._load(); return dict.keys(self)
-
-    def items(self):  # type: ignore[no-untyped-def]
-        self._load(); return dict.items(self)
-
-
-EXERCISES: dict[tuple[str, str], Callable[..., Feedback]] = _Registry()
+def registered() -> dict[tuple[str, str], Callable[..., Feedback]]:
+    """Every check of every lesson, keyed by (lesson, name)."""
+    return {(lesson, name): fn for lesson in LESSONS_WITH_EXERCISES for name, fn in checks(lesson).items()}
 
 
 def check(lesson: str, name: str, answer: Any, **context: Any) -> Feedback:
     """Check ``answer`` to exercise ``name`` of lesson ``lesson``; never raises (lesson 04)."""
-    checker = EXERCISES.get((lesson, name))
+    checker = checks(lesson).get(name)
     if checker is None:
-        known = ", ".join(f"{lsn}/{nm}" for lsn, nm in EXERCISES)
+        known = ", ".join(f"{lsn}/{nm}" for lsn, nm in registered())
         return Feedback("hint", f"no exercise {lesson}/{name}; the exercises are {known}.", f"{lesson}/{name}")
     try:
         feedback = checker(answer, **context)
