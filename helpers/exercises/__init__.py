@@ -7,7 +7,7 @@ right answer "correct" and why; on a typical wrong answer a specific hint. Solut
 ``lessons/solutions/lessonNN.py`` (an instructor may delete the folder); :func:`solution` shows
 one only when asked.
 
-Lesson 04 introduces :class:`Feedback`, :func:`check` and :func:`solution`. Each lesson's checks live in
+Lesson 01 introduces :class:`Feedback`, :func:`check` and :func:`solution`. Each lesson's checks live in
 ``helpers/exercises/lessonNN.py`` (its ``CHECKS``); lesson 09's kernel exercise builds on
 :mod:`helpers.coalescing_exercise`.
 """
@@ -23,8 +23,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint", "correct", "checks", "namespace",
-           "live_module",
-           "SOLUTIONS", "registered"]
+           "live_module", "registered", "SOLUTIONS"]
 
 SOLUTIONS = Path(__file__).resolve().parent.parent.parent / "lessons" / "solutions"
 Status = Literal["not yet", "correct", "hint"]
@@ -33,7 +32,7 @@ _LABEL = {"not yet": "Not yet", "correct": "Correct", "hint": "Hint"}
 
 @dataclass(frozen=True)
 class Feedback:
-    """What a check found: ``status`` is "not yet", "correct" or "hint"; ``message`` says it (lesson 04)."""
+    """What a check found: ``status`` is "not yet", "correct" or "hint"; ``message`` says it (lesson 01)."""
 
     status: Status
     message: str
@@ -73,7 +72,7 @@ _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
 def is_placeholder(answer: Any) -> bool:
-    """True for an untouched placeholder: ``...``, ``None``, or CUDA source whose kernel bodies are empty (lesson 04)."""
+    """True for an untouched placeholder: ``...``, ``None``, or CUDA source whose kernel bodies are empty (lesson 01)."""
     if answer is None or answer is Ellipsis:
         return True
     if isinstance(answer, str):
@@ -122,7 +121,7 @@ def registered() -> dict[tuple[str, str], Callable[..., Feedback]]:
 
 
 def check(lesson: str, name: str, answer: Any, **context: Any) -> Feedback:
-    """Check ``answer`` to exercise ``name`` of lesson ``lesson``; never raises (lesson 04)."""
+    """Check ``answer`` to exercise ``name`` of lesson ``lesson``; never raises (lesson 01)."""
     checker = checks(lesson).get(name)
     if checker is None:
         known = ", ".join(f"{lsn}/{nm}" for lsn, nm in registered())
@@ -138,7 +137,7 @@ _SECTION = re.compile(r"^# exercise: (\w+)\s*$", re.M)
 
 
 def solution(lesson: str, name: str) -> str:
-    """The text of a solution from ``lessons/solutions/lessonNN.py``, or a plain note that it is absent (lesson 04)."""
+    """The text of a solution from ``lessons/solutions/lessonNN.py``, or a plain note that it is absent (lesson 01)."""
     path = SOLUTIONS / f"lesson{lesson}.py"
     if not SOLUTIONS.is_dir():
         return ("The solutions folder lessons/solutions/ is not here: your instructor removed it (for a graded "
