@@ -16,7 +16,7 @@ import numpy as np
 
 from .cpu import CpuBackendError, SourceModule, Trace
 
-__all__ = ["FUNCTION_NAME", "BROKEN_SOURCE", "SOLUTION_SOURCE", "ExerciseResult", "trace_copy", "check_fix"]
+__all__ = ["FUNCTION_NAME", "BROKEN_SOURCE", "ExerciseResult", "trace_copy", "check_fix"]
 
 FUNCTION_NAME = "copy_matrix"
 
@@ -32,16 +32,6 @@ extern "C" __global__ void copy_matrix(const float *src, float *dst, int rows, i
 }
 """
 
-SOLUTION_SOURCE = r"""
-extern "C" __global__ void copy_matrix(const float *src, float *dst, int rows, int cols) {
-    int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < rows * cols) {
-        int r = t / cols;   // consecutive threads go ALONG a row:
-        int c = t % cols;   // a warp reads 128 contiguous bytes
-        dst[r * cols + c] = src[r * cols + c];
-    }
-}
-"""
 
 ROWS, COLS, BLOCK = 64, 96, 128
 

@@ -64,7 +64,7 @@ def test_coalesce_hints(edit, phrase):
 def test_coalesce_untouched_kernel_is_not_yet_with_or_without_comments():
     assert exercises.check("09", "coalesce", ex.BROKEN_SOURCE).status == "not yet"
     assert exercises.check("09", "coalesce", ex.BROKEN_SOURCE.replace("// consecutive", "// TODO consecutive")).status == "not yet"
-    feedback = exercises.check("09", "coalesce", ex.SOLUTION_SOURCE)
+    feedback = exercises.check("09", "coalesce", _solution("coalesce", "COPY_SOURCE"))
     assert feedback.correct and "768 sectors instead of 6144" in feedback.message
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import coalescing_exercise as exercise
+from helpers import exercises
 from helpers import pcie_model
 from helpers.sector_explorer import draw_warp, predict_pattern, sector_explorer, warp_pattern
 
@@ -52,12 +53,20 @@ def test_sector_explorer_builds_a_widget(model) -> None:
     assert first[:4] == b"\x89PNG" and image.value != first
 
 
+def _solution_source() -> str:
+    """The fixed kernel, from lessons/solutions/lesson09.py (the one place a solution lives)."""
+    namespace: dict = {}
+    exec(exercises.solution("09", "coalesce"), namespace)
+    return namespace["COPY_SOURCE"]
+
+
 def test_exercise_solution_passes_and_broken_kernel_fails() -> None:
-    good = exercise.check_fix(exercise.SOLUTION_SOURCE)
+    solution = _solution_source()
+    good = exercise.check_fix(solution)
     assert good.passed and good.fixed_sectors == good.ideal_sectors < good.broken_sectors
     broken = exercise.check_fix(exercise.BROKEN_SOURCE)
     assert not broken.passed and broken.correct and "no fewer" in broken.message
-    wrong = exercise.check_fix(exercise.SOLUTION_SOURCE.replace("r * cols + c] = src", "r * cols + c] = 0.0f * src"))
+    wrong = exercise.check_fix(solution.replace("r * cols + c] = src", "r * cols + c] = 0.0f * src"))
     assert not wrong.passed and not wrong.correct and "differs" in wrong.message
-    rejected = exercise.check_fix(exercise.SOLUTION_SOURCE.replace("int t =", "__syncthreads(); int t ="))
+    rejected = exercise.check_fix(solution.replace("int t =", "__syncthreads(); int t ="))
     assert not rejected.passed and "__syncthreads" in rejected.message
