@@ -3,12 +3,13 @@ enough bytes in flight with few threads (read_inflight); and the comparison of a
 
 The kernel check launches the learner's ``read_inflight`` with a fixed, small grid (:data:`GRID` blocks of
 :data:`BLOCK` threads): too few threads for one 16-byte load each to fill the link, so each thread must keep
-several independent loads in flight. Live it times the kernel on mapped memory (helpers.timing.time_gpu, which
-holds the measurement slot of helpers.gpu_queue) against a pinned memcpy timed in the same call, and asks for
-:data:`TARGET` of that copy rate. In replay it runs the kernel on the CPU backend (every element read exactly
-once, no access out of bounds), traces it (helpers.cpu) for the width of each load and whether a warp's loads
-are coalesced, counts the independent loads of the loop body in the source, and checks Little's law with the
-recorded link rate and loaded latency: threads x bytes in flight per thread >= link x latency.
+several independent loads in flight. In both modes it first runs the kernel on the CPU backend (every element
+read exactly once, no access out of bounds), traces it (helpers.cpu) for the width of each load and whether a
+warp's loads are coalesced, and counts the independent loads of the loop body in the source. In replay it then
+checks Little's law with the recorded link rate and loaded latency: threads x bytes in flight per thread >= link
+x latency. Live the stopwatch decides instead: it times the kernel on mapped memory (helpers.timing.time_gpu,
+which holds the measurement slot of helpers.gpu_queue) against a pinned memcpy timed in the same call, and asks
+for :data:`TARGET` of that copy rate; a kernel that falls short gets the load count in its hint.
 """
 
 from __future__ import annotations
@@ -171,15 +172,24 @@ def check_read_inflight(source: str) -> Feedback:
                         "independent float4 loads before it adds them up, a tail loop, and partial[tid] = sum.")
     from ..mode import detect
 
-    live = detect().live
-    try:
-        fn = _build(source, live)
+    try:  # the same source on the CPU backend in both modes: bounds, every element once, coalescing
+        wrong, width = _check_on_cpu(_build(source, live=False), source)
     except Exception as exc:  # noqa: BLE001 (a check never raises)
         return _explain(exc)
-    return _check_live(fn, source) if live else _check_replay(fn, source)
+    if wrong is not None:
+        return wrong
+    if not detect().live:
+        return _judge_in_flight(source, width)
+    try:
+        fn = _build(source, live=True)
+    except Exception as exc:  # noqa: BLE001
+        return _explain(exc)
+    return _check_live(fn, source)
 
 
-def _check_replay(fn: Any, source: str) -> Feedback:
+def _check_on_cpu(fn: Any, source: str) -> tuple[Feedback | None, int]:
+    """Run and trace the kernel on the CPU backend: (a hint if it reads out of bounds, misses or repeats an element
+    or leaves a warp's loads uncoalesced, else None; the bytes one load reads)."""
     from .. import cpu
     from ..cpu.trace import LINE_BYTES
 
@@ -189,14 +199,11 @@ def _check_replay(fn: Any, source: str) -> Feedback:
     src[:] = rng.integers(0, 4, src.size).astype(np.float32)
     partial[:] = 0
     args = (cpu.device_pointer(src), np.uint64(CPU_N4), cpu.device_pointer(partial))
-    try:
-        fn(*args, block=(BLOCK, 1, 1), grid=(GRID, 1))
-        wrong = _correctness(src, partial)
-        if wrong:
-            return wrong
-        trace = fn.trace(*args, block=(BLOCK, 1, 1), grid=(GRID, 1), max_warps=8)
-    except Exception as exc:  # noqa: BLE001
-        return _explain(exc)
+    fn(*args, block=(BLOCK, 1, 1), grid=(GRID, 1))
+    wrong = _correctness(src, partial)
+    if wrong:
+        return wrong, 0
+    trace = fn.trace(*args, block=(BLOCK, 1, 1), grid=(GRID, 1), max_warps=8)
     rows = trace.instructions
     loads = rows[(~rows["is_store"]) & (~rows["is_atomic"]) & (rows["param"] == 0)]
     accesses = trace.accesses[(trace.accesses["flags"] == 0) & (trace.accesses["param"] == 0)]
@@ -205,21 +212,29 @@ def _check_replay(fn: Any, source: str) -> Feedback:
         per = loads["lines"].sum() * LINE_BYTES / loads["useful_bytes"].sum()
         return _hint(f"the sums are right, but a warp's load touches {per:.1f}x the 128-byte lines its bytes need: "
                      "consecutive threads should read consecutive float4s in each load (i, i + step, ... with "
-                     "step = all the threads), not a run of their own (lesson 09 shows what scattered lines cost).")
+                     "step = all the threads), not a run of their own (lesson 09 shows what scattered lines cost)."), 0
+    return None, width
+
+
+def _judge_in_flight(source: str, width: int) -> Feedback:
+    """Replay: Little's law with the recorded link rate and loaded latency decides."""
     loads_per_thread = independent_loads(source)
     in_flight = THREADS * width * loads_per_thread
     need, link, lat, which = needed_bytes()
     have = f"{THREADS:,} threads x {loads_per_thread} load(s) x {width} B = {in_flight / 1024:.0f} KiB in flight"
     little = f"Little's law: {link:.1f} GB/s x {lat:.0f} ns = {need / 1024:.0f} KiB ({which})"
     if loads_per_thread <= 1:
-        return _hint(f"every element is read once, but {have}; {little}. One load per iteration waits a whole round "
-                     "trip before the next: issue several loads (at i, i + step, i + 2*step, ...) before using any.")
+        return _hint(f"every element is read once, but {have}; {little}. {ONE_LOAD}")
     if in_flight < need:
         return _hint(f"every element is read once, but {have} is below {little}. Issue more, or wider, independent "
                      "loads per iteration.")
     return _correct(f"every element read once, coalesced, and {have} >= {little}: enough for the link (checked on the "
                     f"CPU backend and against the record; live, the check times it against {TARGET:.0%} of the "
                     "pinned copy rate).")
+
+
+ONE_LOAD = ("One load per iteration waits a whole round trip before the next: issue several loads (at i, i + step, "
+            "i + 2*step, ...) before using any.")
 
 
 def _check_live(fn: Any, source: str) -> Feedback:
@@ -253,8 +268,10 @@ def _check_live(fn: Any, source: str) -> Feedback:
     if rate < TARGET * link:
         return _hint(f"every element is read once, but with {THREADS:,} threads it read {rate:.1f} GB/s = "
                      f"{rate / link:.0%} of the {link:.1f} GB/s pinned copy measured just now (target "
-                     f"{TARGET:.0%}). Keep more independent loads in flight per thread (your loop body has "
-                     f"{loads_per_thread}). If another learner shares the GPU, run the check again.")
+                     f"{TARGET:.0%}). "
+                     + (ONE_LOAD if loads_per_thread <= 1 else "Keep more independent loads in flight per thread "
+                        f"(your loop body has {loads_per_thread}).")
+                     + " If another learner shares the GPU, run the check again.")
     return _correct(f"{rate:.1f} GB/s = {rate / link:.0%} of the {link:.1f} GB/s pinned copy measured in the same "
                     f"run, with only {THREADS:,} threads: their independent loads keep the link's round trip full.")
 

@@ -159,7 +159,7 @@ def review_publish(source: str) -> Feedback | None:
 
 def _run_publish(source: str, live: bool) -> tuple[np.ndarray, int, list[int]]:
     """Run ``publish`` with one thread; return (payload after it, flag after it, elements written when the host
-    first saw the flag, per trial: -1 if never seen). In replay the CPU backend runs it to the end, no polling."""
+    first saw the flag, per trial: -1 if never seen). With live=False the CPU backend runs it to the end, no polling."""
     if live:
         from .. import gpu
         from ..experiments.hazards import _poll
@@ -196,29 +196,61 @@ def check_publish(source: str) -> Feedback:
     """Lesson 14: CUDA C ``publish(payload, n, value, flag, raise)``: one thread writes ``value`` into payload[0..n),
     then ``__threadfence_system()``, then raises the flag through a volatile pointer.
 
-    Live it runs on the GPU while the host polls the flag (as ``experiments.handshake`` does) and counts what was
-    written when the flag was seen; in replay it runs on the CPU backend, which runs a kernel to the end, so
-    there the order is checked in the source (which is also checked live: one GPU may keep an order that another
-    does not).
+    In both modes it first runs on the CPU backend, which runs a kernel to the end and stops any access out of
+    bounds, and the order is checked in the source (one GPU may keep an order that another does not). Live it then
+    runs on the GPU while the host polls the flag (as ``experiments.handshake`` does) and counts what was written
+    when the flag was seen.
     """
     if is_placeholder(source) or not isinstance(source, str):
         return _not_yet("write the body of publish: write value into payload[0..n), then make those writes visible "
                         "to the host before the flag, then raise the flag (*flag = raise).")
     from ..mode import detect
 
-    live = detect().live
-    value = PUBLISH_TRIALS if not live else None
-    try:
-        payload, flag, at_flag = _run_publish(source, live)
+    try:  # the CPU backend first, in both modes: it stops an access out of bounds, which a GPU may not notice
+        payload, flag, _ = _run_publish(source, live=False)
     except Exception as exc:  # noqa: BLE001 (a check never raises)
-        text = f"{type(exc).__name__}: {exc}"
-        if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
-            return _hint(f"an access past the end of the payload ({text.splitlines()[0][:300]}): loop while i < n, "
-                         "not i <= n.")
-        if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
-            return _hint("no kernel named publish: keep `extern \"C\" __global__ void publish(...)`.")
-        return _hint(f"the kernel did not build or run: {text[:600]}")
-    want_value = payload.dtype.type(value if value is not None else PUBLISH_TRIALS)
+        return _run_hint(exc)
+    problem = _result_problem(payload, flag) or review_publish(source)
+    if problem is not None:
+        return problem
+    live = detect().live
+    at_flag: list[int] = []
+    if live:
+        try:
+            payload, flag, at_flag = _run_publish(source, live=True)
+        except Exception as exc:  # noqa: BLE001
+            return _run_hint(exc)
+        problem = _result_problem(payload, flag)
+        if problem is not None:
+            return problem
+        n = PUBLISH_N_GPU
+        early = [w for w in at_flag if 0 <= w < n]
+        if -1 in at_flag:
+            return _hint("the host did not see the flag within 2 s in some trial: is the flag store reached?")
+        if early:
+            return _hint(f"in {len(early)} of {len(at_flag)} trials the host saw the flag with only {min(early)} of {n} "
+                         "elements written: the flag must be the last store, after __threadfence_system().")
+    where = (f"on the CPU backend and on the GPU: in all {len(at_flag)} trials the host saw the whole payload when it "
+             "saw the flag" if live
+             else "on the CPU backend (live, the check polls the flag while the GPU runs the same source)")
+    return _correct(f"payload, __threadfence_system(), then a volatile flag store, {where}. The fence orders the "
+                    "payload before the flag for every observer, the host included, whatever this GPU happens to do.")
+
+
+def _run_hint(exc: Exception) -> Feedback:
+    """The hint for a publish kernel that did not build or run."""
+    text = f"{type(exc).__name__}: {exc}"
+    if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
+        return _hint(f"an access past the end of the payload ({text.splitlines()[0][:300]}): loop while i < n, "
+                     "not i <= n.")
+    if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
+        return _hint("no kernel named publish: keep `extern \"C\" __global__ void publish(...)`.")
+    return _hint(f"the kernel did not build or run: {text[:600]}")
+
+
+def _result_problem(payload: np.ndarray, flag: int) -> Feedback | None:
+    """A hint if the payload or the flag after the kernel is not what the last trial (value = raise = trials) leaves."""
+    want_value = payload.dtype.type(PUBLISH_TRIALS)
     n = payload.size
     if not np.any(payload):
         return _hint("the payload is still all zeros: write value into every element, payload[i] = value for i "
@@ -229,20 +261,7 @@ def check_publish(source: str) -> Feedback:
                      "1), so it must loop over all n elements itself.")
     if flag != PUBLISH_TRIALS:
         return _hint(f"the flag holds {flag} after the kernel, not raise ({PUBLISH_TRIALS}): set *flag = raise.")
-    problem = review_publish(source)
-    if problem is not None:
-        return problem
-    if live:
-        early = [w for w in at_flag if 0 <= w < n]
-        if -1 in at_flag:
-            return _hint("the host did not see the flag within 2 s in some trial: is the flag store reached?")
-        if early:
-            return _hint(f"in {len(early)} of {len(at_flag)} trials the host saw the flag with only {min(early)} of {n} "
-                         "elements written: the flag must be the last store, after __threadfence_system().")
-    where = (f"on the GPU: in all {len(at_flag)} trials the host saw the whole payload when it saw the flag"
-             if live else "on the CPU backend (live, the check polls the flag while the GPU runs the same source)")
-    return _correct(f"payload, __threadfence_system(), then a volatile flag store, {where}. The fence orders the "
-                    "payload before the flag for every observer, the host included, whatever this GPU happens to do.")
+    return None
 
 
 # --------------------------------------------------------------------------- prediction
