@@ -106,5 +106,5 @@ def _iommu_note(live: bool) -> str:
         return ""
     groups = iommu_groups()
     if groups is None:
-        return " (This kernel does not say whether an IOMMU is in use.)"
-    return f" (This kernel shows {groups} IOMMU group(s){': an IOMMU is in use' if groups else ''}.)"
+        return " (The OS kernel here does not say whether an IOMMU is in use.)"
+    return f" (The OS kernel here shows {groups} IOMMU group(s){': an IOMMU is in use' if groups else ''}.)"

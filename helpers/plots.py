@@ -92,6 +92,7 @@ def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
             (memcpy.select(direction="htod", host_memory="pinned"), "GBps", "memcpy HtoD pinned", "C0", "-"),
             (memcpy.select(direction="dtoh", host_memory="pinned"), "GBps", "memcpy DtoH pinned", "C0", ":"),
             (memcpy.select(direction="htod", host_memory="pageable"), "GBps", "memcpy HtoD pageable", "C3", "-"),
+            (memcpy.select(direction="dtoh", host_memory="pageable"), "GBps", "memcpy DtoH pageable", "C3", ":"),
             (kernels.select(memory="zero_copy", op="read"), "GBps", "zero-copy read kernel", "C1", "-"),
             (kernels.select(memory="zero_copy", op="write"), "GBps", "zero-copy write kernel", "C1", ":"),
             (kernels.select(memory="device", op="read"), "GBps", "device-memory read kernel", "C2", "-"),

@@ -40,3 +40,14 @@ def test_every_figure_draws_from_the_reference():
     for figure in figures:
         assert isinstance(figure, Figure) and figure.axes
         assert any(ax.has_data() or ax.patches for ax in figure.axes)
+
+
+def test_the_bandwidth_sweep_draws_every_series_lesson_06_lists():
+    """Lesson 06's table lists eight ways of moving bytes: the figure's right panel draws all eight, the left
+    panel (PCIe only) the six that cross the link."""
+    ref = experiments.reference
+    figure = plots.bandwidth_sweep(ref("memcpy"), ref("kernel_bandwidth"))
+    link, everything = figure.axes[:2]
+    labels = [line.get_label() for line in everything.get_lines()]
+    assert len(labels) == 8 and "memcpy DtoH pageable" in labels, labels
+    assert len(link.get_lines()) == 6
