@@ -71,6 +71,18 @@ def correct(why: str) -> Feedback:
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
+def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, fix: str, name_note: str = "") -> Feedback:
+    """The hint for a learner's kernel that did not build or run (kernel exercises of lessons 05, 08 and 14): an
+    access out of bounds (``past_end`` names what was overrun, ``fix`` follows the error's first line), a kernel name
+    not found (``name_note`` is added), or the error itself."""
+    text = f"{type(exc).__name__}: {exc}"
+    if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
+        return hint(f"{past_end} ({text.splitlines()[0][:300]}){fix}")
+    if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
+        return hint(f"no kernel named {kernel}: keep `extern \"C\" __global__ void {kernel}(...)`{name_note}.")
+    return hint(f"the kernel did not build or run: {text[:600]}")
+
+
 def is_placeholder(answer: Any) -> bool:
     """True for an untouched placeholder: ``...``, ``None``, or CUDA source whose kernel bodies are empty (lesson 01)."""
     if answer is None or answer is Ellipsis:

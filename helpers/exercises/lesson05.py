@@ -6,7 +6,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
+               not_yet as _not_yet)
 
 class _Launches:
     """Records what the learner's code did: launches, synchronisations, in order."""
@@ -179,14 +180,9 @@ def check_saxpy(source: str) -> Feedback:
             fn(np.int32(n), a, cpu.device_pointer(x), cpu.device_pointer(y), block=(block, 1, 1), grid=(grid, 1))
             got, guard_ok = y.copy(), True
     except Exception as exc:  # noqa: BLE001 (a check never raises)
-        text = f"{type(exc).__name__}: {exc}"
-        if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
-            return _hint(f"an access past the end of the arrays ({text.splitlines()[0][:300]}). The grid has "
-                         f"{grid * block} threads for n = {n}: guard the body with `if (i < n)` (not `<=`).")
-        if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
-            return _hint("no kernel named saxpy: keep `extern \"C\" __global__ void saxpy(...)` (extern \"C\" keeps "
-                         "the name unmangled).")
-        return _hint(f"the kernel did not build or run: {text[:600]}")
+        return kernel_failure_hint(exc, "saxpy", "an access past the end of the arrays",
+                                   f". The grid has {grid * block} threads for n = {n}: guard the body with "
+                                   "`if (i < n)` (not `<=`).", name_note=" (extern \"C\" keeps the name unmangled)")
     if not guard_ok:
         return _hint(f"threads past n wrote beyond y[{n - 1}]: the grid has {grid * block} threads for n = {n}; "
                      "guard the body with `if (i < n)`.")

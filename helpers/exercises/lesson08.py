@@ -20,7 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
+               not_yet as _not_yet)
 from .lesson07 import compare_prediction as _compare
 
 KERNEL = "read_inflight"
@@ -141,14 +142,10 @@ def _build(source: str, live: bool) -> Any:
 
 
 def _explain(exc: Exception) -> Feedback:
-    text = f"{type(exc).__name__}: {exc}"
-    if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
-        return _hint(f"a read past the end of src ({text.splitlines()[0][:300]}). In a loop that issues several "
-                     "loads per iteration, run it only while the LAST of them is in bounds (i + 3 * step < n4 for "
-                     "four), and finish the rest with a one-load tail loop.")
-    if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
-        return _hint(f"no kernel named {KERNEL}: keep `extern \"C\" __global__ void {KERNEL}(...)`.")
-    return _hint(f"the kernel did not build or run: {text[:600]}")
+    return kernel_failure_hint(exc, KERNEL, "a read past the end of src",
+                               ". In a loop that issues several loads per iteration, run it only while the LAST of "
+                               "them is in bounds (i + 3 * step < n4 for four), and finish the rest with a one-load "
+                               "tail loop.")
 
 
 def _correctness(src: np.ndarray, partial: np.ndarray) -> Feedback | None:

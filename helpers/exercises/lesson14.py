@@ -9,7 +9,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
+               not_yet as _not_yet)
 
 # --------------------------------------------------------------------------- incomplete
 INCOMPLETE_CASES = (
@@ -239,13 +240,7 @@ def check_publish(source: str) -> Feedback:
 
 def _run_hint(exc: Exception) -> Feedback:
     """The hint for a publish kernel that did not build or run."""
-    text = f"{type(exc).__name__}: {exc}"
-    if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
-        return _hint(f"an access past the end of the payload ({text.splitlines()[0][:300]}): loop while i < n, "
-                     "not i <= n.")
-    if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
-        return _hint("no kernel named publish: keep `extern \"C\" __global__ void publish(...)`.")
-    return _hint(f"the kernel did not build or run: {text[:600]}")
+    return kernel_failure_hint(exc, "publish", "an access past the end of the payload", ": loop while i < n, not i <= n.")
 
 
 def _result_problem(payload: np.ndarray, flag: int) -> Feedback | None:
