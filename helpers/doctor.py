@@ -127,7 +127,66 @@ def platform_summary(facts: Facts) -> dict[str, Any]:
         names.append(f"VM ({facts.virtualization})")
     return {"system": system, "names": names, "colab": facts.colab, "wsl": facts.wsl, "container": facts.container,
             "virtualization": facts.virtualization, "proc": facts.proc_available, "os_release": facts.osrelease,
-            "cxx": facts.cxx, "cxx_identity": facts.cxx_identity, "make": facts.make}
+            "cxx": facts.cxx, "cxx_identity": facts.cxx_identity, "make": facts.make,
+            "class": platform_class(facts.gpu), "sections": platform_sections(facts)}
+
+
+# --------------------------------------------------------------------------- platform class
+PLATFORM_CLASSES = ("discrete_pcie", "integrated", "coherent_c2c", "none")
+
+
+def platform_class(gpu: GpuFacts | None) -> str:
+    """Which kind of zero-copy platform GPU 0 is, from its attributes (the platforms lesson):
+
+    - ``integrated``: the GPU shares the CPU's DRAM (``INTEGRATED = 1``: Jetson/Tegra);
+    - ``coherent_c2c``: a discrete GPU that walks the CPU's page tables and has native host atomics
+      (``PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 1`` and ``HOST_NATIVE_ATOMIC_SUPPORTED = 1``:
+      Address Translation Services over a coherent link such as Grace Hopper's NVLink-C2C);
+    - ``discrete_pcie``: any other GPU, which reads host memory over PCIe (the course's H200);
+    - ``none``: no GPU.
+    """
+    if gpu is None:
+        return "none"
+    if gpu.attribute("INTEGRATED", 0):
+        return "integrated"
+    if gpu.attribute("PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES", 0) and gpu.attribute(
+            "HOST_NATIVE_ATOMIC_SUPPORTED", 0):
+        return "coherent_c2c"
+    return "discrete_pcie"
+
+
+def platform_sections(facts: Facts) -> dict[str, dict[str, Any]]:
+    """For each section of the platforms lesson: whether this machine can run it live, and why."""
+    gpu, cls = facts.gpu, platform_class(facts.gpu)
+
+    def attr(name: str) -> int | None:
+        return None if gpu is None else gpu.attribute(name)
+
+    def entry(applies: bool, why: str) -> dict[str, Any]:
+        return {"applies": applies, "why": why}
+
+    nodes = facts.numa_nodes
+    return {
+        "integrated_memory": entry(cls == "integrated", "the GPU shares the CPU's DRAM (INTEGRATED = 1)"
+                                   if cls == "integrated" else "cited only: this GPU has memory of its own"),
+        "coherent_link": entry(cls == "coherent_c2c", "ATS and native host atomics: a coherent CPU-GPU link"
+                               if cls == "coherent_c2c" else "cited only: this GPU reaches host memory without "
+                               "hardware coherence (no ATS with native host atomics)"),
+        "managed_as_zero_copy": entry(bool(attr("CONCURRENT_MANAGED_ACCESS")),
+                                      f"CONCURRENT_MANAGED_ACCESS = {attr('CONCURRENT_MANAGED_ACCESS')}"),
+        "read_only_registration": entry(bool(attr("READ_ONLY_HOST_REGISTER_SUPPORTED")),
+                                        f"READ_ONLY_HOST_REGISTER_SUPPORTED = "
+                                        f"{attr('READ_ONLY_HOST_REGISTER_SUPPORTED')}"),
+        "cpu_traffic": entry(gpu is not None and bool(attr("CAN_MAP_HOST_MEMORY")),
+                             "a kernel reads mapped memory while CPU threads stream" if gpu else "no GPU"),
+        "pageable_memory": entry(bool(attr("PAGEABLE_MEMORY_ACCESS")),
+                                 f"PAGEABLE_MEMORY_ACCESS = {attr('PAGEABLE_MEMORY_ACCESS')}: a kernel "
+                                 + ("may read malloc memory (HMM or ATS)" if attr("PAGEABLE_MEMORY_ACCESS")
+                                    else "faults on malloc memory; the lesson shows it in a child process")),
+        "numa": entry(bool(nodes and nodes > 1), f"{nodes} NUMA node(s)" if nodes else "NUMA nodes unknown"),
+        "peer_access": entry(bool(facts.gpu_count and facts.gpu_count > 1),
+                             f"{facts.gpu_count} GPU(s)" if facts.gpu_count is not None else "GPU count unknown"),
+    }
 
 
 def pinned_expectation(facts: Facts) -> dict[str, Any]:
@@ -342,6 +401,8 @@ def render(report: dict[str, Any]) -> str:
     lines.append(f"Toolkit: nvcc {toolkit['nvcc'] or 'not on PATH'}, PyCUDA {toolkit['pycuda'] or 'not installed'}")
     lines += [f"  [{f['level']}] {f['text']}" for f in toolkit["findings"]]
     plat = report["platform"]
+    lines.append(f"Platform class: {plat['class']}; live sections of the platforms lesson: "
+                 + (", ".join(k for k, v in plat["sections"].items() if v["applies"]) or "none"))
     lines.append(f"Platform: {', '.join(plat['names'])}; /proc {'present' if plat['proc'] else 'MISSING'}; "
                  f"C++ compiler {plat['cxx_identity'] or plat['cxx'] or 'NONE'}")
     pinned = report["pinned_memory"]

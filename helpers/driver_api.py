@@ -63,3 +63,45 @@ def host_get_flags(pointer: int) -> int:
     flags = ctypes.c_uint()
     _check(_lib().cuMemHostGetFlags(ctypes.byref(flags), ctypes.c_void_p(pointer)), "cuMemHostGetFlags")
     return flags.value
+
+
+# --------------------------------------------------------------------------- managed memory advice, attributes
+MEM_ADVISE_SET_READ_MOSTLY = 1
+MEM_ADVISE_SET_PREFERRED_LOCATION = 3
+MEM_ADVISE_SET_ACCESSED_BY = 5
+MEM_LOCATION_TYPE_DEVICE = 1
+MEM_LOCATION_TYPE_HOST = 2
+DEVICE_ATTRIBUTE_HOST_NUMA_ID = 134  # CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, CUDA 12.2 on
+
+
+class MemLocation(ctypes.Structure):
+    """``CUmemLocation``: where managed memory should live or who accesses it."""
+
+    _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
+
+
+def mem_advise(pointer: int, nbytes: int, advice: int, device: int | None) -> None:
+    """``cuMemAdvise`` on managed memory; ``device=None`` means the CPU (the platforms lesson).
+
+    CUDA 12.2 added ``cuMemAdvise_v2`` with a ``CUmemLocation``, which CUDA 13's ``cuMemAdvise`` is;
+    drivers before it have only the version that takes a device ordinal (-1 for the CPU)."""
+    lib = _lib()
+    if hasattr(lib, "cuMemAdvise_v2"):
+        location = MemLocation(MEM_LOCATION_TYPE_HOST, 0) if device is None else MemLocation(MEM_LOCATION_TYPE_DEVICE,
+                                                                                             device)
+        lib.cuMemAdvise_v2.argtypes = [ctypes.c_uint64, ctypes.c_size_t, ctypes.c_int, MemLocation]
+        lib.cuMemAdvise_v2.restype = ctypes.c_int
+        _check(lib.cuMemAdvise_v2(pointer, nbytes, advice, location), "cuMemAdvise_v2")
+    else:
+        lib.cuMemAdvise.argtypes = [ctypes.c_uint64, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+        lib.cuMemAdvise.restype = ctypes.c_int
+        _check(lib.cuMemAdvise(pointer, nbytes, advice, -1 if device is None else device), "cuMemAdvise")
+
+
+def device_attribute(attribute: int, device: int = 0) -> int:
+    """``cuDeviceGetAttribute`` by number, for attributes newer than PyCUDA's list; -1 if this driver lacks it."""
+    lib = _lib()
+    lib.cuDeviceGetAttribute.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.c_int]
+    lib.cuDeviceGetAttribute.restype = ctypes.c_int
+    value = ctypes.c_int()
+    return value.value if lib.cuDeviceGetAttribute(ctypes.byref(value), attribute, device) == 0 else -1

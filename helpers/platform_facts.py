@@ -33,6 +33,7 @@ ATTRIBUTES = (
     "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES", "CONCURRENT_MANAGED_ACCESS", "HOST_NATIVE_ATOMIC_SUPPORTED",
     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", "HOST_REGISTER_SUPPORTED", "MULTIPROCESSOR_COUNT",
     "MAX_THREADS_PER_MULTIPROCESSOR", "L2_CACHE_SIZE", "ASYNC_ENGINE_COUNT",
+    "READ_ONLY_HOST_REGISTER_SUPPORTED", "GPU_DIRECT_RDMA_SUPPORTED",
 )
 
 
@@ -83,6 +84,8 @@ class Facts:
     cxx: str | None = None  # the C++ compiler the CPU backend would use
     cxx_identity: str = ""  # its first --version line
     make: bool = True
+    numa_nodes: int | None = None  # /sys/devices/system/node/node*
+    gpu_count: int | None = None  # CUDA devices the driver lists (None without PyCUDA)
     notes: tuple[str, ...] = field(default=())  # probes that failed, and why
 
     @property
@@ -202,6 +205,21 @@ def _gpu(notes: list[str]) -> GpuFacts | None:
         return None
 
 
+def _gpu_count() -> int | None:
+    try:
+        import pycuda.driver as drv
+
+        drv.init()
+        return int(drv.Device.count())
+    except Exception:  # no PyCUDA, or no driver: unknown
+        return None
+
+
+def _numa_nodes() -> int | None:
+    found = list(Path("/sys/devices/system/node").glob("node[0-9]*"))
+    return len(found) or None
+
+
 def _container() -> str | None:
     for marker in ("/.dockerenv", "/run/.containerenv"):
         if Path(marker).exists():
@@ -279,7 +297,8 @@ def gather() -> Facts:
         osrelease=_read(root / "sys" / "kernel" / "osrelease").strip() or platform.release(),
         colab=_colab(), container=_container(), virtualization=virtualization,
         proc_available=pages.proc_available(), mem_total_bytes=total, mem_available_bytes=available,
-        cxx=cxx, cxx_identity=cxx_identity, make=shutil.which("make") is not None, notes=tuple(notes))
+        cxx=cxx, cxx_identity=cxx_identity, make=shutil.which("make") is not None, numa_nodes=_numa_nodes(),
+        gpu_count=_gpu_count(), notes=tuple(notes))
 
 
 @lru_cache(maxsize=1)

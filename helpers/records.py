@@ -169,6 +169,14 @@ SCHEMAS: dict[str, dict[str, Kind]] = {
     "registered": {"allocation": STR, "works?": BOOL, "error?": STR, "nbytes?": BYTES, "seconds?": SECONDS, "GBps?": RATE},
     "stale_read": {"after_launch_ms": NONNEGATIVE, "synchronized": BOOL, "filled": COUNT, "n": POSITIVE},
     "atomics": {"method": STR, "memory": STR, "expected": COUNT, "counted": COUNT, "seconds": SECONDS},
+    "managed": {"memory": STR, "nbytes": BYTES, "passes": POSITIVE, "seconds": SECONDS, "GBps": RATE},
+    "cpu_traffic": {"cpu_threads": COUNT, "nbytes": BYTES, "seconds": SECONDS, "GBps": RATE, "cpu_GBps_with_kernel?": RATE,
+                    "cpu_GBps_alone?": RATE},
+    "read_only_registration": {"memory": STR, "read_only_flag": BOOL, "nbytes": BYTES, "registered": BOOL, "error": STR,
+                               "seconds?": SECONDS, "GBps?": RATE},
+    "pageable_access": {"n": POSITIVE, "outcome": STR, "error": STR, "PAGEABLE_MEMORY_ACCESS": COUNT},
+    "numa_topology": {"host_numa_nodes": COUNT, "pci_bus_id": STR, "sysfs_numa_node": Kind(
+        "an integer (-1: unknown)", lambda v: isinstance(v, int) and not isinstance(v, bool)), "local_cpulist": STR},
 }
 
 # Keys that hold a byte count in any experiment, with the exceptions a schema may allow (-1 = unlimited).

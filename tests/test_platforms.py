@@ -347,3 +347,46 @@ def test_parsers():
     info = platform_facts.parse_meminfo("MemTotal:       16384 kB\nMemAvailable:    8192 kB\nHugePages_Total: 0\n")
     assert info == {"MemTotal": 16384 * 1024, "MemAvailable": 8192 * 1024, "HugePages_Total": 0}
     assert doctor.link_GBps(3, 16) == pytest.approx(8 * 128 / 130 / 8 * 16) and doctor.link_GBps(None, 16) is None
+
+
+# --------------------------------------------------------------------------- the platform class (platforms lesson)
+def jetson_orin() -> GpuFacts:
+    return h200(INTEGRATED=1, PAGEABLE_MEMORY_ACCESS=0, HOST_NATIVE_ATOMIC_SUPPORTED=0)
+
+
+def grace_hopper() -> GpuFacts:
+    return h200(PAGEABLE_MEMORY_ACCESS=1, PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES=1,
+                HOST_NATIVE_ATOMIC_SUPPORTED=1)
+
+
+def hmm_workstation() -> GpuFacts:
+    """A discrete PCIe GPU with HMM: pageable memory works, through the driver's own page tables."""
+    return h200(PAGEABLE_MEMORY_ACCESS=1, PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES=0)
+
+
+@pytest.mark.parametrize("gpu, expected", [
+    (None, "none"), ("h200", "discrete_pcie"), ("jetson", "integrated"), ("gh200", "coherent_c2c"),
+    ("hmm", "discrete_pcie")])
+def test_platform_class_from_attributes(gpu, expected):
+    facts = {None: None, "h200": h200(), "jetson": jetson_orin(), "gh200": grace_hopper(),
+             "hmm": hmm_workstation()}[gpu]
+    assert doctor.platform_class(facts) == expected
+    report = doctor.diagnose(live(facts) if facts else Facts(), reference_gpu())
+    assert report["platform"]["class"] == expected
+    assert set(report["platform"]["sections"]) >= {"integrated_memory", "coherent_link", "managed_as_zero_copy",
+                                                  "pageable_memory", "numa", "cpu_traffic"}
+
+
+def test_platform_sections_follow_the_attributes():
+    h200_sections = doctor.platform_sections(live(h200(READ_ONLY_HOST_REGISTER_SUPPORTED=1), numa_nodes=1,
+                                                  gpu_count=1))
+    assert not h200_sections["integrated_memory"]["applies"] and not h200_sections["coherent_link"]["applies"]
+    assert h200_sections["managed_as_zero_copy"]["applies"] and h200_sections["read_only_registration"]["applies"]
+    assert not h200_sections["pageable_memory"]["applies"] and "faults" in h200_sections["pageable_memory"]["why"]
+    assert not h200_sections["numa"]["applies"] and not h200_sections["peer_access"]["applies"]
+    gh = doctor.platform_sections(live(grace_hopper(), numa_nodes=2, gpu_count=4))
+    assert gh["coherent_link"]["applies"] and gh["pageable_memory"]["applies"]
+    assert gh["numa"]["applies"] and gh["peer_access"]["applies"]
+    assert doctor.platform_sections(live(jetson_orin()))["integrated_memory"]["applies"]
+    text = doctor.render(doctor.diagnose(live(grace_hopper()), reference_gpu()))
+    assert "Platform class: coherent_c2c" in text
