@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from helpers.experiments import platforms
 
 
@@ -30,4 +28,3 @@ def test_managed_kinds_name_the_three_ways():
     assert platforms.MANAGED_KINDS[0] == "mapped"
     assert any("preferred CPU" in k for k in platforms.MANAGED_KINDS)
     assert any("migrating" in k for k in platforms.MANAGED_KINDS)
-    assert np.dtype(np.float32).itemsize == 4
