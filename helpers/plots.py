@@ -28,6 +28,21 @@ def course_style() -> Iterator[None]:
     """Apply the course's style for the figures drawn inside the ``with`` block."""
     with plt.style.context(str(STYLE)):
         yield
+        _fix_cycle_colours()
+
+
+def _fix_cycle_colours() -> None:
+    """Lines and texts keep a "C0".."C9" colour as a name and look it up when drawn, after the style has gone:
+    resolve them now, in the style's (colour-blind-safe) palette."""
+    from matplotlib import colors
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+
+    for manager in plt._pylab_helpers.Gcf.get_all_fig_managers():
+        for artist in manager.canvas.figure.findobj(lambda a: isinstance(a, (Line2D, Text))):
+            colour = artist.get_color()
+            if isinstance(colour, str) and colour[:1] == "C" and colour[1:].isdigit():
+                artist.set_color(colors.to_rgba(colour))
 
 
 def _median(row: dict[str, Any]) -> float:
