@@ -3,8 +3,9 @@
 Binder builds binder/environment.yml (the course's dependencies, JupyterLab, a compiler) and runs binder/postBuild
 (``pip install -e .``); Colab's runtime has Python with a Jupyter kernel, and the README's set-up cell runs
 helpers/colab.py, which pip-installs the course. So a new virtual environment gets ipykernel (the runtime's
-kernel) and then exactly ``python helpers/colab.py REPO``; nothing from this checkout's .venv. Its kernel runs
-lesson 00 and the measuring lesson 06 top to bottom, and their figures carry alt text.
+kernel), then exactly ``python helpers/colab.py REPO`` and ``binder/postBuild``; nothing from this checkout's
+.venv. Its kernel runs lesson 00 and the measuring lesson 06 top to bottom in replay, and their figures carry
+alt text.
 
 It creates an environment and installs packages (about a minute, with pip's cache), so it runs under
 ``make test-launch`` (ZC_LAUNCH_TESTS=1), which .ci/run and the GitHub workflow call; ``make test`` skips it.
@@ -44,6 +45,9 @@ def fresh(tmp_path_factory) -> dict[str, Path]:
     _run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "ipykernel"], env=env)
     setup = json.loads(_run([str(python), str(ROOT / "helpers" / "colab.py"), str(ROOT), "--json",
                              "--target", str(tmp / "clone")], env=env).stdout)
+    # Binder's postBuild, run as repo2docker does: from the repository's root, with the environment's Python first
+    binder = dict(env, PATH=f"{python.parent}{os.pathsep}{env.get('PATH', '')}", NB_PYTHON_PREFIX=str(tmp / "venv"))
+    _run(["bash", str(ROOT / "binder" / "postBuild")], env=binder, cwd=ROOT)
     _run([str(python), "-m", "ipykernel", "install", "--prefix", str(tmp / "kernel"), "--name", "zc-fresh"], env=env)
     installed = _run([str(python), "-m", "pip", "list", "--format=json"], env=env).stdout
     return {"python": python, "jupyter_path": tmp / "kernel" / "share" / "jupyter", "setup": setup,
@@ -51,6 +55,7 @@ def fresh(tmp_path_factory) -> dict[str, Path]:
 
 
 def test_the_fresh_environment_holds_only_what_the_set_up_gives(fresh):
+    assert (fresh["python"].parent.parent / "share/jupyter/lab/settings/overrides.json").is_file()  # postBuild ran
     assert fresh["setup"]["mode"] == "replay", fresh["setup"]
     assert "zero-copy-course" in fresh["installed"]
     for test_only in ("pytest", "nbval", "jupyterlab", "jupyter-book", "pycuda"):

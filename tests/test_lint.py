@@ -6,7 +6,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from helpers import lint
+
+pytest.importorskip("codespell_lib", reason="the test extra's codespell is needed: run `make setup`")
 
 ROOT = Path(__file__).resolve().parents[1]
 

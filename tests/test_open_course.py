@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("check_jsonschema", reason="the test extra's check-jsonschema is needed: run `make setup`")
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 LESSONS = sorted(p.stem for p in (ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))

@@ -7,8 +7,11 @@ import re
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from helpers import slides
+
+pytest.importorskip("nbconvert", reason="nbconvert (installed with JupyterLab by `make setup`) builds the slides")
 
 ROOT = Path(__file__).resolve().parents[1]
 
