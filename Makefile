@@ -62,7 +62,7 @@ help:
 	@echo "  make book       execute every lesson and build the website: build/book/index.html"
 	@echo "  make test-browser  run lessons 00, 05 and 09 in JupyterLab in Chromium (Playwright)"
 	@echo "  make test-launch   run lessons 00 and 06 in a fresh environment set up as Binder and Colab do"
-	@echo "  make lint       spelling, links and anchors, notebook metadata (also part of make test)"
+	@echo "  make lint       spelling, links, notebook metadata, schemas (also part of make test)"
 	@echo "  make slides     a reveal.js deck per lesson, executed: build/slides/ (SLIDES=\"00 06\" for some)"
 	@echo "  make record     record a full measurement set into data/ (needs a GPU)"
 	@echo "  make clean      remove .venv, build/, caches and the CPU backend's kernel cache"
@@ -142,7 +142,8 @@ test-browser: setup
 record: setup
 	$(VPY) -m helpers record
 
-# Spelling (codespell, word list .ci/codespell-words.txt), links and anchors, notebook metadata (helpers/lint.py).
+# Spelling (codespell, word list .ci/codespell-words.txt), links and anchors, notebook metadata, and the schemas of
+# CITATION.cff, the workflows and the issue forms (helpers/lint.py).
 lint: setup
 	$(VPY) -m helpers.lint
 

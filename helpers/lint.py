@@ -1,6 +1,7 @@
-"""``make lint``: spelling, internal links and anchors, and the lessons' notebook metadata.
+"""``make lint``: spelling, internal links and anchors, the lessons' notebook metadata, and the schemas of the
+citation, workflow and issue-form files.
 
-    python -m helpers.lint [--only spelling|links|metadata ...]
+    python -m helpers.lint [--only spelling|links|metadata|schemas ...]
 
 - spelling: codespell over the documentation, the lessons' cells (markdown and code, not outputs) and the code,
   with the project's word list ``.ci/codespell-words.txt`` (CUDA and PyCUDA names codespell takes for typos);
@@ -8,7 +9,9 @@
   ``lessons/*.md`` and the lessons' markdown cells points to a file that exists, and its ``#anchor`` to a heading
   (GitHub's or JupyterLab's form of it) or an explicit ``<a id=...>`` / ``(label)=`` target in that file;
 - metadata: each lesson is nbformat 4.5 or newer with unique cell ids, a Python 3 kernelspec, Colab's GPU
-  request (``.ci/colab-metadata``), a ``# `` title in its first cell, and valid reveal.js slide types.
+  request (``.ci/colab-metadata``), a ``# `` title in its first cell, and valid reveal.js slide types;
+- schemas: CITATION.cff (Citation File Format 1.2), the GitHub workflows and the issue forms against the JSON
+  schemas check-jsonschema ships (offline; CI also runs actionlint on the workflows).
 
 Each check returns a list of problems (``path:line: what``); :func:`main` prints them and exits 1 if any.
 Used by ``make lint`` and ``tests/test_lint.py``; not by the lessons.
@@ -171,7 +174,54 @@ def notebook_metadata(root: Path = ROOT, paths: Iterable[Path] | None = None) ->
     return problems
 
 
-CHECKS: dict[str, Callable[[], list[str]]] = {"spelling": spelling, "links": links, "metadata": notebook_metadata}
+# --------------------------------------------------------------------------- schemas
+SCHEMAS = {  # check-jsonschema's vendored schema: the files it validates
+    "citation-file-format": ("CITATION.cff",),
+    "github-workflows": (".github/workflows/*.yml",),
+    "github-issue-forms": (".github/ISSUE_TEMPLATE/*.yml",),  # every form; config.yml is not one (below)
+    "github-issue-config": (".github/ISSUE_TEMPLATE/config.yml",),
+}
+
+
+def yaml_load(path: Path) -> object:
+    """A YAML file, parsed as YAML 1.2 (``on:`` stays a string) by check-jsonschema's own parser."""
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+
+
+def schema_errors(schema: str, *files: Path) -> list[str]:
+    """Errors of each file against check-jsonschema's vendored schema ``schema`` (e.g. github-workflows)."""
+    from importlib.resources import files as package_files
+
+    import jsonschema
+
+    name = schema.removeprefix("vendor.")
+    document = json.loads(package_files("check_jsonschema.builtin_schemas.vendor").joinpath(f"{name}.json")
+                          .read_text(encoding="utf-8"))
+    validator = jsonschema.validators.validator_for(document)(document)
+    return [f"{path.name}: {'/'.join(map(str, error.absolute_path)) or '(top)'}: {error.message}"
+            for path in files for error in validator.iter_errors(yaml_load(path))]
+
+
+def schemas(root: Path = ROOT) -> list[str]:
+    """CITATION.cff, the workflows and the issue forms against their schemas (see the module)."""
+    try:
+        import check_jsonschema  # noqa: F401
+    except ImportError:
+        return ["check-jsonschema is not installed: run `make setup` (it is in the test extra)."]
+    problems = []
+    for schema, patterns in SCHEMAS.items():
+        files = sorted(f for pattern in patterns for f in root.glob(pattern)
+                       if schema != "github-issue-forms" or f.name != "config.yml")
+        if not files:
+            problems.append(f"no file for the {schema} schema ({', '.join(patterns)})")
+        problems += schema_errors(schema, *files)
+    return problems
+
+
+CHECKS: dict[str, Callable[[], list[str]]] = {"spelling": spelling, "links": links, "metadata": notebook_metadata,
+                                              "schemas": schemas}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.lint import schema_errors, schemas, yaml_load
+
 pytest.importorskip("check_jsonschema", reason="the test extra's check-jsonschema is needed: run `make setup`")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,31 +24,10 @@ LESSONS = sorted(p.stem for p in (ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))
 SLUG = "OWNER/zero-copy-course"
 
 
-def schema_errors(schema: str, *files: Path) -> list[str]:
-    """Errors of each file against one of the JSON schemas check-jsonschema vendors (``vendor.NAME``), offline."""
-    import json
-    from importlib.resources import files as package_files
-
-    import jsonschema
-
-    name = schema.removeprefix("vendor.")
-    document = json.loads(package_files("check_jsonschema.builtin_schemas.vendor").joinpath(f"{name}.json")
-                          .read_text(encoding="utf-8"))
-    validator = jsonschema.validators.validator_for(document)(document)
-    return [f"{path.name}: {'/'.join(map(str, error.absolute_path))}: {error.message}"
-            for path in files for error in validator.iter_errors(yaml_load(path))]
-
-
 def check_jsonschema(schema: str, *files: Path) -> subprocess.CompletedProcess[str]:
     """The check-jsonschema command itself, as a contributor would run it (no network: vendored schemas)."""
     return subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, *map(str, files)],
                           capture_output=True, text=True, timeout=120)
-
-
-def yaml_load(path: Path):
-    from ruamel.yaml import YAML  # check-jsonschema's own YAML parser
-
-    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
 
 
 # --------------------------------------------------------------------------- licences and citation
@@ -112,6 +93,10 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 
 def _steps(job: dict) -> str:
     return "\n".join(str(step.get("run", "")) + str(step.get("uses", "")) for step in job["steps"])
+
+
+def test_make_lint_checks_every_schema():
+    assert schemas() == []
 
 
 def test_workflows_are_valid_github_workflows():
