@@ -35,8 +35,20 @@ def _size(value: float) -> str:
     return f"{value:g} B"
 
 
+class _Named:
+    """An axes whose x values are positions in a list of names (a line over categories or dates)."""
+
+    def __init__(self, ax: Any, names: list[str]) -> None:
+        self.ax, self.names = ax, names
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.ax, name)
+
+
 def _x(ax: Any, value: float) -> str:
     """An x value as the axis reads: sizes in KiB/MiB/GiB on the course's log-2 size axes."""
+    if isinstance(ax, _Named):
+        return ax.names[int(value)]
     label = ax.get_xlabel().lower()
     if ax.get_xscale() == "log" and value >= 1024 and ("byte" in label or "buffer" in label):
         return _size(value)
@@ -52,7 +64,17 @@ def _lines(ax: Any) -> list[str]:
     parts = []
     for line in ax.get_lines():
         label = str(line.get_label())
-        x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+        xdata, ydata = line.get_data()
+        try:
+            y = np.asarray(ydata, dtype=float)
+        except (TypeError, ValueError):
+            continue
+        where: Any = ax
+        try:
+            x = np.asarray(xdata, dtype=float)
+        except (TypeError, ValueError):  # categories or dates: name them as they are
+            x = np.arange(len(y), dtype=float)
+            where = _Named(ax, [str(v) for v in xdata])
         if label.startswith("_") or y.size == 0 or not np.isfinite(y).any():
             continue
         if line.get_transform() != ax.transData:  # axhline / axvline: a marker line, its label says what it is
@@ -63,8 +85,8 @@ def _lines(ax: Any) -> list[str]:
             continue
         best = int(np.nanargmax(y))
         low = int(np.nanargmin(y))
-        parts.append(f"{label}: from {_number(float(y[low]))} at {_x(ax, float(x[low]))} "
-                     f"to {_number(float(y[best]))} at {_x(ax, float(x[best]))}")
+        parts.append(f"{label}: from {_number(float(y[low]))} at {_x(where, float(x[low]))} "
+                     f"to {_number(float(y[best]))} at {_x(where, float(x[best]))}")
     return parts
 
 

@@ -110,3 +110,10 @@ def test_the_book_refuses_a_figure_without_alt_text():
     nb.cells[0].outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="})]
     with pytest.raises(book.BookError, match="cell.*no alt text"):
         book.give_figures_alt_text(nb, "99-test.ipynb")
+
+
+def test_alt_text_names_categories_on_the_x_axis():
+    fig, ax = plt.subplots()
+    ax.plot(["pinned", "pageable", "mapped"], [55.0, 7.0, 51.0], label="H2D")
+    ax.set(title="By memory", ylabel="GB/s")
+    assert "H2D: from 7 at pageable to 55 at pinned" in alt_text.describe(fig)
