@@ -43,7 +43,7 @@ LAB_ARGS ?=
 # goal needs is missing or too old (e.g. after `pip uninstall nbval`; checked by
 # .ci/check-venv, only for goals that use .venv), or when the stamp was written
 # for another mode (e.g. a GPU has appeared since).
-ifneq ($(filter setup lab test test-gpu test-browser record book,$(MAKECMDGOALS)),)
+ifneq ($(filter setup lab test test-gpu test-browser test-launch lint slides record book,$(MAKECMDGOALS)),)
 VENV_WORKS     := $(shell $(VPY) .ci/check-venv $(EXTRAS) >/dev/null 2>&1 && echo yes)
 INSTALLED_MODE := $(shell cat $(STAMP) 2>/dev/null)
 ifneq ($(VENV_WORKS) $(INSTALLED_MODE),yes $(MODE))
@@ -51,7 +51,7 @@ $(STAMP): FORCE
 endif
 endif
 
-.PHONY: help setup lab test test-gpu test-browser book record clean FORCE
+.PHONY: help setup lab test test-gpu test-browser test-launch lint slides book record clean FORCE
 
 help:
 	@echo "CUDA zero-copy memory course"
@@ -61,6 +61,9 @@ help:
 	@echo "  make test-gpu   like test, but GPU tests fail instead of skip without a GPU"
 	@echo "  make book       execute every lesson and build the website: build/book/index.html"
 	@echo "  make test-browser  run lessons 00, 05 and 09 in JupyterLab in Chromium (Playwright)"
+	@echo "  make test-launch   run lessons 00 and 06 in a fresh environment set up as Binder and Colab do"
+	@echo "  make lint       spelling, links, notebook metadata, schemas (also part of make test)"
+	@echo "  make slides     a reveal.js deck per lesson, executed: build/slides/ (SLIDES=\"00 06\" for some)"
 	@echo "  make record     record a full measurement set into data/ (needs a GPU)"
 	@echo "  make clean      remove .venv, build/, caches and the CPU backend's kernel cache"
 	@echo
@@ -138,6 +141,23 @@ test-browser: setup
 
 record: setup
 	$(VPY) -m helpers record
+
+# Spelling (codespell, word list .ci/codespell-words.txt), links and anchors, notebook metadata, and the schemas of
+# CITATION.cff, the workflows and the issue forms (helpers/lint.py).
+lint: setup
+	$(VPY) -m helpers.lint
+
+# One reveal.js deck per lesson (nbconvert --to slides), executed in this machine's mode: build/slides/.
+# `make slides SLIDES="00 06"` converts some lessons; SLIDES_ARGS="--no-execute" keeps the code without outputs.
+SLIDES ?=
+SLIDES_ARGS ?=
+slides: setup
+	$(VPY) -m helpers.slides $(SLIDES_ARGS) $(SLIDES) && echo "Open build/slides/index.html"
+
+# A fresh virtual environment holding only what Binder's and Colab's set-up give (the course, pip-installed by
+# helpers/colab.py, and a Jupyter kernel) runs lessons 00 and 06 in replay (tests/test_launch.py; about a minute).
+test-launch: setup
+	ZC_LAUNCH_TESTS=1 $(VPY) -m pytest tests/test_launch.py -p no:cacheprovider -rs $(PYTEST_ARGS)
 
 # The CPU backend's kernel cache lies outside the clone: its libraries (<hash>.so and
 # .sha256 files) are removed, and the folder if nothing else is in it.

@@ -97,6 +97,19 @@ def execute(nb: Any, cwd: Path, on_cell: Callable[[], None] | None = None, timeo
     return nb
 
 
+def give_figures_alt_text(nb: Any, name: str = "lesson") -> int:
+    """Give every figure of an executed lesson its alt text as an HTML image (``helpers.alt_text``); a figure
+    without alt text stops the build, naming the cell. Returns the number of figures."""
+    from . import alt_text
+
+    missing = [index for index, output in alt_text.image_outputs(nb) if alt_text.output_alt(output) is None]
+    if missing:
+        raise BookError(f"{name}: the figure(s) of cell(s) {sorted(set(missing))} have no alt text. Does the lesson "
+                        "call course.start() in its first cell (it registers helpers.alt_text)?")
+    alt_text.embed_in_html(nb)
+    return len(alt_text.image_outputs(nb))
+
+
 def _config(title: str) -> str:
     # Offline: no intersphinx inventories, no launch buttons, no analytics, no repository links.
     return f"""\
@@ -170,6 +183,7 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
         for path, nb in zip(paths, notebooks):
             bar.set_postfix_str(path.stem)
             execute(nb, path.parent, on_cell=lambda: bar.update(1))
+            give_figures_alt_text(nb, path.name)
             title_at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
             nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
             nbformat.write(nb, source / "lessons" / path.name)

@@ -14,6 +14,9 @@ def start() -> str:
     from .linux_only import register
 
     register()  # %%linux_only, for the cells of lessons 01 and 03 that read /proc
+    from .alt_text import register as alt_text
+
+    alt_text()  # every figure shown gets alt text in its output metadata (the book's and slides' <img alt>)
     mode = detect()
     if mode.live:
         from . import gpu

@@ -28,6 +28,21 @@ def course_style() -> Iterator[None]:
     """Apply the course's style for the figures drawn inside the ``with`` block."""
     with plt.style.context(str(STYLE)):
         yield
+        _fix_cycle_colours()
+
+
+def _fix_cycle_colours() -> None:
+    """Lines and texts keep a "C0".."C9" colour as a name and look it up when drawn, after the style has gone:
+    resolve them now, in the style's (colour-blind-safe) palette."""
+    from matplotlib import colors
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+
+    for manager in plt._pylab_helpers.Gcf.get_all_fig_managers():
+        for artist in manager.canvas.figure.findobj(lambda a: isinstance(a, (Line2D, Text))):
+            colour = artist.get_color()
+            if isinstance(colour, str) and colour[:1] == "C" and colour[1:].isdigit():
+                artist.set_color(colors.to_rgba(colour))
 
 
 def _median(row: dict[str, Any]) -> float:
@@ -75,7 +90,8 @@ def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
                 for host_memory, color in (("pinned", "C0"), ("pageable", "C1")):
                     rows = run.select(direction=direction, host_memory=host_memory)
                     ax.plot([r["nbytes"] for r in rows], [r["GBps"] for r in rows], style, color=color,
-                            marker="o" if direction == "htod" else "s", alpha=1 if direction == "htod" else 0.55,
+                            marker=("o" if direction == "htod" else "s") if host_memory == "pinned"
+                            else ("^" if direction == "htod" else "v"), alpha=1 if direction == "htod" else 0.55,
                             label=f"{direction} {host_memory}{suffix}")
         _size_axis(ax, result.column("nbytes"))
         ax.set(xlabel="bytes per copy", ylabel="GB/s (1e9 B/s)", title="cudaMemcpy: page-locked against pageable")
@@ -102,7 +118,8 @@ def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
             for rows, key, label, color, style in series:
                 if skip_device and "device-memory" in label:
                     continue
-                ax.plot([r["nbytes"] for r in rows], [r[key] for r in rows], style, marker="o", color=color, label=label)
+                ax.plot([r["nbytes"] for r in rows], [r[key] for r in rows], style, color=color, label=label,
+                        marker={"C0": "o", "C3": "^", "C1": "s", "C2": "D"}[color])  # not by colour alone
             _size_axis(ax, memcpy.column("nbytes"))
             ax.set(xlabel="bytes moved")
         ax_link.set(ylabel="GB/s", title="Over PCIe (linear scale)")
@@ -116,9 +133,9 @@ def inflight(result: Result, link_GBps: float | None = None, latency_ns: float |
     """Zero-copy read bandwidth against bytes in flight, with Little's law (lesson 08)."""
     with course_style():
         fig, ax = plt.subplots()
-        for name, color in (("read_float4", "C0"), ("read_float4_x4", "C1")):
+        for name, color, style in (("read_float4", "C0", "o-"), ("read_float4_x4", "C1", "s--")):
             rows = sorted(result.select(kernel=name), key=lambda r: r["bytes_in_flight"])
-            ax.plot([r["bytes_in_flight"] for r in rows], [r["GBps"] for r in rows], "o-", color=color,
+            ax.plot([r["bytes_in_flight"] for r in rows], [r["GBps"] for r in rows], style, color=color,
                     label=f"{name} ({rows[0]['loads_per_thread']} load(s) of 16 B per thread)")
         if latency_ns:
             x = np.logspace(np.log10(min(result.column("bytes_in_flight"))), np.log10(max(result.column("bytes_in_flight"))))
@@ -172,7 +189,8 @@ def latency_footprint(result: Result, l2_bytes: int | None = None) -> Figure:
         fig, ax = plt.subplots(figsize=(7.5, 3.8))
         for memory, color, label in (("device", "C2", "device memory"), ("zero_copy", "C1", "zero-copy")):
             rows = sorted(result.select(memory=memory), key=lambda r: r["nbytes"])
-            ax.plot([r["nbytes"] for r in rows], [r["load_ns"] for r in rows], "-", color=color, label=label)
+            ax.plot([r["nbytes"] for r in rows], [r["load_ns"] for r in rows], "-" if memory == "device" else "--",
+                    color=color, label=label)
             for warm, marker in ((True, "o"), (False, "s")):
                 chosen = [r for r in rows if r["warm"] == warm]
                 ax.plot([r["nbytes"] for r in chosen], [r["load_ns"] for r in chosen], marker, color=color,
@@ -233,7 +251,7 @@ def end_to_end(result: Result, reference: Result | None = None) -> Figure:
                 rows = sorted(run.select(method=method), key=lambda r: r["n"])
                 times[method] = np.array([_median(r) for r in rows])
                 ns = [r["n"] for r in rows]
-                ax_time.plot(ns, times[method] * 1e6, style, marker="o", color=color,
+                ax_time.plot(ns, times[method] * 1e6, style, marker="o" if method == "copy" else "s", color=color,
                              label=("explicit copies + kernel" if method == "copy" else "zero-copy kernel") + suffix)
             ax_ratio.plot(ns, times["copy"] / times["zero_copy"], style, marker="o", color="C4", label=f"copy / zero-copy{suffix}")
         ax_time.set(xscale="log", yscale="log", xlabel="n (floats per array)", ylabel="microseconds, median",
@@ -256,7 +274,8 @@ def reuse(result: Result) -> Figure:
         for method, color, label in (("copy", "C0", "copy once, then k kernels on device memory"),
                                      ("zero_copy", "C1", "k zero-copy kernels")):
             rows = sorted(result.select(method=method), key=lambda r: r["uses"])
-            ax.plot([r["uses"] for r in rows], [_median(r) * 1e3 for r in rows], "o-", color=color, label=label)
+            ax.plot([r["uses"] for r in rows], [_median(r) * 1e3 for r in rows], "o-" if method == "copy" else "s--",
+                    color=color, label=label)
         ax.set(xlabel="k, kernels that read the same inputs", ylabel="milliseconds, median",
                title=f"Data used k times (n = {result.rows[0]['n']:,} floats per array)")
         ax.legend()

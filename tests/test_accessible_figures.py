@@ -1,0 +1,119 @@
+"""Accessible figures: a colour-blind-safe palette, series told apart without colour, alt text in every lesson
+figure's output and in the book (helpers/course.mplstyle, helpers.plots, helpers.alt_text, helpers.book)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import nbformat  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+
+from helpers import alt_text, book, experiments, plots  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+OKABE_ITO = {"#000000", "#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7"}
+
+
+def figures() -> dict[str, object]:
+    ref = experiments.reference
+    return {
+        "memcpy_bandwidth": plots.memcpy_bandwidth(ref("memcpy")),
+        "bandwidth_sweep": plots.bandwidth_sweep(ref("memcpy"), ref("kernel_bandwidth")),
+        "inflight": plots.inflight(ref("inflight"), 55.0, 1200.0),
+        "latency": plots.latency(ref("latency")),
+        "latency_footprint": plots.latency_footprint(ref("latency_footprint"), l2_bytes=60 << 20),
+        "access_sweep": plots.access_sweep(ref("stride"), "stride", predicted={1: 40.0, 2: 30.0}),
+        "end_to_end": plots.end_to_end(ref("end_to_end")),
+        "reuse": plots.reuse(ref("reuse")),
+        "bars": plots.bars(["a", "b"], [1.0, 2.0], title="Two bars", ylabel="GB/s"),
+        "page_mapping": plots.page_mapping([1, 2, 3], [7, None, 9], gpu_pages=[1, 2, 3]),
+        "data_paths": plots.data_paths(),
+    }
+
+
+def test_the_course_style_is_okabe_ito_with_a_marker_for_each_colour():
+    with plots.course_style():
+        cycle = list(matplotlib.rcParams["axes.prop_cycle"])
+    assert {to_hex(entry["color"]) for entry in cycle} == OKABE_ITO
+    markers = [entry["marker"] for entry in cycle]
+    assert len(set(markers)) == len(markers) == len(cycle)
+
+
+def test_every_figure_uses_only_the_palette_and_tells_its_series_apart_without_colour():
+    for name, fig in figures().items():
+        for ax in fig.axes:
+            labelled = [line for line in ax.get_lines() if not str(line.get_label()).startswith("_")]
+            looks = [(line.get_marker(), line.get_linestyle(), line.get_fillstyle()) for line in labelled]
+            assert len(set(looks)) == len(looks), f"{name}: two series differ by colour alone: {looks}"
+            for line in labelled:
+                colour = to_hex(line.get_color())
+                assert colour in OKABE_ITO or colour[1:3] == colour[3:5] == colour[5:7], f"{name}: {colour} is not in the palette"
+        plt.close(fig)
+
+
+def test_alt_text_says_what_each_figure_shows_and_its_headline_number():
+    for name, fig in figures().items():
+        text = alt_text.describe(fig)
+        for ax in fig.axes:
+            assert ax.get_title() in text, f"{name}: the alt text does not name the panel {ax.get_title()!r}"
+        assert any(ch.isdigit() for ch in text), name
+        assert len(text) <= 900, name
+        plt.close(fig)
+    ref = experiments.reference("memcpy")
+    best = max(r["GBps"] for r in ref.select(direction="htod", host_memory="pinned"))
+    assert f"to {best:.3g} at" in alt_text.describe(plots.memcpy_bandwidth(ref))  # the headline: peak pinned GB/s
+    fig = plots.bars(["x"], [1.0], title="t", ylabel="y")
+    fig.alt_text = "Given by the lesson."
+    assert alt_text.describe(fig) == "Given by the lesson."
+
+
+def test_every_lesson_registers_alt_text_in_its_first_code_cell():
+    for lesson in sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb")):
+        cells = json.loads(lesson.read_text())["cells"]
+        first = "".join(next(c for c in cells if c["cell_type"] == "code")["source"])
+        assert "course.start()" in first, f"{lesson.name}: the first code cell does not call course.start()"
+
+
+def test_a_figure_shown_in_a_kernel_gets_alt_text_and_the_book_an_img_alt(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("%matplotlib inline\nfrom helpers import course, plots\nstart = course.start()"),
+        nbformat.v4.new_code_cell("fig = plots.bars(['pinned', 'pageable'], [55.0, 7.0], title='Copies', ylabel='GB/s')"),
+        nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.plot([1, 2], [3, 4], label='own')\n"
+                                  "plt.title('Drawn in the cell')"),
+    ])
+    book.execute(nb, ROOT / "lessons")
+    images = alt_text.image_outputs(nb)
+    assert len(images) == 2
+    alts = [alt_text.output_alt(out) for _, out in images]
+    assert "Copies" in alts[0] and "pinned: 55" in alts[0] and "pageable: 7" in alts[0]
+    assert "Drawn in the cell" in alts[1] and "own" in alts[1]
+    assert book.give_figures_alt_text(nb) == 2
+    html = images[0][1]["data"]["text/html"]
+    assert html.startswith('<img src="data:image/png;base64,') and 'alt="Bar chart &#x27;Copies&#x27;' in html
+
+
+def test_the_book_refuses_a_figure_without_alt_text():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("fig")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="})]
+    with pytest.raises(book.BookError, match="cell.*no alt text"):
+        book.give_figures_alt_text(nb, "99-test.ipynb")
+
+
+def test_alt_text_names_categories_on_the_x_axis():
+    fig, ax = plt.subplots()
+    ax.plot(["pinned", "pageable", "mapped"], [55.0, 7.0, 51.0], label="H2D")
+    ax.set(title="By memory", ylabel="GB/s")
+    assert "H2D: from 7 at pageable to 55 at pinned" in alt_text.describe(fig)
