@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import kernels
 from ..timing import time_gpu, time_host
+from ..gpu_queue import measurement_slot
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, pinned, seconds_row
 from .result import Result, Row, run
 
@@ -138,61 +139,141 @@ def _inflight(nbytes: int, repeats: int) -> list[Row]:
     return rows
 
 
-CACHE_LOADS = ("ldg", "ldca", "ldcg", "ldcv")  # the `cache` argument of reread_cached, in order
+CACHE_LOADS = ("ldg", "ldca", "ldcg", "ldcv")  # the `cache` argument of reread_rotate, in order
 REREAD_PATTERNS = ("same_sm", "other_sm")
+REREAD_DESIGN = "rotate_chunks"  # rows of the controlled design carry design=REREAD_DESIGN (records before lack it)
 
 
-def reread_shift(pattern: str, n4: int, block: int = BLOCK) -> int:
-    """How far (in float4) each pass of ``reread_cached`` moves every thread's element (lesson 08).
+def reread_rotation(pattern: str) -> int:
+    """The ``rotate`` argument of ``reread_rotate`` for a re-read pattern (lesson 08).
 
-    ``same_sm``: 0, every block re-reads its own lines. ``other_sm``: half the buffer plus one
-    block, so each pass hands every line to a block far away in the grid (another SM), and a
-    thread comes back to its first element only after ``n4 / gcd(shift, n4)`` passes.
+    ``same_sm``: 0, every block re-reads its own chunk, so its SM's L1 could serve the re-reads.
+    ``other_sm``: 1, every pass hands each block a chunk it has never read and other blocks read
+    before, so with one block per SM only the L2, shared by all SMs, could serve it.
     """
     if pattern == "same_sm":
         return 0
     if pattern == "other_sm":
-        return (n4 // 2 + block) % n4
+        return 1
     raise ValueError(f"Unknown re-read pattern {pattern!r}; use one of {REREAD_PATTERNS}.")
 
 
-def caching(nbytes_list: Sequence[int] = (1 * MiB, 4 * MiB), delivered: int = 512 * MiB, repeats: int = 5) -> Result:
+def reread_schedule(blocks: int, passes: int, rotate: int) -> np.ndarray:
+    """The chunk block ``b`` reads in pass ``p`` of ``reread_rotate``, as ``[b, p]`` (lesson 08)."""
+    if blocks < 1 or passes < 1:
+        raise ValueError("reread_schedule needs at least one block and one pass.")
+    return (np.arange(blocks)[:, None] + np.arange(passes)[None, :] * rotate) % blocks
+
+
+def sm_rereads(sm_of_block: Sequence[int], passes: int, rotate: int) -> int:
+    """Chunk reads of one launch made by an SM that had already read that chunk in it (lesson 08).
+
+    ``sm_of_block`` is what the kernel recorded (%smid of each block). The ``other_sm`` control
+    is what it claims only when this is 0: no SM ever read a line twice.
+    """
+    schedule = reread_schedule(len(sm_of_block), passes, rotate)
+    pairs = [(int(sm), int(chunk)) for sm, chunks in zip(sm_of_block, schedule) for chunk in chunks]
+    return len(pairs) - len(set(pairs))
+
+
+def caching(nbytes: int = 8 * MiB, repeats: int = 9, block: int = 1024) -> Result:
     """Which on-GPU cache keeps mapped memory: load kind x same-SM or other-SM re-reads (lesson 08).
 
-    Every thread re-reads a small buffer through ``__ldg``, ``__ldca``, ``__ldcg`` or ``__ldcv``,
-    either its own block's lines again (the SM's L1 could serve them) or lines another SM read
-    last (only the shared L2 could). Device memory runs the same grid as the control, and a pinned
-    memcpy in the same run gives the link rate.
+    ``reread_rotate`` runs one block per SM over ``nbytes`` cut into one chunk per block, for as
+    many passes as there are blocks. ``same_sm``: each block re-reads its own chunk every pass (the
+    SM's L1 could serve it). ``other_sm``: each pass gives every block a chunk it never read, which
+    other blocks read before (only the shared L2 could serve it); each block's SM is read from
+    %smid and ``sm_rereads`` counts reads by an SM that had read that chunk before (0 when the
+    control holds). Every launch, warm-up included, reads its own region of the buffer, so no line
+    is read in two launches. The mapped buffer is written by the CPU at allocation, not evicted
+    from its caches. Device memory runs the same grid (its L2 can serve both patterns), and a
+    256 MiB pinned memcpy in the same run gives the link rate: bytes delivered above it did not
+    all cross the link.
     """
-    params = {"nbytes_list": list(nbytes_list), "delivered": delivered, "repeats": repeats}
+    params = {"nbytes": nbytes, "repeats": repeats, "block": block}
     return run("caching", params, _caching)
 
 
-def _caching(nbytes_list: list[int], delivered: int, repeats: int) -> list[Row]:
+def _caching(nbytes: int, repeats: int, block: int) -> list[Row]:
     import pycuda.driver as drv
 
     from .. import gpu
 
-    kernel = kernels.load_kernel("bandwidth", "reread_cached")
+    attributes = gpu.device_attributes()
+    grid = attributes["MULTIPROCESSOR_COUNT"]
+    block = min(block, attributes.get("MAX_THREADS_PER_BLOCK", 1024))
+    chunk4 = nbytes // 16 // grid
+    if chunk4 < 1:
+        raise ValueError(f"{nbytes} bytes cannot give each of {grid} SMs a 16-byte chunk: use a larger buffer.")
+    per_launch = chunk4 * 16 * grid  # the bytes one pass reads; each launch has its own region
+    warmup = 1
+    regions = warmup + repeats
+    kernel = kernels.load_kernel("bandwidth", "reread_rotate")
     rows: list[Row] = []
-    largest = max(nbytes_list)
-    with mapped(largest) as host, device(largest) as dev, device(4) as sink, pinned(256 * MiB) as staging, \
+    placement = np.zeros(grid, np.uint32)
+    with mapped(per_launch * regions) as host, device(per_launch * regions) as dev, device(4) as sink, \
+            device(4 * grid, fill=None) as sm_pointer, pinned(256 * MiB) as staging, \
             device(256 * MiB, fill=None) as target:
         link = time_gpu(lambda: drv.memcpy_htod(target, staging), repeats=repeats)
         rows.append(seconds_row(link, memory="memcpy_htod_pinned", nbytes=256 * MiB, passes=1,
                                 delivered_GBps=256 * MiB / link.median / 1e9))
-        for memory, pointer in (("zero_copy", gpu.device_pointer(host)), ("device", dev)):
-            for nbytes in nbytes_list:
-                n4 = nbytes // 16
-                grid = max(1, min(full_grid(), n4 // BLOCK))
-                for pattern in REREAD_PATTERNS:
-                    shift = reread_shift(pattern, n4)
-                    for cache, load in enumerate(CACHE_LOADS):
-                        passes = max(2, delivered // nbytes)  # the first, cold pass weighs little
-                        timing = time_gpu(lambda: kernel(pointer, np.uint64(n4), np.int32(passes), np.uint64(shift),
-                                                         np.int32(cache), NEVER, sink, block=(BLOCK, 1, 1),
-                                                         grid=(grid, 1)), repeats=repeats)
-                        rows.append(seconds_row(timing, memory=memory, nbytes=nbytes, load=load, pattern=pattern,
-                                                shift_float4=shift, passes=passes, grid=grid, block=BLOCK,
-                                                delivered_GBps=nbytes * passes / timing.median / 1e9))
+        start, end = drv.Event(), drv.Event()
+        for memory, base in (("zero_copy", int(gpu.device_pointer(host))), ("device", int(dev))):
+            for pattern in REREAD_PATTERNS:
+                rotate = reread_rotation(pattern)
+                passes = grid
+                for cache, load in enumerate(CACHE_LOADS):
+                    seconds, rereads, distinct, first_placement = [], [], [], None
+                    drv.Context.synchronize()
+                    with measurement_slot(what="caching"):
+                        for launch in range(regions):
+                            start.record()
+                            kernel(np.intp(base + launch * per_launch), np.uint64(chunk4), np.int32(passes),
+                                   np.int32(rotate), np.int32(cache), NEVER, sink, sm_pointer,
+                                   block=(block, 1, 1), grid=(grid, 1))
+                            end.record()
+                            end.synchronize()
+                            drv.memcpy_dtoh(placement, sm_pointer)
+                            if launch < warmup:
+                                continue
+                            seconds.append(end.time_since(start) / 1e3)
+                            rereads.append(sm_rereads(placement.tolist(), passes, rotate))
+                            distinct.append(len(set(placement.tolist())))
+                            if first_placement is None:
+                                first_placement = [int(s) for s in placement]
+                    median = float(np.median(seconds))
+                    rows.append({"memory": memory, "design": REREAD_DESIGN, "nbytes": per_launch, "load": load,
+                                 "pattern": pattern, "rotate": rotate, "passes": passes, "grid": grid, "block": block,
+                                 "seconds": seconds, "delivered_GBps": per_launch * passes / median / 1e9,
+                                 "sm_rereads": rereads, "distinct_sms": distinct, "sm_of_block": first_placement})
     return rows
+
+
+def caching_findings(result: Result) -> dict[str, Any]:
+    """What ``caching`` shows, decided from its rows (lesson 08).
+
+    ``controlled``: the rows come from the controlled design (records made before it have
+    other-SM rows in which SMs re-read lines they had read). ``valid_other_sm``: every zero-copy
+    other-SM launch had ``sm_rereads`` 0. ``l1``: same-SM re-reads through ``__ldg``/``__ldca``
+    were delivered at over 1.5x the link. ``l2``: some zero-copy re-read that only the L2 could
+    serve (``__ldcg``, or another SM) was delivered above the link. ``device_l2``: the same design
+    on device memory ran above the link for other-SM re-reads, so the design lets an L2 show.
+    """
+    link = float(result.one(memory="memcpy_htod_pinned")["delivered_GBps"])
+    zero_copy = [r for r in result.select(memory="zero_copy") if r.get("design") == REREAD_DESIGN]
+    if not zero_copy:
+        return {"controlled": False, "link_GBps": link}
+
+    def rate(memory: str, load: str, pattern: str) -> float:
+        return float(result.one(memory=memory, load=load, pattern=pattern, design=REREAD_DESIGN)["delivered_GBps"])
+
+    other = [r for r in zero_copy if r["pattern"] == "other_sm"]
+    valid = all(max(r["sm_rereads"]) == 0 for r in other)
+    return {
+        "controlled": True, "link_GBps": link, "valid_other_sm": valid,
+        "other_sm_within_link": all(r["delivered_GBps"] <= link for r in other),
+        "l1": max(rate("zero_copy", "ldg", "same_sm"), rate("zero_copy", "ldca", "same_sm")) > 1.5 * link,
+        "l2": rate("zero_copy", "ldcg", "same_sm") > link or any(r["delivered_GBps"] > link for r in other),
+        "device_l2": all(rate("device", load, "other_sm") > 1.5 * link for load in ("ldca", "ldcg")),
+        "rates": {(r["load"], r["pattern"]): float(r["delivered_GBps"]) for r in zero_copy},
+    }
