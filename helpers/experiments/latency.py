@@ -280,29 +280,117 @@ def _latency_footprint(device_sizes: list[int], zero_copy_sizes: list[int], devi
     return rows
 
 
+def compare_rows(a: Row, b: Row) -> dict[str, Any]:
+    """How chase row ``b`` differs from row ``a`` (lessons 07 and 08).
+
+    ``change``: b's median ns per load over a's, minus 1. ``spread``: the larger of the two rows'
+    (highest - lowest repeat) / median. ``beyond_spread``: whether the two rows' bands (lowest to
+    highest repeat) do not overlap, the bar this course sets before saying two chases differ: with
+    nine repeats each, every repeat of one slower than every repeat of the other.
+    """
+    (alo, amid, ahi), (blo, bmid, bhi) = load_ns_spread(a), load_ns_spread(b)
+    spread = max((ahi - alo) / amid, (bhi - blo) / bmid)
+    change = bmid / amid - 1
+    return {"a_ns": amid, "b_ns": bmid, "change": change, "spread": spread, "beyond_spread": blo > ahi or bhi < alo}
+
+
 def footprint_change(result: Result, memory: str, warm: bool = False) -> dict[str, Any] | None:
     """How the ns per load changed from the smallest to the largest buffer of one kind (lesson 07).
 
-    Among the rows of ``memory`` with this ``warm``: ``change`` is largest / smallest median - 1;
-    ``spread`` the larger of the two rows' (max - min) / median over their repeats; ``beyond_spread``
-    whether the change exceeds twice that spread (the bar for saying the footprint changed the
-    latency); ``monotonic`` whether the medians in between never step back by more than the spread.
-    None when fewer than two rows qualify.
+    Among the rows of ``memory`` with this ``warm``, :func:`compare_rows` of the smallest and the
+    largest buffer, plus ``monotonic``: whether no median in between steps back by more than the
+    larger end's spread. None when fewer than two rows qualify.
     """
     rows = sorted((r for r in result.select(memory=memory) if r.get("warm") == warm), key=lambda r: r["nbytes"])
     if len(rows) < 2:
         return None
-    spreads = [load_ns_spread(r) for r in rows]
-    first, last = spreads[0], spreads[-1]
-    spread = max((hi - lo) / mid for lo, mid, hi in (first, last))
-    change = last[1] / first[1] - 1
-    medians = [mid for _, mid, _ in spreads]
-    step_back = max((a - b) / a for a, b in zip(medians, medians[1:])) if change >= 0 else \
-        max((b - a) / a for a, b in zip(medians, medians[1:]))
-    return {"memory": memory, "warm": warm, "smallest": rows[0]["nbytes"], "largest": rows[-1]["nbytes"],
-            "smallest_ns": first[1], "largest_ns": last[1], "change": change, "spread": spread,
-            "beyond_spread": abs(change) > 2 * spread, "monotonic": step_back <= spread,
-            "medians_ns": medians, "sizes": [r["nbytes"] for r in rows]}
+    found = compare_rows(rows[0], rows[-1])
+    medians = [load_ns_spread(r)[1] for r in rows]
+    sign = 1 if found["change"] >= 0 else -1
+    step_back = max(sign * (a - b) / a for a, b in zip(medians, medians[1:]))
+    return {**found, "memory": memory, "warm": warm, "smallest": rows[0]["nbytes"], "largest": rows[-1]["nbytes"],
+            "monotonic": step_back <= found["spread"], "medians_ns": medians, "sizes": [r["nbytes"] for r in rows]}
+
+
+def size_label(nbytes: int) -> str:
+    """``64 KiB``, ``4 MiB``, ``16 GiB``."""
+    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:g} {unit}"
+    return f"{nbytes} B"
+
+
+def footprint_summary(result: Result) -> str:
+    """What the footprint sweep shows, one line per finding, decided from its rows (lesson 07).
+
+    A change with footprint is reported as one only when the bands of repeats do not overlap
+    (:func:`compare_rows`); no cause is claimed, since the sweep does not test one.
+    """
+    lines = []
+    if not any("warm_steps" in r for r in result.rows):
+        lines.append("- This record was made before the cache state was controlled: its warm rows were warmed in an "
+                     "earlier launch (which SM ran the timed chase, and what its L1 held, was left to chance) and its "
+                     f"repeats last about {min(float(np.median(r['seconds'])) for r in result.rows) * 1e3:.1f} ms or "
+                     "more. Read the warm zero-copy rows with that in mind; `python -m helpers record` on a GPU "
+                     "records the controlled sweep.")
+
+    def ns(row: Row) -> str:
+        lo, mid, hi = load_ns_spread(row)
+        return f"{mid:,.0f} ns ({lo:,.0f}-{hi:,.0f})"
+
+    device_warm = sorted((r for r in result.select(memory="device") if r["warm"]), key=lambda r: r["nbytes"])
+    if device_warm:
+        lines.append("- Device memory, warm: " + ", ".join(f"{size_label(r['nbytes'])} {ns(r)}" for r in device_warm)
+                     + " per load (median, lowest-highest repeat).")
+        if len(device_warm) > 1:
+            nearer = compare_rows(device_warm[1], device_warm[0])
+            if nearer["beyond_spread"] and nearer["change"] < -0.5:
+                lines.append(f"  The {size_label(device_warm[0]['nbytes'])} buffer took {nearer['b_ns']:,.0f} ns a load "
+                             f"against {nearer['a_ns']:,.0f} ns for {size_label(device_warm[1]['nbytes'])}: a cache "
+                             "nearer the SM than the L2 held it, the SM's own L1.")
+    zero_warm = sorted((r for r in result.select(memory="zero_copy") if r["warm"]), key=lambda r: r["nbytes"])
+    zero_cold = sorted((r for r in result.select(memory="zero_copy") if not r["warm"]), key=lambda r: r["nbytes"])
+    for row in zero_warm:
+        if not zero_cold:
+            break
+        against = compare_rows(zero_cold[0], row)
+        same_device = [r for r in device_warm if r["nbytes"] == row["nbytes"]]
+        text = (f"- Zero-copy, warm {size_label(row['nbytes'])}: {ns(row)} against {against['a_ns']:,.0f} ns cold "
+                f"({size_label(zero_cold[0]['nbytes'])}): ")
+        if against["change"] < -0.5:  # a hit in a GPU cache takes a fraction of a trip over the link
+            text += "a cache on the GPU served the re-visited lines"
+            if same_device:
+                like = compare_rows(same_device[0], row)
+                text += (f", as fast as device memory of that size ({like['a_ns']:,.0f} ns): the same cache served both"
+                         if not like["beyond_spread"] else f" ({like['change']:+.0%} against device memory of that size)")
+            text += "."
+        elif not against["beyond_spread"]:
+            text += (f"{against['change']:+.1%}, the bands of repeats overlap: every load crossed the link, no cache on "
+                     "the GPU kept these lines "
+                     + ("from one visit to the next (one cycle earlier, in the same launch)." if "warm_steps" in row
+                        else "from the warm-up launch to the timed one."))
+        else:
+            text += (f"{against['change']:+.1%}, beyond the spread of the repeats but far from a cache hit (a fraction "
+                     "of the time): every load still crossed the link; this sweep does not say what the few percent "
+                     "come from.")
+        lines.append(text)
+    for memory, name in (("device", "Device memory"), ("zero_copy", "Zero-copy")):
+        change = footprint_change(result, memory, warm=False)
+        if change is None:
+            continue
+        span = f"from {size_label(change['smallest'])} to {size_label(change['largest'])}"
+        if change["beyond_spread"]:
+            lines.append(f"- {name}, cold: {change['a_ns']:,.0f} -> {change['b_ns']:,.0f} ns per load {span} "
+                         f"({change['change']:+.0%}; the bands of repeats do not overlap, spread up to {change['spread']:.1%})"
+                         + (", rising step by step." if change["monotonic"] else
+                            ", but not step by step: the sizes in between do not follow.")
+                         + " This sweep measures that the footprint changed the latency, not why: more pages than "
+                           "the address-translation caches cover is one hypothesis, untested here.")
+        else:
+            lines.append(f"- {name}, cold: {change['a_ns']:,.0f} -> {change['b_ns']:,.0f} ns per load {span} "
+                         f"({change['change']:+.1%}): the bands of repeats overlap (spread up to {change['spread']:.1%}), "
+                         "no effect of footprint to explain.")
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- loaded latency
