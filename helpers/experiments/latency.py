@@ -382,8 +382,8 @@ def footprint_summary(result: Result) -> str:
         if change["beyond_spread"]:
             lines.append(f"- {name}, cold: {change['a_ns']:,.0f} -> {change['b_ns']:,.0f} ns per load {span} "
                          f"({change['change']:+.0%}; the bands of repeats do not overlap, spread up to {change['spread']:.1%})"
-                         + (", rising step by step." if change["monotonic"] else
-                            ", but not step by step: the sizes in between do not follow.")
+                         + (", with no size in between stepping back by more than that spread." if change["monotonic"] else
+                            ", but not steadily: a size in between steps back by more than that spread.")
                          + " This sweep measures that the footprint changed the latency, not why: more pages than "
                            "the address-translation caches cover is one hypothesis, untested here.")
         else:
