@@ -33,7 +33,8 @@ def _caching(rates: dict[tuple[str, str, str], float], rereads: int = 0, link: f
         rows.append({"memory": memory, "design": REREAD_DESIGN, "nbytes": 8 << 20, "load": load, "pattern": pattern,
                      "rotate": reread_rotation(pattern), "passes": 132, "grid": 132, "block": 1024,
                      "seconds": [0.02] * 9, "delivered_GBps": rate, "distinct_sms": [132] * 9,
-                     "sm_rereads": [rereads if pattern == "other_sm" else 131 * 132] * 9, "sm_of_block": list(range(132))})
+                     "sm_rereads": [rereads if pattern == "other_sm" else 131 * 132] * 9, "placement_retries": 0,
+                     "dynamic_shared_bytes": 117760, "read_bytes": 8380416, "sm_of_block": list(range(132))})
     return Result("caching", {}, rows, True, {"gpu": "test GPU"})
 
 

@@ -184,14 +184,40 @@ def caching(nbytes: int = 8 * MiB, repeats: int = 9, block: int = 1024) -> Resul
     SM's L1 could serve it). ``other_sm``: each pass gives every block a chunk it never read, which
     other blocks read before (only the shared L2 could serve it); each block's SM is read from
     %smid and ``sm_rereads`` counts reads by an SM that had read that chunk before (0 when the
-    control holds). Every launch, warm-up included, reads its own region of the buffer, so no line
-    is read in two launches. The mapped buffer is written by the CPU at allocation, not evicted
+    control holds; same-SM rows count their re-reads, which are the design there). Each block asks for
+    more than half an SM's shared memory, so no SM can hold two of them at once, and an other-SM
+    launch in which two blocks still shared an SM is run again (``placement_retries``, up to 3).
+    Every launch, warm-up and re-runs included, reads its own region of the buffer (``read_bytes``
+    a pass, ``nbytes`` rounded down to whole 128-byte lines per chunk), so no line is read in two
+    launches. The mapped buffer is written by the CPU at allocation, not evicted
     from its caches. Device memory runs the same grid (its L2 can serve both patterns), and a
     256 MiB pinned memcpy in the same run gives the link rate: bytes delivered above it did not
     all cross the link.
     """
     params = {"nbytes": nbytes, "repeats": repeats, "block": block}
     return run("caching", params, _caching)
+
+
+def _one_block_per_sm(kernel: Any) -> int:
+    """Dynamic shared memory that lets only one block of ``kernel`` fit on an SM at a time (lesson 08).
+
+    More than half an SM's shared memory per block: the block scheduler then cannot place two of the
+    grid's blocks on one SM together. 0 where the GPU or PyCUDA cannot set it (the ``%smid`` check
+    still says where blocks ran).
+    """
+    import pycuda.driver as drv
+
+    try:
+        device_ = drv.Context.get_device()
+        per_sm = device_.get_attribute(drv.device_attribute.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+        most = device_.get_attribute(drv.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        shared = (per_sm // 2 // 1024 + 1) * 1024
+        if shared > most:
+            return 0
+        kernel.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        return shared
+    except (AttributeError, drv.Error):
+        return 0
 
 
 def _caching(nbytes: int, repeats: int, block: int) -> list[Row]:
@@ -202,13 +228,14 @@ def _caching(nbytes: int, repeats: int, block: int) -> list[Row]:
     attributes = gpu.device_attributes()
     grid = attributes["MULTIPROCESSOR_COUNT"]
     block = min(block, attributes.get("MAX_THREADS_PER_BLOCK", 1024))
-    chunk4 = nbytes // 16 // grid
-    if chunk4 < 1:
-        raise ValueError(f"{nbytes} bytes cannot give each of {grid} SMs a 16-byte chunk: use a larger buffer.")
-    per_launch = chunk4 * 16 * grid  # the bytes one pass reads; each launch has its own region
-    warmup = 1
-    regions = warmup + repeats
+    chunk4 = nbytes // 16 // grid // 8 * 8  # whole 128-byte lines: no line is shared by two chunks
+    if chunk4 < 8:
+        raise ValueError(f"{nbytes} bytes cannot give each of {grid} SMs a 128-byte line: use a larger buffer.")
+    per_launch = chunk4 * 16 * grid  # the bytes one pass reads; each launch reads a region of its own
+    warmup, spare = 1, 3  # spare regions for launches re-run because two blocks shared an SM
+    regions = warmup + repeats + spare
     kernel = kernels.load_kernel("bandwidth", "reread_rotate")
+    shared = _one_block_per_sm(kernel)
     rows: list[Row] = []
     placement = np.zeros(grid, np.uint32)
     with mapped(per_launch * regions) as host, device(per_launch * regions) as dev, device(4) as sink, \
@@ -223,29 +250,38 @@ def _caching(nbytes: int, repeats: int, block: int) -> list[Row]:
                 rotate = reread_rotation(pattern)
                 passes = grid
                 for cache, load in enumerate(CACHE_LOADS):
-                    seconds, rereads, distinct, first_placement = [], [], [], None
+                    seconds, rereads, distinct, first_placement, retries = [], [], [], None, 0
                     drv.Context.synchronize()
                     with measurement_slot(what="caching"):
-                        for launch in range(regions):
+                        for region in range(regions):
+                            if len(seconds) == repeats:
+                                break
                             start.record()
-                            kernel(np.intp(base + launch * per_launch), np.uint64(chunk4), np.int32(passes),
+                            kernel(np.intp(base + region * per_launch), np.uint64(chunk4), np.int32(passes),
                                    np.int32(rotate), np.int32(cache), NEVER, sink, sm_pointer,
-                                   block=(block, 1, 1), grid=(grid, 1))
+                                   block=(block, 1, 1), grid=(grid, 1), shared=shared)
                             end.record()
                             end.synchronize()
                             drv.memcpy_dtoh(placement, sm_pointer)
-                            if launch < warmup:
+                            if region < warmup:
+                                continue
+                            where = placement.tolist()
+                            doubled = len(set(where)) < grid
+                            if doubled and retries < spare and pattern == "other_sm":
+                                retries += 1  # two blocks shared an SM: run again on a fresh region
                                 continue
                             seconds.append(end.time_since(start) / 1e3)
-                            rereads.append(sm_rereads(placement.tolist(), passes, rotate))
-                            distinct.append(len(set(placement.tolist())))
+                            rereads.append(sm_rereads(where, passes, rotate))
+                            distinct.append(len(set(where)))
                             if first_placement is None:
-                                first_placement = [int(s) for s in placement]
+                                first_placement = [int(s) for s in where]
                     median = float(np.median(seconds))
-                    rows.append({"memory": memory, "design": REREAD_DESIGN, "nbytes": per_launch, "load": load,
-                                 "pattern": pattern, "rotate": rotate, "passes": passes, "grid": grid, "block": block,
-                                 "seconds": seconds, "delivered_GBps": per_launch * passes / median / 1e9,
-                                 "sm_rereads": rereads, "distinct_sms": distinct, "sm_of_block": first_placement})
+                    rows.append({"memory": memory, "design": REREAD_DESIGN, "nbytes": nbytes, "read_bytes": per_launch,
+                                 "load": load, "pattern": pattern, "rotate": rotate, "passes": passes, "grid": grid,
+                                 "block": block, "dynamic_shared_bytes": shared, "seconds": seconds,
+                                 "delivered_GBps": per_launch * passes / median / 1e9, "sm_rereads": rereads,
+                                 "distinct_sms": distinct, "placement_retries": retries,
+                                 "sm_of_block": first_placement})
     return rows
 
 
