@@ -407,7 +407,8 @@ def loaded_latency(nbytes: int = 128 * MiB, load_bytes: int = 1 * GiB, repeats: 
     resident threads (enough to fill the link and leave room for the chase); 4096 threads x 16
     bytes is the example lesson 08 checks with Little's law. The first row (``load_threads=None``)
     is the same chase with no traffic. For each row one untimed probe chase of ``min_steps`` loads
-    sets the steps, so that a timed chase lasts about ``target_seconds`` (at least ``min_steps``).
+    sets the steps, so that a timed chase lasts about ``target_seconds`` (at least ``min_steps``, and
+    no more than the row's share of the table's lines).
     """
     params = {"nbytes": nbytes, "load_bytes": load_bytes, "repeats": repeats,
               "load_threads": list(load_threads), "load_launches": load_launches,
@@ -461,11 +462,12 @@ def _loaded_latency(nbytes: int, load_bytes: int, repeats: int, load_threads: li
             table[path] = np.roll(path, -1)
             evict_cpu_caches()
             table_pointer, load_pointer = gpu.device_pointer(table), gpu.device_pointer(load)
+            share = len(path) // ((len(load_threads) + 1) * (repeats + 1))  # lines each row's chases may use
             for threads in [None, *load_threads]:
                 threads = None if threads is None else threads or half
                 with measurement_slot(what="loaded_latency"):
                     probe, _ = one(threads, min_steps)
-                    steps = int(max(min_steps, np.ceil(target_seconds / (probe.seconds / min_steps))))
+                    steps = int(max(min_steps, min(np.ceil(target_seconds / (probe.seconds / min_steps)), share)))
                     done = [one(threads, steps) for _ in range(repeats)]
                 row = _chase_row([chase for chase, _ in done], load_threads=threads, steps=steps)
                 if threads is not None:
