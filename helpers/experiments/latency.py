@@ -122,9 +122,12 @@ class _Chaser:
             raise AssertionError(f"pointer chase ended at {self.out[0]}, expected {expected}")
         launch = end.time_since(start) / 1e3
         timed = float(self.out[1]) / 1e9
-        if not 0 < timed <= launch * 1.01 + 1e-5:
+        # the GPU's timer checked against CUDA events: never longer than the launch, and for a chase with
+        # nothing before it on the default stream, nearly all of it
+        alone = stream is None and warm_steps == 0 and launch > 2e-3
+        if not 0 < timed <= launch * 1.01 + 1e-5 or (alone and timed < 0.9 * launch):
             raise AssertionError(f"the GPU's global timer gave {timed * 1e3:.3f} ms for loads inside a launch of "
-                                 f"{launch * 1e3:.3f} ms: the timer cannot be used on this GPU.")
+                                 f"{launch * 1e3:.3f} ms (CUDA events): the timer cannot be used on this GPU.")
         return Chase(timed, launch, int(self.out[2]))
 
     def free(self) -> None:
