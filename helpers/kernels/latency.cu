@@ -25,8 +25,8 @@ extern "C" __global__ void scatter_u32(unsigned int *table, const unsigned int *
 
 // Lesson 07, the chase with its cache state under control. The caches a load may hit are
 // those this very thread filled: `warm_steps` untimed loads first, in the same launch and
-// on the same SM (an SM's L1 does not outlive a launch, and the next launch may run on
-// another SM), then `steps` timed loads. The GPU's global timer (%globaltimer, ns) brackets
+// on the same SM (a warm-up in an earlier launch may have run on another SM, whose L1 this
+// one does not share), then `steps` timed loads. The GPU's global timer (%globaltimer, ns) brackets
 // the timed loads alone. out[0]: where the chase ended; out[1]: ns for the timed loads;
 // out[2]: the SM that ran the chase (%smid). The timer read after the loop does not wait
 // for the last load, nor the first timed load for the timer: one load's time out of
