@@ -18,6 +18,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.ticker import FuncFormatter
 
 from .experiments import Result
+from .experiments.latency import load_ns_spread
 
 STYLE = Path(__file__).with_name("course.mplstyle")
 KiB = 1024
@@ -184,18 +185,27 @@ def latency(result: Result, reference: Result | None = None) -> Figure:
 
 
 def latency_footprint(result: Result, l2_bytes: int | None = None) -> Figure:
-    """Nanoseconds per dependent load against the buffer chased, device and mapped memory (lesson 07)."""
+    """Nanoseconds per dependent load against the buffer chased, device and mapped memory (lesson 07).
+
+    The line joins the medians; the shaded band spans the lowest to the highest repeat.
+    """
     with course_style():
         fig, ax = plt.subplots(figsize=(7.5, 3.8))
         for memory, color, label in (("device", "C2", "device memory"), ("zero_copy", "C1", "zero-copy")):
             rows = sorted(result.select(memory=memory), key=lambda r: r["nbytes"])
-            ax.plot([r["nbytes"] for r in rows], [r["load_ns"] for r in rows], "-" if memory == "device" else "--",
-                    color=color, label=label)
+            if not rows:
+                continue
+            sizes = [r["nbytes"] for r in rows]
+            low, mid, high = zip(*(load_ns_spread(r) for r in rows))
+            ax.fill_between(sizes, low, high, color=color, alpha=0.25, linewidth=0)
+            ax.plot(sizes, mid, "-" if memory == "device" else "--", color=color, label=f"{label} (median; band: lowest to highest repeat)")
             for warm, marker in ((True, "o"), (False, "s")):
-                chosen = [r for r in rows if r["warm"] == warm]
-                ax.plot([r["nbytes"] for r in chosen], [r["load_ns"] for r in chosen], marker, color=color,
+                chosen = [(size, m) for size, m, r in zip(sizes, mid, rows) if r["warm"] == warm]
+                ax.plot([c[0] for c in chosen], [c[1] for c in chosen], marker, color=color,
                         fillstyle="full" if warm else "none")
-        ax.plot([], [], "ko", label="warmed: whole cycle chased first")
+        warmed = ("warm: whole cycle chased first, same launch" if any("warm_steps" in r for r in result.rows)
+                  else "warmed: whole cycle chased first (earlier launch)")
+        ax.plot([], [], "ko", label=warmed)
         ax.plot([], [], "ks", fillstyle="none", label="cold: no line visited twice")
         if l2_bytes:
             ax.axvline(l2_bytes, color="0.5", linestyle=":", label=f"L2 size ({_size_label(l2_bytes)})")
@@ -204,8 +214,33 @@ def latency_footprint(result: Result, l2_bytes: int | None = None) -> Figure:
         plain = FuncFormatter(lambda value, _: f"{value:g}")
         ax.yaxis.set_major_formatter(plain)
         ax.yaxis.set_minor_formatter(plain)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7.5)
         _source_note(fig, result)
+    return fig
+
+
+# --------------------------------------------------------------------------- lesson 08
+def caching_bars(result: Result) -> Figure:
+    """Bytes delivered per second re-reading a mapped buffer, by load kind and who re-reads, beside the
+    link (lesson 08). Each bar is the median; the black tick spans the lowest to the highest repeat."""
+    link = result.one(memory="memcpy_htod_pinned")
+    size = max(result.column("nbytes", memory="zero_copy"))
+    labels, rates, colors = ["pinned memcpy\n(the link)"], [link], ["0.5"]
+    for pattern, color in (("same_sm", "C0"), ("other_sm", "C3")):
+        for load in ("ldg", "ldca", "ldcg", "ldcv"):
+            labels.append(f"__{load}\n{pattern.replace('_', ' ')}")
+            rates.append(result.one(memory="zero_copy", nbytes=size, load=load, pattern=pattern))
+            colors.append(color)
+    values = [r["delivered_GBps"] for r in rates]
+    fig = bars(labels, values, title=f"Re-reading a {_size_label(size)} mapped buffer in one kernel", colors=colors,
+               ylabel="GB/s delivered to the threads", log=True, note=result, fmt="{:.0f}")
+    ax = fig.axes[0]
+    # delivered bytes over each repeat's seconds: the fastest repeat gives the highest rate
+    highs = [v * float(np.median(r["seconds"])) / min(r["seconds"]) for v, r in zip(values, rates)]
+    lows = [v * float(np.median(r["seconds"])) / max(r["seconds"]) for v, r in zip(values, rates)]
+    ax.errorbar(np.arange(len(values)), values, yerr=[np.subtract(values, lows), np.subtract(highs, values)],
+                fmt="none", ecolor="k", elinewidth=1, capsize=3)
+    ax.axhline(values[0], color="0.5", linestyle="--", linewidth=1)
     return fig
 
 

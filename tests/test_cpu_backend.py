@@ -155,6 +155,28 @@ def ref_reread_cached(fn: cpu.Function) -> None:
                                             never, sink, **LAUNCH), accs)
 
 
+def ref_reread_rotate(fn: cpu.Function) -> None:
+    chunk4, blocks, threads = 10, 3, 4
+    src = RNG.random(4 * chunk4 * blocks, dtype=np.float32)
+    v = src.reshape(chunk4 * blocks, 4)
+    for rotate, passes in ((0, 2), (1, 2)):  # two of three chunks: every thread's sum differs
+        accs = []
+        for b in range(blocks):
+            for t in range(threads):
+                acc = f32(0)
+                for p in range(passes):
+                    chunk = (b + p * rotate) % blocks  # block b's chunk in pass p
+                    for i in range(t, chunk4, threads):
+                        acc = f32(acc + _f4(v[chunk * chunk4 + i]))
+                accs.append(acc)
+        for cache in range(4):  # off the GPU every load kind is a plain load
+            sms = np.full(blocks, 99, np.uint32)
+            _check_never(lambda never, sink: fn(src, np.uint64(chunk4), np.int32(passes), np.int32(rotate),
+                                                np.int32(cache), never, sink, sms, block=(threads, 1, 1),
+                                                grid=(blocks, 1)), accs)
+            assert np.all(sms == 0)  # thread 0 of every block wrote its SM; the CPU backend has one, SM 0
+
+
 def ref_scatter_u32(fn: cpu.Function) -> None:
     table = np.zeros(1000, np.uint32)
     where = RNG.choice(1000, size=300, replace=False).astype(np.uint32)
@@ -228,6 +250,20 @@ def ref_wait_for_host(fn: cpu.Function) -> None:
     assert result.tolist() == [1000, 0, 40, 1]  # never raised: it gives up after max_spins loads
 
 
+def ref_pointer_chase_timed(fn: cpu.Function) -> None:
+    n = 257
+    order = RNG.permutation(n).astype(np.uint32)
+    nxt = np.empty(n, np.uint32)
+    nxt[order] = np.roll(order, -1)
+    for warm, steps in ((0, 1000), (n, 300)):
+        expected = 11
+        for _ in range(warm + steps):
+            expected = int(nxt[expected])
+        out = np.full(3, 7, np.uint64)
+        fn(nxt, np.uint32(11), np.uint64(warm), np.uint64(steps), out, block=(1, 1, 1), grid=(1, 1))
+        assert out.tolist() == [expected, 0, 0]  # no GPU timer and one SM (0) off the GPU
+
+
 def ref_pointer_chase(fn: cpu.Function) -> None:
     n = 257
     order = RNG.permutation(n).astype(np.uint32)
@@ -248,12 +284,12 @@ REFERENCES: dict[str, Callable[[cpu.Function], None]] = {
     "read_float4_x4": ref_read_float4_x4, "read_float4_x4_runs": ref_read_float4_x4_runs,
     "read_float4_x4_l2_256": ref_read_float4_x4,  # the same loads with a GPU-only cache hint
     "read_bulk": ref_read_float4,  # off the GPU the bulk-copy kernel is the plain float4 read
-    "write_float4": ref_write_float4, "reread_cached": ref_reread_cached,
+    "write_float4": ref_write_float4, "reread_cached": ref_reread_cached, "reread_rotate": ref_reread_rotate,
     "read_strided": ref_read_strided, "read_strided_float4": ref_read_strided_float4,
     "fill_in_order": ref_fill_in_order, "count_atomically": ref_count_atomically, "count_plainly": ref_count_plainly,
     "count_atomically_system": ref_count_atomically, "publish_fenced": ref_publish, "publish_unfenced": ref_publish,
     "publish_flag_first": ref_publish, "wait_for_host": ref_wait_for_host,
-    "pointer_chase": ref_pointer_chase, "scatter_u32": ref_scatter_u32,
+    "pointer_chase": ref_pointer_chase, "pointer_chase_timed": ref_pointer_chase_timed, "scatter_u32": ref_scatter_u32,
 }
 
 DISCOVERED = [(stem, name) for stem in kernels.files() for name in kernels.names(stem)]

@@ -122,6 +122,36 @@ def _reread(run: Any) -> list[np.ndarray]:
     return outputs
 
 
+def _chase_timed(run: Any) -> list[np.ndarray]:
+    """Where the timed chase ends, cold and after a warm-up cycle (the timer and the SM differ by device)."""
+    table, order = random_cycle(128 * 64, seed=3)
+    nxt, _ = run.buffer(table)
+    ends = []
+    for warm in (0, len(order)):
+        out, fetch = run.buffer(np.zeros(3, np.uint64))
+        run.kernel("latency", "pointer_chase_timed")(nxt, np.uint32(order[5]), np.uint64(warm), np.uint64(100), out,
+                                                     block=(1, 1, 1), grid=(1, 1))
+        ends.append(fetch()[:1])
+        assert ends[-1][0] == order[(105 + warm) % len(order)]
+    return ends
+
+
+def _reread_rotate(run: Any) -> list[np.ndarray]:
+    """Every load kind, each block re-reading its own chunk and rotating through the others."""
+    outputs = []
+    src = np.arange(4 * 3 * 64, dtype=np.float32)
+    for cache in range(4):
+        for rotate, passes in ((0, 2), (1, 3)):
+            data, _ = run.buffer(src)
+            sink, fetch = run.buffer(np.full(1, -5.0, np.float32))
+            sms, _ = run.buffer(np.zeros(3, np.uint32))
+            run.kernel("bandwidth", "reread_rotate")(data, np.uint64(64), np.int32(passes), np.int32(rotate),
+                                                     np.int32(cache), np.float32(-1.0), sink, sms,
+                                                     block=(32, 1, 1), grid=(3, 1))
+            outputs.append(fetch())  # the sums never equal -1: the sink is untouched on both
+    return outputs
+
+
 def _scatter(run: Any) -> list[np.ndarray]:
     rng = np.random.default_rng(5)
     where_host = rng.choice(4096, size=1000, replace=False).astype(np.uint32)
@@ -183,10 +213,12 @@ CASES: dict[str, Callable[[Any], list[np.ndarray]]] = {
     "read_float4_x4_l2_256": _read("bandwidth", "read_float4_x4_l2_256", 2048, 2048 // 32 * 4),
     "read_bulk": _read("bandwidth", "read_bulk", 2048, 2048 // 32 * 4),
     "reread_cached": _reread,
+    "reread_rotate": _reread_rotate,
     "write_float4": _write,
     "read_strided": _strided("read_strided", 1),
     "read_strided_float4": _strided("read_strided_float4", 4),
     "pointer_chase": _chase,
+    "pointer_chase_timed": _chase_timed,
     "scatter_u32": _scatter,
     "fill_in_order": _fill,
     "count_atomically": _count("count_atomically", 64, 2),

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import kernels
 from ..timing import time_gpu, time_host
+from ..gpu_queue import measurement_slot
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, pinned, seconds_row
 from .result import Result, Row, run
 
@@ -138,61 +139,243 @@ def _inflight(nbytes: int, repeats: int) -> list[Row]:
     return rows
 
 
-CACHE_LOADS = ("ldg", "ldca", "ldcg", "ldcv")  # the `cache` argument of reread_cached, in order
+CACHE_LOADS = ("ldg", "ldca", "ldcg", "ldcv")  # the `cache` argument of reread_rotate, in order
 REREAD_PATTERNS = ("same_sm", "other_sm")
+REREAD_DESIGN = "rotate_chunks"  # rows of the controlled design carry design=REREAD_DESIGN (records before lack it)
 
 
-def reread_shift(pattern: str, n4: int, block: int = BLOCK) -> int:
-    """How far (in float4) each pass of ``reread_cached`` moves every thread's element (lesson 08).
+def reread_rotation(pattern: str) -> int:
+    """The ``rotate`` argument of ``reread_rotate`` for a re-read pattern (lesson 08).
 
-    ``same_sm``: 0, every block re-reads its own lines. ``other_sm``: half the buffer plus one
-    block, so each pass hands every line to a block far away in the grid (another SM), and a
-    thread comes back to its first element only after ``n4 / gcd(shift, n4)`` passes.
+    ``same_sm``: 0, every block re-reads its own chunk, so its SM's L1 could serve the re-reads.
+    ``other_sm``: 1, every pass hands each block a chunk it has never read and other blocks read
+    before, so with one block per SM only the L2, shared by all SMs, could serve it.
     """
     if pattern == "same_sm":
         return 0
     if pattern == "other_sm":
-        return (n4 // 2 + block) % n4
+        return 1
     raise ValueError(f"Unknown re-read pattern {pattern!r}; use one of {REREAD_PATTERNS}.")
 
 
-def caching(nbytes_list: Sequence[int] = (1 * MiB, 4 * MiB), delivered: int = 512 * MiB, repeats: int = 5) -> Result:
+def reread_schedule(blocks: int, passes: int, rotate: int) -> np.ndarray:
+    """The chunk block ``b`` reads in pass ``p`` of ``reread_rotate``, as ``[b, p]`` (lesson 08)."""
+    if blocks < 1 or passes < 1:
+        raise ValueError("reread_schedule needs at least one block and one pass.")
+    return (np.arange(blocks)[:, None] + np.arange(passes)[None, :] * rotate) % blocks
+
+
+def sm_rereads(sm_of_block: Sequence[int], passes: int, rotate: int) -> int:
+    """Chunk reads of one launch made by an SM that had already read that chunk in it (lesson 08).
+
+    ``sm_of_block`` is what the kernel recorded (%smid of each block). The ``other_sm`` control
+    is what it claims only when this is 0: no SM ever read a line twice.
+    """
+    schedule = reread_schedule(len(sm_of_block), passes, rotate)
+    pairs = [(int(sm), int(chunk)) for sm, chunks in zip(sm_of_block, schedule) for chunk in chunks]
+    return len(pairs) - len(set(pairs))
+
+
+def caching(nbytes: int = 8 * MiB, repeats: int = 9, block: int = 1024) -> Result:
     """Which on-GPU cache keeps mapped memory: load kind x same-SM or other-SM re-reads (lesson 08).
 
-    Every thread re-reads a small buffer through ``__ldg``, ``__ldca``, ``__ldcg`` or ``__ldcv``,
-    either its own block's lines again (the SM's L1 could serve them) or lines another SM read
-    last (only the shared L2 could). Device memory runs the same grid as the control, and a pinned
-    memcpy in the same run gives the link rate.
+    ``reread_rotate`` runs one block per SM over ``nbytes`` cut into one chunk per block, for as
+    many passes as there are blocks. ``same_sm``: each block re-reads its own chunk every pass (the
+    SM's L1 could serve it). ``other_sm``: each pass gives every block a chunk it never read, which
+    other blocks read before (only the shared L2 could serve it); each block's SM is read from
+    %smid and ``sm_rereads`` counts reads by an SM that had read that chunk before (0 when the
+    control holds; same-SM rows count their re-reads, which are the design there). Each block asks for
+    more than half an SM's shared memory, so no SM can hold two of them at once, and an other-SM
+    launch in which two blocks still shared an SM is run again (``placement_retries``, up to 3).
+    Every launch, warm-up and re-runs included, reads its own region of the buffer (``read_bytes``
+    a pass, ``nbytes`` rounded down to whole 128-byte lines per chunk), so no line is read in two
+    launches. The mapped buffer is written by the CPU at allocation, not evicted
+    from its caches. Device memory runs the same grid (its L2 can serve both patterns), and a
+    256 MiB pinned memcpy in the same run gives the link rate: bytes delivered above it did not
+    all cross the link.
     """
-    params = {"nbytes_list": list(nbytes_list), "delivered": delivered, "repeats": repeats}
+    params = {"nbytes": nbytes, "repeats": repeats, "block": block}
     return run("caching", params, _caching)
 
 
-def _caching(nbytes_list: list[int], delivered: int, repeats: int) -> list[Row]:
+def _one_block_per_sm(kernel: Any) -> int:
+    """Dynamic shared memory that lets only one block of ``kernel`` fit on an SM at a time (lesson 08).
+
+    More than half an SM's shared memory per block: the block scheduler then cannot place two of the
+    grid's blocks on one SM together. 0 where the GPU or PyCUDA cannot set it (the ``%smid`` check
+    still says where blocks ran).
+    """
+    import pycuda.driver as drv
+
+    try:
+        device_ = drv.Context.get_device()
+        per_sm = device_.get_attribute(drv.device_attribute.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+        most = device_.get_attribute(drv.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        shared = (per_sm // 2 // 1024 + 1) * 1024
+        if shared > most:
+            return 0
+        kernel.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        return shared
+    except (AttributeError, drv.Error):
+        return 0
+
+
+def _caching(nbytes: int, repeats: int, block: int) -> list[Row]:
     import pycuda.driver as drv
 
     from .. import gpu
 
-    kernel = kernels.load_kernel("bandwidth", "reread_cached")
+    attributes = gpu.device_attributes()
+    grid = attributes["MULTIPROCESSOR_COUNT"]
+    block = min(block, attributes.get("MAX_THREADS_PER_BLOCK", 1024))
+    chunk4 = nbytes // 16 // grid // 8 * 8  # whole 128-byte lines: no line is shared by two chunks
+    if chunk4 < 8:
+        raise ValueError(f"{nbytes} bytes cannot give each of {grid} SMs a 128-byte line: use a larger buffer.")
+    per_launch = chunk4 * 16 * grid  # the bytes one pass reads; each launch reads a region of its own
+    warmup, spare = 1, 3  # spare regions for launches re-run because two blocks shared an SM
+    regions = warmup + repeats + spare
+    kernel = kernels.load_kernel("bandwidth", "reread_rotate")
+    shared = _one_block_per_sm(kernel)
     rows: list[Row] = []
-    largest = max(nbytes_list)
-    with mapped(largest) as host, device(largest) as dev, device(4) as sink, pinned(256 * MiB) as staging, \
+    placement = np.zeros(grid, np.uint32)
+    with mapped(per_launch * regions) as host, device(per_launch * regions) as dev, device(4) as sink, \
+            device(4 * grid, fill=None) as sm_pointer, pinned(256 * MiB) as staging, \
             device(256 * MiB, fill=None) as target:
         link = time_gpu(lambda: drv.memcpy_htod(target, staging), repeats=repeats)
         rows.append(seconds_row(link, memory="memcpy_htod_pinned", nbytes=256 * MiB, passes=1,
                                 delivered_GBps=256 * MiB / link.median / 1e9))
-        for memory, pointer in (("zero_copy", gpu.device_pointer(host)), ("device", dev)):
-            for nbytes in nbytes_list:
-                n4 = nbytes // 16
-                grid = max(1, min(full_grid(), n4 // BLOCK))
-                for pattern in REREAD_PATTERNS:
-                    shift = reread_shift(pattern, n4)
-                    for cache, load in enumerate(CACHE_LOADS):
-                        passes = max(2, delivered // nbytes)  # the first, cold pass weighs little
-                        timing = time_gpu(lambda: kernel(pointer, np.uint64(n4), np.int32(passes), np.uint64(shift),
-                                                         np.int32(cache), NEVER, sink, block=(BLOCK, 1, 1),
-                                                         grid=(grid, 1)), repeats=repeats)
-                        rows.append(seconds_row(timing, memory=memory, nbytes=nbytes, load=load, pattern=pattern,
-                                                shift_float4=shift, passes=passes, grid=grid, block=BLOCK,
-                                                delivered_GBps=nbytes * passes / timing.median / 1e9))
+        start, end = drv.Event(), drv.Event()
+        for memory, base in (("zero_copy", int(gpu.device_pointer(host))), ("device", int(dev))):
+            for pattern in REREAD_PATTERNS:
+                rotate = reread_rotation(pattern)
+                passes = grid
+                for cache, load in enumerate(CACHE_LOADS):
+                    seconds, rereads, distinct, first_placement, retries = [], [], [], None, 0
+                    drv.Context.synchronize()
+                    with measurement_slot(what="caching"):
+                        for region in range(regions):
+                            if len(seconds) == repeats:
+                                break
+                            start.record()
+                            kernel(np.intp(base + region * per_launch), np.uint64(chunk4), np.int32(passes),
+                                   np.int32(rotate), np.int32(cache), NEVER, sink, sm_pointer,
+                                   block=(block, 1, 1), grid=(grid, 1), shared=shared)
+                            end.record()
+                            end.synchronize()
+                            drv.memcpy_dtoh(placement, sm_pointer)
+                            if region < warmup:
+                                continue
+                            where = placement.tolist()
+                            doubled = len(set(where)) < grid
+                            if doubled and retries < spare and pattern == "other_sm":
+                                retries += 1  # two blocks shared an SM: run again on a fresh region
+                                continue
+                            seconds.append(end.time_since(start) / 1e3)
+                            rereads.append(sm_rereads(where, passes, rotate))
+                            distinct.append(len(set(where)))
+                            if first_placement is None:
+                                first_placement = [int(s) for s in where]
+                    median = float(np.median(seconds))
+                    rows.append({"memory": memory, "design": REREAD_DESIGN, "nbytes": nbytes, "read_bytes": per_launch,
+                                 "load": load, "pattern": pattern, "rotate": rotate, "passes": passes, "grid": grid,
+                                 "block": block, "dynamic_shared_bytes": shared, "seconds": seconds,
+                                 "delivered_GBps": per_launch * passes / median / 1e9, "sm_rereads": rereads,
+                                 "distinct_sms": distinct, "placement_retries": retries,
+                                 "sm_of_block": first_placement})
     return rows
+
+
+def caching_findings(result: Result) -> dict[str, Any]:
+    """What ``caching`` shows, decided from its rows (lesson 08).
+
+    ``controlled``: the rows come from the controlled design (records made before it have
+    other-SM rows in which SMs re-read lines they had read). ``valid_other_sm``: every zero-copy
+    other-SM launch had ``sm_rereads`` 0. ``l1``: same-SM re-reads through ``__ldg``/``__ldca``
+    were delivered at over 1.5x the link. ``l2``: some zero-copy re-read that only the L2 could
+    serve (``__ldcg``, or another SM) was delivered above the link. ``device_l2``: the same design
+    on device memory ran above the link for other-SM re-reads, so the design lets an L2 show.
+    """
+    link = float(result.one(memory="memcpy_htod_pinned")["delivered_GBps"])
+    zero_copy = [r for r in result.select(memory="zero_copy") if r.get("design") == REREAD_DESIGN]
+    if not zero_copy:
+        return {"controlled": False, "link_GBps": link}
+
+    def rate(memory: str, load: str, pattern: str) -> float:
+        return float(result.one(memory=memory, load=load, pattern=pattern, design=REREAD_DESIGN)["delivered_GBps"])
+
+    other = [r for r in zero_copy if r["pattern"] == "other_sm"]
+    valid = all(max(r["sm_rereads"]) == 0 for r in other)
+    return {
+        "controlled": True, "link_GBps": link, "valid_other_sm": valid,
+        "other_sm_within_link": all(r["delivered_GBps"] <= link for r in other),
+        "l1": max(rate("zero_copy", "ldg", "same_sm"), rate("zero_copy", "ldca", "same_sm")) > 1.5 * link,
+        "l2": rate("zero_copy", "ldcg", "same_sm") > link or any(r["delivered_GBps"] > link for r in other),
+        "device_l2": all(rate("device", load, "other_sm") > 1.5 * link for load in ("ldca", "ldcg")),
+        "rates": {(r["load"], r["pattern"]): float(r["delivered_GBps"]) for r in zero_copy},
+    }
+
+
+def platform_class(attributes: dict[str, Any]) -> str:
+    """The platform class a GPU's attributes name, for scoping a claim (lesson 08): integrated, a
+    hardware-coherent link, or a discrete GPU on PCIe."""
+    if attributes.get("INTEGRATED"):
+        return "an integrated GPU (it shares the CPU's memory)"
+    if attributes.get("PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"):
+        return "a GPU on a hardware-coherent link to the CPU (such as Grace Hopper's NVLink-C2C)"
+    return "a discrete GPU on PCIe"
+
+
+def caching_verdict(result: Result, attributes: dict[str, Any]) -> str:
+    """What ``caching`` shows, as Markdown bullets scoped to the GPU and its platform class (lesson 08)."""
+    found = caching_findings(result)
+    link = found["link_GBps"]
+    where = f"{result.gpu}, {platform_class(attributes)}"
+    size = max(result.column("nbytes", memory="zero_copy"))
+
+    def rate(load: str, pattern: str, memory: str = "zero_copy") -> float:
+        return float(result.one(memory=memory, nbytes=size, load=load, pattern=pattern)["delivered_GBps"])
+
+    ldg, ldcg = rate("ldg", "same_sm"), rate("ldcg", "same_sm")
+    same = (f"same-SM re-reads through `__ldg` ran at {ldg:,.0f} GB/s ({ldg / link:.0f}x the link's {link:.1f} GB/s), "
+            f"through `__ldcg`, which bypasses the L1, at {ldcg:,.1f} GB/s ({ldcg / link:.2f}x the link)")
+    if not found["controlled"]:
+        other = max(r["delivered_GBps"] for r in result.select(memory="zero_copy", pattern="other_sm"))
+        return "\n".join([
+            f"- This record predates the controlled other-SM design. In its other-SM rows nothing kept an SM from "
+            f"re-reading lines it had read before (over a 1 MiB buffer's 512 passes every block read every line), so "
+            f"an SM's L1 could serve re-reads there (they reached up to {other:.1f} GB/s, {other / link:.2f}x the "
+            "link): those rows cannot tell the L1 from the L2. Record again on a GPU "
+            "(`python -m helpers record --only caching`) for the control.",
+            f"- What it does show, on {where}: {same}. A cache on the GPU served the same-SM `__ldg` re-reads; "
+            + ("the L2 did not serve the `__ldcg` ones." if ldcg <= link else "the `__ldcg` ones ran above the link, "
+               "so the L2 served them."),
+        ])
+    other = [r for r in result.select(memory="zero_copy", pattern="other_sm", design=REREAD_DESIGN)]
+    worst = max(r["delivered_GBps"] for r in other)
+    device_other = min(rate(load, "other_sm", "device") for load in ("ldca", "ldcg"))
+    lines = [f"- On {where}: {same}."]
+    if not found["valid_other_sm"]:
+        lines.append("- In this run some SM ran two blocks (`sm_rereads` above 0), so the other-SM rows are not a "
+                     "clean control: no verdict on the L2 from them. Run the cell again on a quiet GPU.")
+    lines.append(f"- The check: every other-SM re-read (each line re-read only by SMs that never read it, read from "
+                 f"`%smid`) delivered {'at most' if found['other_sm_within_link'] else 'more than'} the link's rate: "
+                 f"up to {worst:.1f} GB/s against {link:.1f} GB/s "
+                 f"({'PASS' if found['other_sm_within_link'] else 'FAIL: something on the GPU served them'}).")
+    lines.append(f"- The positive control: on device memory the same other-SM re-reads delivered at least "
+                 f"{device_other:,.0f} GB/s through `__ldca` and `__ldcg`: "
+                 + ("where the L2 keeps lines, this design shows it." if found["device_l2"] else
+                    "not above the link, so this run cannot show an L2 even where one keeps lines: no verdict on the L2."))
+    if found["l2"]:
+        verdict = ("the L2 served re-reads of mapped memory: \"not cached on the GPU\" does not hold here.")
+    elif not found["valid_other_sm"] or not found["device_l2"]:
+        verdict = ("a cache on the GPU served same-SM re-reads" if found["l1"] else "no cache served same-SM re-reads")
+        verdict += "; this run gives no verdict on the L2."
+    elif found["l1"]:
+        verdict = ("the SM's L1 / read-only cache kept mapped host memory for re-reads by the SM that fetched it "
+                   "(`__ldg`, `__ldca`); the L2 did not keep it (`__ldcg` re-reads, and re-reads by SMs that had "
+                   "never read the line, came at most at the link's rate). \"Not cached on the GPU\" is wrong for "
+                   "the L1 and right for the L2, here.")
+    else:
+        verdict = "no cache on the GPU served re-reads of mapped memory: the guide's statement holds here."
+    lines.append(f"- **Verdict for {where}:** {verdict}")
+    return "\n".join(lines)

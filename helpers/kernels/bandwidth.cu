@@ -117,6 +117,42 @@ extern "C" __global__ void reread_cached(const float4 *src, unsigned long long n
     if (acc == never) sink[0] = acc;
 }
 
+// Lesson 08, the control that decides between the L1 and the L2: a line is re-read either
+// only by the SM that read it before, or only by SMs that never read it. The buffer is cut
+// into gridDim.x chunks, one per block; launch one block per SM. In pass p block b reads
+// chunk (b + p * rotate) mod gridDim.x, each float4 once, through the load `cache` chooses.
+//   rotate 0: every pass re-reads the block's own chunk: its SM's L1 could serve pass 1 on.
+//   rotate 1, passes <= gridDim.x: every pass reads a chunk this block has never read, which
+//     other blocks read in earlier passes: if each block has an SM of its own, only a cache
+//     shared by the SMs (the L2) could serve it.
+// CUDA does not fix which SM runs a block, so thread 0 writes its SM (%smid) to
+// sm_of_block[blockIdx.x], and the host checks that no SM ran two blocks.
+__device__ inline unsigned int sm_id() {
+#if defined(__CUDA_ARCH__)
+    unsigned int s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return s;
+#else
+    return 0;
+#endif
+}
+
+extern "C" __global__ void reread_rotate(const float4 *src, unsigned long long chunk4, int passes, int rotate,
+                                         int cache, float never, float *sink, unsigned int *sm_of_block) {
+    if (threadIdx.x == 0) sm_of_block[blockIdx.x] = sm_id();
+    unsigned long long chunks = gridDim.x;
+    float acc = 0.0f;
+    for (int p = 0; p < passes; ++p) {
+        unsigned long long chunk = (blockIdx.x + (unsigned long long)p * (unsigned long long)rotate) % chunks;
+        auto base = src + chunk * chunk4;  // `auto`: the CPU backend checks this pointer too
+        for (unsigned long long i = threadIdx.x; i < chunk4; i += blockDim.x) {
+            float4 v = load_cached(base + i, cache);
+            acc += (v.x + v.y) + (v.z + v.w);
+        }
+    }
+    if (acc == never) sink[0] = acc;
+}
+
 // Four 16-byte loads per thread per iteration, as in read_float4_x4, but the four loads of
 // a warp cover 2 KiB of consecutive addresses (16 whole 128-byte lines) instead of four
 // places far apart: the memory system sees longer runs of adjacent lines.
