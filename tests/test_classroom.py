@@ -23,7 +23,7 @@ def test_classroom_refuses_in_replay_mode():
 def test_lessons_are_chosen_by_number_or_name():
     chosen = classroom.resolve_lessons(["05", "8", "00-start-here"])
     assert [p.name[:2] for p in chosen] == ["05", "08", "00"]
-    assert len(classroom.resolve_lessons(None)) == 15
+    assert len(classroom.resolve_lessons(None)) == 16
     with pytest.raises(classroom.ClassroomError, match="06-measure-bandwidth.ipynb"):
         classroom.resolve_lessons(["42"])
 

@@ -1,0 +1,166 @@
+"""The platforms lesson's exercises (15-take-zero-copy-beyond-one-pcie-gpu): which platform class a GPU's
+attributes describe (platform_class), after how many passes migrating managed memory beats zero-copy
+(passes_until_migration_wins), and the prediction of what CPU traffic costs a zero-copy kernel."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+
+_H200 = {"INTEGRATED": 0, "PAGEABLE_MEMORY_ACCESS": 0, "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES": 0,
+         "HOST_NATIVE_ATOMIC_SUPPORTED": 0, "CONCURRENT_MANAGED_ACCESS": 1, "CAN_MAP_HOST_MEMORY": 1}
+# (what, attributes, class): the attributes each kind of machine reports (CUDA Programming Guide, device
+# attributes; CUDA for Tegra; Grace Hopper tuning guide), as in helpers.doctor.platform_class.
+PLATFORM_CASES = (
+    ("the course's H200 (PCIe, in a VM)", _H200, "discrete_pcie"),
+    ("a Jetson AGX Orin", {**_H200, "INTEGRATED": 1}, "integrated"),
+    ("a Jetson TX2 (before I/O coherence)", {**_H200, "INTEGRATED": 1, "CONCURRENT_MANAGED_ACCESS": 0}, "integrated"),
+    ("a GH200 (Grace Hopper, NVLink-C2C)", {**_H200, "PAGEABLE_MEMORY_ACCESS": 1,
+                                            "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES": 1,
+                                            "HOST_NATIVE_ATOMIC_SUPPORTED": 1}, "coherent_c2c"),
+    ("a PCIe workstation GPU with HMM", {**_H200, "PAGEABLE_MEMORY_ACCESS": 1}, "discrete_pcie"),
+    ("a PCIe GPU whose link carries atomics", {**_H200, "HOST_NATIVE_ATOMIC_SUPPORTED": 1}, "discrete_pcie"),
+)
+CLASSES = ("discrete_pcie", "integrated", "coherent_c2c")
+
+
+def check_platform_class(platform_class: Callable[[dict[str, int]], Any]) -> Feedback:
+    """Platforms lesson: ``platform_class(attributes)`` names the class a GPU's attributes describe."""
+    if is_placeholder(platform_class):
+        return _not_yet("define platform_class(attributes) returning 'discrete_pcie', 'integrated' or "
+                        "'coherent_c2c' from a dict of device attributes.")
+    for what, attributes, want in PLATFORM_CASES:
+        got = platform_class(dict(attributes))
+        if is_placeholder(got):
+            return _not_yet("platform_class returns `...`: return one of 'discrete_pcie', 'integrated', "
+                            "'coherent_c2c'.")
+        if got not in CLASSES:
+            return _hint(f"return one of {', '.join(CLASSES)}; for {what} you returned {got!r}.")
+        if got == want:
+            continue
+        if want == "integrated":
+            return _hint(f"you called {what} {got!r}. Which attribute says that the GPU and the CPU share one "
+                         "DRAM? Section 1's table names it.")
+        if want == "coherent_c2c":
+            return _hint(f"you called {what} {got!r}. What does a coherent link let the GPU do with the CPU's "
+                         "page tables and with atomics that PCIe does not? Look for the attributes that say so.")
+        if attributes["PAGEABLE_MEMORY_ACCESS"] and not attributes["PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"]:
+            return _hint(f"you called {what} {got!r}. It can read pageable memory, but through HMM: the driver "
+                         "mirrors the CPU's page tables and migrates pages over PCIe (section 5). Which attribute "
+                         "tells HMM from ATS?")
+        if attributes["HOST_NATIVE_ATOMIC_SUPPORTED"]:
+            return _hint(f"you called {what} {got!r}. PCIe can carry atomic operations too (PCIe AtomicOps), so "
+                         "native host atomics alone do not make a link coherent. What else must hold?")
+        return _hint(f"you called {what} {got!r}; it reads host memory over PCIe without coherence.")
+    return _correct("INTEGRATED says one DRAM; a coherent link shows as the GPU walking the CPU's own page tables "
+                    "(ATS) with native host atomics; HMM or PCIe atomics alone still leave a PCIe GPU.")
+
+
+# (seconds for 1 pass and for 8 passes, zero-copy then migrating): cases with known answers.
+MIGRATION_CASES = (
+    ((0.0054, 0.043), (0.0350, 0.0370)),   # migration costs ~6 zero-copy passes; then HBM is almost free
+    ((0.0054, 0.043), (0.0030, 0.0045)),   # migrating wins from the first pass
+    ((0.0054, 0.043), (0.0900, 0.1300)),   # each migrating pass is dearer: never within reach
+    ((0.0100, 0.080), (0.0505, 0.0575)),   # the lines cross between 5 and 6 passes
+)
+
+
+def passes_rule(zero_copy: tuple[float, float], migrating: tuple[float, float]) -> int | None:
+    """Fewest whole passes k >= 1 at which migrating takes less time than zero-copy, with each time a straight
+    line through its 1-pass and 8-pass points; None if it never does (for the check and the tests)."""
+    (z1, z8), (m1, m8) = zero_copy, migrating
+    z_step, m_step = (z8 - z1) / 7, (m8 - m1) / 7
+    if m1 < z1:
+        return 1
+    if m_step >= z_step:
+        return None
+    k = 1 + math.floor((m1 - z1) / (z_step - m_step)) + 1
+    while k > 1 and m1 + (k - 2) * m_step < z1 + (k - 2) * z_step:
+        k -= 1
+    return k
+
+
+def _empty_body(function: Callable[..., Any]) -> bool:
+    """True for a function whose body is only ``...`` or ``pass`` (it returns None without computing anything)."""
+    def empty(*args: Any) -> None:
+        ...
+
+    code = getattr(function, "__code__", None)
+    return code is not None and code.co_code == empty.__code__.co_code
+
+
+def check_passes_until_migration_wins(passes: Callable[..., Any], *, measured: list[dict[str, Any]] | None = None,
+                                      nbytes: int | None = None) -> Feedback:
+    """Platforms lesson: ``passes(zero_copy, migrating)``, each a (1-pass seconds, 8-pass seconds) pair, returns
+    the fewest passes at which migrating managed memory takes less time than zero-copy, or None."""
+    if is_placeholder(passes) or _empty_body(passes):
+        return _not_yet("define passes_until_migration_wins(zero_copy, migrating): each argument is (seconds for "
+                        "1 pass, seconds for 8 passes); return the fewest whole passes k at which migrating takes "
+                        "less time, or None if it never does.")
+    for zero_copy, migrating in MIGRATION_CASES:
+        got = passes(zero_copy, migrating)
+        if got is Ellipsis:  # None is an answer here (migrating never wins), so only `...` is the placeholder
+            return _not_yet("passes_until_migration_wins returns `...`: return a whole number of passes or None.")
+        want = passes_rule(zero_copy, migrating)
+        if want is None:
+            if got is not None:
+                return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {got!r}. Compare "
+                             "what ONE MORE pass costs on each side: if a migrating pass is not cheaper, can it "
+                             "ever catch up?")
+            continue
+        if got is None:
+            return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned None, but migrating "
+                         "does catch up. What does each extra pass cost on each side, once the first is paid?")
+        if isinstance(got, (float, np.floating)) and not float(got).is_integer():
+            return _hint(f"you returned {got:.3f} passes: a kernel makes whole passes. Which whole number is the "
+                         "first one past the crossing?")
+        if not isinstance(got, (int, np.integer, float, np.floating)):
+            return _hint(f"return a whole number of passes or None; you returned {got!r}.")
+        if int(got) == want:
+            continue
+        if int(got) == 8 or int(got) == 1:
+            return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {int(got)}: the two "
+                         "measured points are only where the lines are pinned. Write each time as a line in k "
+                         "(first pass, then a cost per extra pass) and find where they cross.")
+        return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {int(got)}. Is that the "
+                     "FIRST whole k at which migrating takes less time? Try your k and k - 1 in both lines.")
+    extra = ""
+    if measured and nbytes:
+        def seconds(kind: str, k: int) -> float:
+            row = next(r for r in measured if r["memory"] == kind and r["nbytes"] == nbytes and r["passes"] == k)
+            return float(np.median(row["seconds"]))
+
+        zc = (seconds("mapped", 1), seconds("mapped", 8))
+        mig = (seconds("managed, migrating", 1), seconds("managed, migrating", 8))
+        found = passes(zc, mig)
+        extra = (f" On this run, for {nbytes >> 20} MiB: " + (f"from {found} passes on, migrating wins."
+                                                               if found else "migrating never wins."))
+    return _correct("zero-copy pays the link on every pass; migration pays it once (page faults included), then "
+                    "each pass reads HBM, so the reuse count decides." + extra)
+
+
+def compare_prediction(predicted: Any, share: float) -> str:
+    """Compare the learner's guess of the zero-copy kernel's rate with 8 CPU threads streaming (a share of its rate
+    alone) with the run's ``share``. Works on the untouched ``...``."""
+    seen = f"Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone."
+    if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
+        return f"No prediction was made (predicted_share_with_8_threads is still `...`). {seen}"
+    text = f"You predicted {float(predicted):.0%}. {seen} "
+    if abs(predicted - share) <= 0.1:
+        return text + "Your guess was within 10 points of the run."
+    if predicted < share:
+        return text + ("The kernel lost less than you expected: on this machine the link, not the host's memory "
+                       "controllers, limits it (section 4).")
+    return text + "The kernel lost more than you expected: the CPU's traffic competes for the same memory (section 4)."
+
+
+CHECKS = {"platform_class": check_platform_class, "passes_until_migration_wins": check_passes_until_migration_wins}
+
+
+def namespace() -> dict[str, Any]:
+    """Names the platforms lesson's exercise cells use besides NumPy."""
+    return {"math": math}

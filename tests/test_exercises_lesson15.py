@@ -1,0 +1,75 @@
+"""The platforms lesson's exercises give the specific hint for typical wrong answers, and its prediction comparison
+works on the untouched placeholder. Replay mode; the generic tests are in test_exercises.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import exercises
+from helpers.exercises import lesson15
+
+
+def _class_ignoring(*ignored: str):
+    def platform_class(a):
+        if a["INTEGRATED"] and "integrated" not in ignored:
+            return "integrated"
+        if "hmm" in ignored and a["PAGEABLE_MEMORY_ACCESS"]:
+            return "coherent_c2c"
+        if "atomics" in ignored and a["HOST_NATIVE_ATOMIC_SUPPORTED"]:
+            return "coherent_c2c"
+        if a["PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"] and a["HOST_NATIVE_ATOMIC_SUPPORTED"] \
+                and "coherent" not in ignored:
+            return "coherent_c2c"
+        return "discrete_pcie"
+    return platform_class
+
+
+@pytest.mark.parametrize("ignored, phrase", [
+    (("integrated",), "one DRAM"), (("coherent",), "page tables"), (("hmm",), "HMM"), (("atomics",), "AtomicOps")])
+def test_platform_class_hints(ignored, phrase):
+    feedback = exercises.check("15", "platform_class", _class_ignoring(*ignored))
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_platform_class_matches_the_doctor():
+    from helpers import doctor
+    from helpers.platform_facts import GpuFacts
+
+    for what, attributes, want in lesson15.PLATFORM_CASES:
+        assert doctor.platform_class(GpuFacts("test", (9, 0), attributes)) == want, what
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda z, m: 8, "only where the lines are pinned"),
+    (lambda z, m: 3, "FIRST whole k"),
+    (lambda z, m: lesson15.passes_rule(z, m) or 99, "can it ever catch up"),
+    (lambda z, m: None if lesson15.passes_rule(z, m) == 7 else lesson15.passes_rule(z, m), "does catch up"),
+    (lambda z, m: (lesson15.passes_rule(z, m) or 0) - 0.5 if lesson15.passes_rule(z, m) else None, "whole passes"),
+])
+def test_passes_until_migration_wins_hints(wrong, phrase):
+    feedback = exercises.check("15", "passes_until_migration_wins", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_no_first_hint_gives_the_answer_away():
+    """The hints name the concept to revisit, never the cases' answers."""
+    for ignored in (("integrated",), ("coherent",), ("hmm",), ("atomics",)):
+        message = exercises.check("15", "platform_class", _class_ignoring(*ignored)).message
+        assert "return 'coherent_c2c'" not in message and "USES_HOST_PAGE_TABLES and" not in message
+    message = exercises.check("15", "passes_until_migration_wins", lambda z, m: 8).message
+    assert "7" not in message.split("returned 8")[1], message
+
+
+def test_passes_reports_the_measured_answer():
+    rows = [{"memory": kind, "nbytes": 1 << 30, "passes": k, "seconds": [s]} for kind, k, s in (
+        ("mapped", 1, 0.021), ("mapped", 8, 0.168), ("managed, migrating", 1, 0.3), ("managed, migrating", 8, 0.31))]
+    solution = lambda z, m: lesson15.passes_rule(z, m)  # noqa: E731
+    feedback = exercises.check("15", "passes_until_migration_wins", solution, measured=rows, nbytes=1 << 30)
+    assert feedback.correct and "from 16 passes on" in feedback.message, feedback
+
+
+def test_compare_prediction():
+    assert "No prediction" in lesson15.compare_prediction(..., 0.97)
+    assert "within 10 points" in lesson15.compare_prediction(0.9, 0.97)
+    assert "less than you expected" in lesson15.compare_prediction(0.5, 0.97)
+    assert "more than you expected" in lesson15.compare_prediction(1.0, 0.6)
