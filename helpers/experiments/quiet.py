@@ -32,7 +32,8 @@ class QuietSweep:
     repeats: str = "repeats"                 # timed repeats of every point
     sizes: tuple[str, ...] = ("nbytes",)     # bytes a point reads; a list parameter: its largest entry
     seconds: str | None = None               # a parameter that, when >= MIN_SECONDS, lets a row read less
-    rows: bool = True                        # check each recorded row too (not for size sweeps)
+    rows: bool = True                        # each recorded row reads >= MIN_BYTES or takes >= MIN_SECONDS
+                                             # (not for size sweeps); every row's repeats are checked always
 
 
 QUIET_SWEEPS: dict[str, QuietSweep] = {
@@ -80,12 +81,13 @@ def _row_bytes(row: dict[str, Any]) -> float:
     return float(row.get("count", 0)) * int(row.get("stride", 1)) * 4
 
 
-def row_violations(name: str, rows: Iterable[dict[str, Any]]) -> list[str]:
-    """Rows of a recorded sweep with fewer than MIN_REPEATS times, or under MIN_BYTES and MIN_SECONDS."""
+def row_violations(name: str, rows: Iterable[dict[str, Any]], sizes: bool = True) -> list[str]:
+    """Rows of a recorded sweep with fewer than MIN_REPEATS times, or (with ``sizes``) under MIN_BYTES
+    and MIN_SECONDS."""
     found = []
     for row in rows:
         seconds = row.get("seconds", [])
-        short = _row_bytes(row) < MIN_BYTES and float(np.median(seconds)) < MIN_SECONDS
+        short = sizes and _row_bytes(row) < MIN_BYTES and float(np.median(seconds)) < MIN_SECONDS
         if len(seconds) < MIN_REPEATS or short:
             what = {k: row[k] for k in ("memory", "kernel", "stride", "offset_floats", "threads") if k in row}
             found.append(f"{name} {what}: {len(seconds)} repeats, {_row_bytes(row) / (1 << 20):.0f} MiB, "
@@ -102,6 +104,5 @@ def record_violations(record: dict[str, Any], names: Iterable[str] | None = None
             continue
         spec = QUIET_SWEEPS.get(name) or PENDING[name]
         found += violations(name, experiment["params"], spec)
-        if spec.rows:
-            found += row_violations(name, experiment["rows"])
+        found += row_violations(name, experiment["rows"], sizes=spec.rows)
     return found
