@@ -134,16 +134,16 @@ def _models() -> list[Any]:
 
 def _variants(c: Any, m: Any) -> dict[str, float]:
     link = m.link_GBps * 1e9
-    on_link = (32 * c.span_sectors + m.overhead_bytes * c.lines) / link
-    requests = c.line_requests / m.request_rate
+    on_link = (32 * c.request_sectors + m.overhead_bytes * c.requests) / link
+    requests = c.requests / m.request_rate
     return {
         "sum": on_link + requests + m.launch_seconds,
-        "gb": max((32 * c.span_sectors + m.overhead_bytes * c.lines) / m.link_GBps, requests) + m.launch_seconds,
-        "sectors": max((c.span_sectors + m.overhead_bytes * c.lines) / link, requests) + m.launch_seconds,
-        "swapped": max((32 * c.span_sectors + m.overhead_bytes * c.line_requests) / link,
-                       c.lines / m.request_rate) + m.launch_seconds,
+        "gb": max((32 * c.request_sectors + m.overhead_bytes * c.requests) / m.link_GBps, requests) + m.launch_seconds,
+        "sectors": max((c.request_sectors + m.overhead_bytes * c.requests) / link, requests) + m.launch_seconds,
+        "lines": max((32 * c.span_sectors + m.overhead_bytes * c.lines) / link,
+                     c.line_requests / m.request_rate) + m.launch_seconds,
         "no_launch": max(on_link, requests),
-        "no_h": max(32 * c.span_sectors / link, requests) + m.launch_seconds,
+        "no_h": max(32 * c.request_sectors / link, requests) + m.launch_seconds,
         "link_only": on_link + m.launch_seconds,
         "requests_only": requests + m.launch_seconds,
     }
@@ -153,13 +153,14 @@ _VARIANT_HINTS = {
     "sum": "you added the link time and the request time. The model takes the larger of the two (assumption 5: "
            "the two limits overlap, the slower one sets the pace), then adds the launch time.",
     "gb": "link_GBps is in GB/s: multiply it by 1e9 to divide bytes by bytes per second.",
-    "sectors": "span_sectors counts 32-byte sectors: the link carries 32 * span_sectors bytes of data.",
-    "swapped": "lines and line_requests are swapped: the link carries one read per distinct line (counts.lines), "
-               "while the rate r limits the warps' line requests (counts.line_requests, assumption 4).",
+    "sectors": "request_sectors counts 32-byte sectors: the link carries 32 * request_sectors bytes of data.",
+    "lines": "that is the trace's lines and spans, before the L2 merges warps' requests. The model charges what "
+             "crosses the link: counts.requests read requests (section 4's counters) and the "
+             "counts.request_sectors they ask for.",
     "no_launch": "add model.launch_seconds: every launch pays its fixed cost (lesson 06), on top of the larger term.",
     "no_h": "each read request on the link also costs model.overhead_bytes: the link term is "
-            "(32 * span_sectors + overhead_bytes * lines) / link rate.",
-    "link_only": "that is only the link time: at large strides the request rate limits (line_requests / "
+            "(32 * request_sectors + overhead_bytes * requests) / link rate.",
+    "link_only": "that is only the link time: at large strides the request rate limits (requests / "
                  "request_rate); take the larger of the two.",
     "requests_only": "that is only the request time: at stride 1 the link limits; take the larger of the two.",
 }
