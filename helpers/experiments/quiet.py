@@ -106,3 +106,17 @@ def record_violations(record: dict[str, Any], names: Iterable[str] | None = None
         found += violations(name, experiment["params"], spec)
         found += row_violations(name, experiment["rows"], sizes=spec.rows)
     return found
+
+
+def band(row: dict[str, Any], key: str) -> tuple[float, float, float]:
+    """(lowest, median, highest) of the rate ``key`` (a ``*GBps`` column, taken at the median time) over
+    the row's repeats: the spread a plot draws as a band and a comparison must beat (lesson 09)."""
+    seconds = np.asarray(row["seconds"], float)
+    median = float(np.median(seconds))
+    return float(row[key] * median / seconds.max()), float(row[key]), float(row[key] * median / seconds.min())
+
+
+def differ(a: dict[str, Any], b: dict[str, Any], key: str) -> bool:
+    """True when two rows' rates differ by more than their spreads: their bands do not overlap."""
+    (a_lo, _, a_hi), (b_lo, _, b_hi) = band(a, key), band(b, key)
+    return a_hi < b_lo or b_hi < a_lo
