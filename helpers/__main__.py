@@ -61,16 +61,6 @@ def record(output: str | None, only: list[str] | None) -> Path:
     return records.save_record(new, output)
 
 
-def _default_fit(found: list[tuple[dict[str, Any], Path]]) -> Path:
-    """The oldest H200 record with quiet sweeps and counters; else the oldest with counters; else the oldest."""
-    from .experiments.quiet import record_violations
-    from .pcie_model import CHECK_SWEEPS
-
-    with_counters = [(r, p) for r, p in found if r["experiments"].get("counters")]
-    quiet = [(r, p) for r, p in with_counters if not record_violations(r, CHECK_SWEEPS)]
-    return (quiet or with_counters or found)[0][1]
-
-
 def model(fit: str | None, check: list[str] | str | None, allow_same: bool) -> dict[str, Any]:
     """The ``model`` command's JSON: fit file, held-out errors on each check file, the fitted parameters.
 
@@ -83,7 +73,7 @@ def model(fit: str | None, check: list[str] | str | None, allow_same: bool) -> d
         found = records.matching_records()
         if not found:
             records.reference_record()  # raises the RecordError that says how to restore data/
-        fit_path = Path(fit) if fit else _default_fit(found)
+        fit_path = Path(fit) if fit else pcie_model.choose_records(found)[0][1]
         check_paths = [Path(c) for c in checks] or [p for _, p in found if p.resolve() != fit_path.resolve()] \
             or [found[-1][1]]
     else:

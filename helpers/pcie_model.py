@@ -91,6 +91,7 @@ from .errors import CourseError
 
 __all__ = ["Model", "Counts", "Prediction", "Row", "ModelError", "calibrate", "compare_with_record", "check",
            "Race", "CountRow", "pattern_counts", "compare_counts", "fit_race", "counts_summary",
+           "counts_table", "header_bytes", "counter_rows", "is_quiet", "choose_records",
            "link_GBps", "launch_floor_seconds", "sweep_points", "strided_trace", "launch_counts",
            "FIT_SWEEPS", "CHECK_SWEEPS", "TARGET", "TARGET_MEDIAN"]
 
@@ -292,8 +293,14 @@ class CountRow:
 
 
 def counter_rows(record: Any) -> list[dict[str, Any]]:
-    """The record's ``counters`` rows, or ModelError saying how to record them."""
-    rows = _as_record(record)["experiments"].get("counters", {}).get("rows", [])
+    """The ``counters`` rows of a record (or of a ``counters`` Result, or the rows themselves), or
+    ModelError saying how to record them."""
+    if hasattr(record, "rows") and getattr(record, "name", "counters") == "counters":
+        rows = list(record.rows)
+    elif isinstance(record, list):
+        rows = record
+    else:
+        rows = _as_record(record)["experiments"].get("counters", {}).get("rows", [])
     if not rows:
         raise ModelError("the record has no hardware counters (its `counters` experiment), which the model's counts "
                          "are checked against; record them with `python -m helpers record --only counters` on a GPU "
@@ -327,6 +334,33 @@ def fit_race(record: Any) -> Race:
     err = np.maximum(np.abs(w @ req.T / counted_req - 1).max(axis=-1), np.abs(w @ byt.T / counted_bytes - 1).max(axis=-1))
     i, j = np.unravel_index(int(np.argmin(err)), err.shape)
     return Race(float(ps[i, j]), float(fs[i, j]))
+
+
+def counts_table(rows: list[CountRow]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of lesson 10's table: per profiled launch, counted against predicted, per line touched."""
+    header = ["load", "stride", "offset", "lines touched", "requests / line: counted", "predicted",
+              "completion bytes / line: counted", "predicted", "L2 sysmem requests / PCIe request"]
+    body = [[r.kernel.replace("read_strided", "float").replace("_float4", "4"), r.stride, r.offset_floats,
+             f"{r.lines:,.0f}", f"{r.counted_requests / r.lines:.3f}", f"{r.predicted_requests / r.lines:.3f}",
+             f"{r.counted_completion_bytes / r.lines:.1f}", f"{r.predicted_completion_bytes / r.lines:.1f}",
+             f"{r.l2_requests / r.counted_requests:.2f}"] for r in rows]
+    return header, body
+
+
+def header_bytes(record: Any) -> list[dict[str, float]]:
+    """Per aligned ``read_strided`` launch: ``pcie__read_bytes / (32 B x span)`` and the bytes per counted
+    completion beyond the data the trace says it carries (lesson 10 reads a 12-byte header in them)."""
+    out = []
+    for row in counter_rows(record):
+        if row["kernel"] != "read_strided" or row["offset_floats"]:
+            continue
+        c = pattern_counts("read_strided", int(row["stride"]), 0, float(row["useful_bytes"]))
+        data = SECTOR_BYTES * c.request_sectors
+        requests = row["pcie__write_bytes"] / READ_REQUEST_BYTES
+        out.append({"stride": int(row["stride"]), "sectors_per_line": c.request_sectors / c.lines,
+                    "read_over_span": row["pcie__read_bytes"] / data,
+                    "bytes_per_completion_beyond_data": (row["pcie__read_bytes"] - data) / requests})
+    return out
 
 
 def counts_summary(rows: list[CountRow]) -> dict[str, Any]:
@@ -404,6 +438,25 @@ def _as_record(record: Any) -> dict[str, Any]:
 def _identity(record: dict[str, Any]) -> str:
     prov = record.get("provenance", {})
     return f"{prov.get('gpu', 'a record')} {prov.get('date', '')}".strip()
+
+
+def is_quiet(record: Any) -> bool:
+    """True when the record's stride, offset and vector_width sweeps meet the quiet-sweep rule
+    (helpers/experiments/quiet.py); the first H200 records' 16 MiB, 5-repeat sweeps do not."""
+    from .experiments.quiet import record_violations
+
+    return not record_violations(_as_record(record), CHECK_SWEEPS)
+
+
+def choose_records(found: list[tuple[dict[str, Any], Path]]) -> tuple[tuple[dict[str, Any], Path],
+                                                                     list[tuple[dict[str, Any], Path]]]:
+    """(fit, checks) among ``found`` (records.matching_records()): fit on the oldest record with quiet sweeps
+    and counters (else the oldest with counters, else the oldest); check on every other one (lesson 10)."""
+    if not found:
+        raise ModelError("no record to fit the model on")
+    with_counters = [f for f in found if f[0]["experiments"].get("counters")]
+    fit = ([f for f in with_counters if is_quiet(f[0])] or with_counters or found)[0]
+    return fit, [f for f in found if f[1] != fit[1]]
 
 
 def link_GBps(record: Any) -> float:
@@ -607,9 +660,6 @@ def check(fit_record: Any, check_record: Any, *, allow_same: bool = False) -> di
     result["counts"] = {label: counts_summary(compare_counts(rec, model.race))
                         for label, rec in (("fit record", fit_rec), ("check record", check_rec))
                         if rec["experiments"].get("counters")}
-    from .experiments.quiet import record_violations
-
-    result["quiet"] = {label: not record_violations(rec, CHECK_SWEEPS)
-                       for label, rec in (("fit record", fit_rec), ("check record", check_rec))}
+    result["quiet"] = {label: is_quiet(rec) for label, rec in (("fit record", fit_rec), ("check record", check_rec))}
     return result
 

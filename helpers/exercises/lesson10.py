@@ -178,7 +178,7 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
             got = predicted_seconds(c, m)
             if is_placeholder(got):
                 return _not_yet("write the body of predicted_seconds (it still returns `...`): compute the two "
-                                "terms of section 2's formula in seconds, the link time and the request time, and "
+                                "terms of section 4's formula in seconds, the link time and the request time, and "
                                 "return the larger plus the launch time.")
             try:
                 got = float(got)
@@ -208,7 +208,7 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
                     "requests per second once every float needs its own line." + extra)
 
 
-# --------------------------------------------------------------------------- the prediction of section 2
+# --------------------------------------------------------------------------- the prediction of section 4
 def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
     """Lesson 10: the learner's guess of the model's median |error| on held-out points, against ``pcie_model.check``."""
     try:
