@@ -83,3 +83,19 @@ def test_row_check() -> None:
     long_enough = {"kernel": "read_float4", "threads": 32, "nbytes": 8 << 20, "seconds": [0.03] * 9}
     assert not quiet.row_violations("inflight", [long_enough])
     assert quiet.row_violations("inflight", [{**long_enough, "seconds": [0.03] * 8}])
+
+
+def test_counters_profile_every_zero_copy_point_of_the_sweeps_the_model_is_judged_on() -> None:
+    """Lesson 10 checks its counts launch by launch: the counters must cover the same patterns as the sweeps."""
+    import importlib
+
+    from helpers.experiments import access
+
+    counters = importlib.import_module("helpers.experiments.counters")
+    profiled = {(p["kernel"], p["stride"], p["offset_floats"]) for p in counters.default_patterns()}
+    swept = {("read_strided", s, 0) for s in access.STRIDES} | {("read_strided", 1, o) for o in access.OFFSETS}
+    swept |= {("read_strided", 1, 0), ("read_strided_float4", 1, 0)}  # vector_width's two kernels
+    assert profiled == swept
+    for p in counters.default_patterns():  # each launch reads across the same bytes, whatever the stride
+        span = p["count"] * p["stride"] * (16 if p["kernel"].endswith("float4") else 4)
+        assert counters.NBYTES - 4 * p["stride"] < span <= counters.NBYTES
