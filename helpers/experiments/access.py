@@ -3,7 +3,7 @@
 Every kernel reads ``count`` useful floats (one per thread and iteration); the pattern decides how
 many 32-byte sectors and 128-byte lines those floats are spread over, and so how many bytes move.
 The sweeps are quiet (helpers/experiments/quiet.py): every zero-copy point reads across 1 GiB of
-mapped memory (about 20 ms a launch) and is timed 9 times; every repeat is kept.
+mapped memory (6 to 20 ms a launch on the H200) and is timed 9 times; every repeat is kept.
 """
 
 from __future__ import annotations
@@ -21,24 +21,30 @@ STRIDES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 OFFSETS = tuple(range(33))
 NBYTES = 1 << 30  # mapped host memory every zero-copy point reads across: about 20 ms a launch at ~50 GB/s
 DEVICE_COUNT = 1 << 28  # 1 GiB of useful floats: far beyond the 60 MB L2, and long beside a launch
+# Useful floats a stride point reads at least (0: none). 2^25 would make strides >= 32 take ~45 ms a launch
+# instead of ~6 ms, but across up to 8 GiB of page-locked memory: too much for a learner's machine or a
+# classroom of 16 sharing one host (helpers/pinned_budget.py), so the default keeps every point within 1 GiB.
+MIN_COUNT = 0
 REPEATS = 9  # the quiet-sweep rule (helpers/experiments/quiet.py): >= 9 repeats, >= 256 MiB
 
 
-def stride_count(stride: int, nbytes: int = NBYTES) -> int:
-    """Useful floats a zero-copy stride point reads so that its reads span ``nbytes`` (lesson 09)."""
-    return nbytes // (4 * stride)
+def stride_count(stride: int, nbytes: int = NBYTES, min_count: int = 0) -> int:
+    """Useful floats a zero-copy stride point reads: across ``nbytes`` of host memory, and at least
+    ``min_count`` floats (then across more) (lesson 09)."""
+    return max(nbytes // (4 * stride), min_count)
 
 
 def stride(strides: Sequence[int] = STRIDES, nbytes: int = NBYTES, device_count: int = DEVICE_COUNT,
-           repeats: int = REPEATS) -> Result:
+           repeats: int = REPEATS, min_count: int = MIN_COUNT) -> Result:
     """Useful bandwidth when thread t reads float ``t * stride`` (lesson 09).
 
-    On mapped memory every stride reads across the same ``nbytes`` of host memory (stride s reads
-    ``nbytes / 4 / s`` useful floats: :func:`stride_count`), so every point is a launch of about the
-    same length; on device memory ``device_count`` floats (fewer if the GPU's free memory is short).
-    Each row gives the count it used and every repeat's time."""
+    On mapped memory every stride reads across ``nbytes`` of host memory (:func:`stride_count`: stride
+    s reads ``nbytes / 4 / s`` floats, or ``min_count`` across ``4 * s * min_count`` bytes when that is
+    more): about 20 ms a launch up to stride 8, about 6 ms from stride 32 on (one PCIe request per
+    float); on device memory ``device_count`` floats (fewer if the GPU's free memory
+    is short). Each row gives the count it used and every repeat's time."""
     params = {"kernel": "read_strided", "strides": list(strides), "nbytes": nbytes, "device_count": device_count,
-              "repeats": repeats, "block": BLOCK}
+              "repeats": repeats, "block": BLOCK, "min_count": min_count}
     return run("stride", params, _stride)
 
 
@@ -93,8 +99,10 @@ def _sweep(patterns: list[tuple[int, int]], counts: list[int], device_count: int
     return rows
 
 
-def _stride(kernel: str, strides: list[int], nbytes: int, device_count: int, repeats: int, block: int) -> list[Row]:
-    return _sweep([(s, 0) for s in strides], [stride_count(s, nbytes) for s in strides], device_count, repeats)
+def _stride(kernel: str, strides: list[int], nbytes: int, device_count: int, repeats: int, block: int,
+            min_count: int) -> list[Row]:
+    return _sweep([(s, 0) for s in strides], [stride_count(s, nbytes, min_count) for s in strides], device_count,
+                  repeats)
 
 
 def _offset(kernel: str, offsets: list[int], nbytes: int, device_count: int, repeats: int, block: int) -> list[Row]:
