@@ -80,7 +80,8 @@ from .errors import CourseError
 
 __all__ = ["Model", "Counts", "Prediction", "Row", "ModelError", "calibrate", "compare_with_record", "check",
            "Race", "CountRow", "pattern_counts", "compare_counts", "fit_race", "counts_summary",
-           "counts_table", "header_bytes", "counter_rows", "is_quiet", "choose_records",
+           "counts_table", "header_bytes", "counter_rows", "is_quiet", "choose_records", "read_counts",
+           "header_table", "explain_h", "check_table",
            "link_GBps", "launch_floor_seconds", "sweep_points", "strided_trace", "launch_counts",
            "FIT_SWEEPS", "CHECK_SWEEPS", "TARGET", "TARGET_MEDIAN"]
 
@@ -652,3 +653,69 @@ def check(fit_record: Any, check_record: Any, *, allow_same: bool = False) -> di
     result["quiet"] = {label: is_quiet(rec) for label, rec in (("fit record", fit_rec), ("check record", check_rec))}
     return result
 
+
+
+# ---------------------------------------------------------------------- narration for lesson 10
+def _per_line(rows: list[CountRow], offsets: Any) -> tuple[float, float] | None:
+    values = [r.counted_requests / r.lines for r in rows if r.kernel == "read_strided" and r.stride == 1
+              and r.offset_floats in set(offsets)]
+    return (min(values), max(values)) if values else None
+
+
+def read_counts(rows: list[CountRow]) -> str:
+    """Lesson 10's reading of the counters, as Markdown bullets computed from ``rows`` (no figure typed)."""
+    aligned = [r.counted_requests / r.lines for r in rows if r.offset_floats % 32 == 0]
+    out = [f"- Aligned patterns (every stride, `float` and `float4`): {min(aligned):.3f}-{max(aligned):.3f} PCIe read "
+           "requests per line touched."]
+    groups = (("offsets 1 to 7 (the lower warp needs only a sector the upper warp needs too)", range(1, 8)),
+              ("offsets 8, 16, 24 (the two warps need disjoint sectors)", (8, 16, 24)),
+              ("other offsets 9 to 23 (overlapping spans)", [o for o in range(9, 24) if o % 8]),
+              ("offsets 25 to 31 (the upper warp needs only a sector the lower warp needs too)", range(25, 32)))
+    for label, offsets in groups:
+        found = _per_line(rows, offsets)
+        if found:
+            out.append(f"- {label}: {found[0]:.3f}-{found[1]:.3f} requests per line, {found[0] / 2:.3f}-"
+                       f"{found[1] / 2:.3f} per warp-line (two warps share every line).")
+    ratios = [r.l2_requests / r.counted_requests for r in rows]
+    out.append(f"- The L2's sysmem request counter: {min(ratios):.2f}-{max(ratios):.2f}x the PCIe read requests, "
+               "for every pattern.")
+    return "\n".join(out)
+
+
+def header_table(record: Any) -> tuple[Any, float]:
+    """(table, median bytes per completion beyond its data) of :func:`header_bytes`, for lesson 10."""
+    from .tables import table
+
+    rows = header_bytes(record)
+    shown = table(["stride", "sectors per line (trace)", "pcie__read_bytes / (32 B x span)",
+                   "bytes per completion beyond its data"],
+                  [(h["stride"], f"{h['sectors_per_line']:.0f}", f"{h['read_over_span']:.4f}",
+                    f"{h['bytes_per_completion_beyond_data']:.2f}") for h in rows])
+    return shown, float(np.median([h["bytes_per_completion_beyond_data"] for h in rows]))
+
+
+def explain_h(model: Model, header: float) -> str:
+    """The fitted ``h`` against the counted completion header, in words (lesson 10)."""
+    text = (f"Fitted h = {model.overhead_bytes:.1f} B per request, in units of the pinned copy's payload "
+            f"({model.link_GBps:.1f} GB/s); counted: {header:.1f} B of header per completion. A 128-byte line costs "
+            f"{(128 + model.overhead_bytes) / 128:.3f}x its data in the copy's units, {(128 + header) / 128:.3f}x "
+            "counted by pcie__read_bytes. ")
+    if model.overhead_bytes < header:
+        return text + ("h is below the counted header: the copy's own packets carry more than 128 bytes each, so its "
+                       "payload rate is further below the wire rate than a small completion's uncounted framing costs.")
+    return text + (f"h exceeds the counted header by {model.overhead_bytes - header:.1f} B: per-packet framing no counter "
+                   "here sees, less what the copy's payload rate already absorbed.")
+
+
+def check_table(checks: dict[str, dict[str, Any]]) -> Any:
+    """One row per held-out record: quiet or not, points, errors, counts within target (lesson 10)."""
+    from .tables import table
+
+    def counts(c: dict[str, Any]) -> str:
+        found = c["counts"].get("check record")
+        return "no counters" if found is None else ("yes" if found["within_target"] else "no")
+
+    return table(["held out: record", "quiet sweeps?", "points", "median abs. error", "largest abs. error",
+                  "counts within 2 %?"],
+                 [(name, "yes" if c["quiet"]["check record"] else "no (16 MiB, 5 repeats)", c["points"],
+                   f"{c['median_abs_error']:.1%}", f"{c['max_abs_error']:.1%}", counts(c)) for name, c in checks.items()])
