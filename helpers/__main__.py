@@ -64,8 +64,9 @@ def record(output: str | None, only: list[str] | None) -> Path:
 def model(fit: str | None, check: list[str] | str | None, allow_same: bool) -> dict[str, Any]:
     """The ``model`` command's JSON: fit file, held-out errors on each check file, the fitted parameters.
 
-    The top-level errors are those of the first check record whose sweeps are quiet (else the
-    first); ``checks`` lists every check file with its own errors, counts and quiet label."""
+    The top-level errors are those of the first check record whose sweeps are quiet (else the first),
+    together with the fit record's other sweeps; ``checks`` lists every check file with the errors on
+    its own points alone, its counts against its counters, and its quiet label."""
     from . import pcie_model
 
     checks = [check] if isinstance(check, str) else list(check or [])
@@ -89,10 +90,13 @@ def model(fit: str | None, check: list[str] | str | None, allow_same: bool) -> d
     results = [pcie_model.check(fit_record, records.load_record(c), allow_same=allow_same) for c in check_paths]
     quiet = [i for i, r in enumerate(results) if r["quiet"]["check record"]]
     head = (quiet or [0])[0]
-    summary = [{"check_file": str(c), "quiet": r["quiet"]["check record"], "median_abs_error": r["median_abs_error"],
-                "max_abs_error": r["max_abs_error"], "meets_targets": r["meets_targets"],
-                "counts": r["counts"].get("check record"), "run_to_run": r["run_to_run"]}
-               for c, r in zip(check_paths, results)]
+    summary = []
+    for c, r in zip(check_paths, results):
+        own = r.get("check_record_only", r)  # that record's points alone (a same-run check: its held-out sweeps)
+        summary.append({"check_file": str(c), "quiet": r["quiet"]["check record"], "points": own["points"],
+                        "median_abs_error": own["median_abs_error"], "max_abs_error": own["max_abs_error"],
+                        "meets_targets": own["meets_targets"] if "meets_targets" in own else r["meets_targets"],
+                        "counts": r["counts"].get("check record"), "run_to_run": r["run_to_run"]})
     deciding = [s for s in summary if s["quiet"]] or summary
     return {"fit_file": str(fit_path), "check_file": str(check_paths[head]), **results[head],
             "checks": summary, "all_quiet_checks_meet_targets": all(s["meets_targets"] for s in deciding)}

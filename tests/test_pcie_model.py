@@ -308,3 +308,5 @@ def test_model_fits_on_a_quiet_record_and_labels_the_others(tmp_path, reference,
     assert result["quiet"] == {"fit record": True, "check record": True}
     assert result["all_quiet_checks_meet_targets"] == next(c["meets_targets"] for c in result["checks"] if c["quiet"])
     assert result["counts"]["check record"]["launches"] == len(reference[0]["experiments"]["counters"]["rows"])
+    quiet_check = next(c for c in result["checks"] if c["quiet"])
+    assert quiet_check["points"] == len(pcie_model.sweep_points(reference[0]))  # that record's own points alone
