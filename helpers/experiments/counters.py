@@ -82,7 +82,12 @@ def _counters(patterns: list[dict[str, Any]], metrics: list[str], timeout: float
         command = [ncu, "--csv", "--print-units", "base", "--log-file", log, "--metrics", ",".join(metrics),
                    "-k", "regex:^read_strided", sys.executable, "-m", "helpers.experiments.counters",
                    json.dumps(patterns)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:  # `record` skips the counters, keeps the rest of the record
+            raise ProfilerUnavailableError(
+                f"ncu did not finish {len(patterns)} profiled launches in {timeout:g} s; pass a larger "
+                "timeout to experiments.counters(timeout=...)") from exc
         text = open(log).read() if os.path.exists(log) else ""
         if done.returncode != 0 or "ERR_NVGPUCTRPERM" in text + done.stdout + done.stderr:
             raise ProfilerUnavailableError(
