@@ -99,3 +99,17 @@ def test_counters_profile_every_zero_copy_point_of_the_sweeps_the_model_is_judge
     for p in counters.default_patterns():  # each launch reads across the same bytes, whatever the stride
         span = p["count"] * p["stride"] * (16 if p["kernel"].endswith("float4") else 4)
         assert counters.NBYTES - 4 * p["stride"] < span <= counters.NBYTES
+
+
+@pytest.mark.parametrize("probe_seconds, expected_mib", [(0.010, 12), (0.040, 4), (0.0001, 256)])
+def test_inflight_rows_read_enough_for_min_seconds(monkeypatch, probe_seconds, expected_mib) -> None:
+    """A slow row (few threads) reads fewer bytes, but enough for min_seconds by the probe; a fast one reads nbytes."""
+    from helpers.experiments import transfer
+    from helpers.timing import Timing
+
+    launched = []
+    monkeypatch.setattr(transfer, "time_gpu", lambda work, **_: (work(), Timing((probe_seconds,)))[1])
+    size = transfer._row_size(launched.append, 256 << 20, 0.025, 1 << 20)
+    assert launched == [transfer.INFLIGHT_PROBE]  # the probe launch
+    assert size == expected_mib << 20
+    assert size == 256 << 20 or size / transfer.INFLIGHT_PROBE * probe_seconds >= 0.025  # >= min_seconds at the probe's rate
