@@ -5,9 +5,11 @@ summary  prints one JSON object of headline figures (default: the newest H200 re
 targets  checks a record against the course's H200 performance targets; exits 1 if one is missed
 classroom runs every lesson live in N learners' processes at once on this GPU (after one learner alone) and
          writes data/classroom-<gpu>-<date>.json: failed cells, figures against the solo run, waits in the queue
-model    fits lesson 10's PCIe model on one record's stride sweep and prints, as one JSON object, its
-         errors on the points it was not fitted on (default: fit on the oldest H200 record in data/,
-         check on the newest; a record is not checked against itself unless --allow-same)
+model    fits lesson 10's PCIe model on one record's stride sweep (and its race on the record's counters) and
+         prints, as one JSON object, its errors on the points it was not fitted on and its counts against each
+         record's Nsight Compute counters (default: fit on the oldest H200 record with quiet sweeps and counters,
+         check on every other H200 record, labelling those whose sweeps are not quiet; a record is not checked
+         against itself unless --allow-same)
 doctor   says what this machine is for the course: mode, GPU, toolkit, platform, page-locked memory, and what
          each lesson does here (--json for one JSON object)
 book     executes every lesson and builds the course's website into build/book/ (make book)
@@ -59,27 +61,45 @@ def record(output: str | None, only: list[str] | None) -> Path:
     return records.save_record(new, output)
 
 
-def model(fit: str | None, check: str | None, allow_same: bool) -> dict[str, Any]:
-    """The ``model`` command's JSON: fit and check files, held-out errors and the fitted parameters."""
+def model(fit: str | None, check: list[str] | str | None, allow_same: bool) -> dict[str, Any]:
+    """The ``model`` command's JSON: fit file, held-out errors on each check file, the fitted parameters.
+
+    The top-level errors are those of the first check record whose sweeps are quiet (else the first),
+    together with the fit record's other sweeps; ``checks`` lists every check file with the errors on
+    its own points alone, its counts against its counters, and its quiet label."""
     from . import pcie_model
 
-    if fit is None or check is None:
+    checks = [check] if isinstance(check, str) else list(check or [])
+    if fit is None or not checks:
         found = records.matching_records()
         if not found:
             records.reference_record()  # raises the RecordError that says how to restore data/
-        fit_path = Path(fit) if fit else found[0][1]
-        check_path = Path(check) if check else found[-1][1]
+        fit_path = Path(fit) if fit else pcie_model.choose_records(found)[0][1]
+        check_paths = [Path(c) for c in checks] or [p for _, p in found if p.resolve() != fit_path.resolve()] \
+            or [found[-1][1]]
     else:
-        fit_path, check_path = Path(fit), Path(check)
-    same_file = fit_path.resolve() == check_path.resolve()
-    if same_file and not allow_same:
-        raise pcie_model.ModelError(
-            f"the model would be fitted and checked on the same file, {fit_path}"
-            + (" (data/ holds only one H200 record)" if fit is None and check is None else "")
-            + ": a model checked on the data it was fitted on proves little. Record a second run on an H200 with "
-            "`python -m helpers record`, pass --fit FILE and --check FILE, or --allow-same to compare anyway.")
-    result = pcie_model.check(records.load_record(fit_path), records.load_record(check_path), allow_same=allow_same)
-    return {"fit_file": str(fit_path), "check_file": str(check_path), **result}
+        fit_path, check_paths = Path(fit), [Path(c) for c in checks]
+    for check_path in check_paths:
+        if fit_path.resolve() == check_path.resolve() and not allow_same:
+            raise pcie_model.ModelError(
+                f"the model would be fitted and checked on the same file, {fit_path}"
+                + (" (data/ holds only one H200 record)" if fit is None and not checks else "")
+                + ": a model checked on the data it was fitted on proves little. Record a second run on an H200 with "
+                "`python -m helpers record`, pass --fit FILE and --check FILE, or --allow-same to compare anyway.")
+    fit_record = records.load_record(fit_path)
+    results = [pcie_model.check(fit_record, records.load_record(c), allow_same=allow_same) for c in check_paths]
+    quiet = [i for i, r in enumerate(results) if r["quiet"]["check record"]]
+    head = (quiet or [0])[0]
+    summary = []
+    for c, r in zip(check_paths, results):
+        own = r.get("check_record_only", r)  # that record's points alone (a same-run check: its held-out sweeps)
+        summary.append({"check_file": str(c), "quiet": r["quiet"]["check record"], "points": own["points"],
+                        "median_abs_error": own["median_abs_error"], "max_abs_error": own["max_abs_error"],
+                        "meets_targets": own["meets_targets"] if "meets_targets" in own else r["meets_targets"],
+                        "counts": r["counts"].get("check record"), "run_to_run": r["run_to_run"]})
+    deciding = [s for s in summary if s["quiet"]] or summary
+    return {"fit_file": str(fit_path), "check_file": str(check_paths[head]), **results[head],
+            "checks": summary, "all_quiet_checks_meet_targets": all(s["meets_targets"] for s in deciding)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,8 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     targ = commands.add_parser("targets", help="check a record against the H200 performance targets")
     targ.add_argument("file", nargs="?", help="record file (default: newest H200 record in data/)")
     mod = commands.add_parser("model", help="fit lesson 10's PCIe model on one record, check it on another")
-    mod.add_argument("--fit", metavar="FILE", help="record to fit on (default: the oldest H200 record in data/)")
-    mod.add_argument("--check", metavar="FILE", help="record to check on (default: the newest H200 record in data/)")
+    mod.add_argument("--fit", metavar="FILE",
+                     help="record to fit on (default: the oldest H200 record in data/ with quiet sweeps and counters)")
+    mod.add_argument("--check", metavar="FILE", nargs="+",
+                     help="records to check on (default: every other H200 record in data/)")
     mod.add_argument("--allow-same", action="store_true", help="allow fitting and checking on the same run")
     room = commands.add_parser("classroom", help="run the lessons live as N learners at once; record what happened")
     room.add_argument("--learners", type=int, required=True, help="simulated learners running at once")

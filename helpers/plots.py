@@ -19,6 +19,7 @@ from matplotlib.ticker import FuncFormatter
 
 from .experiments import Result
 from .experiments.latency import load_ns_spread
+from .experiments.quiet import band
 
 STYLE = Path(__file__).with_name("course.mplstyle")
 KiB = 1024
@@ -247,7 +248,8 @@ def caching_bars(result: Result) -> Figure:
 # --------------------------------------------------------------------------- lesson 09
 def access_sweep(result: Result, key: str, *, reference: Result | None = None,
                  predicted: dict[int, float] | None = None) -> Figure:
-    """Useful bandwidth against stride or offset, zero-copy and device memory (lesson 09)."""
+    """Useful bandwidth against stride or offset, zero-copy and device memory (lesson 09): the median of
+    each point's repeats, and the band from its slowest to its fastest repeat."""
     xlabel = {"stride": "stride (floats between neighbouring threads)",
               "offset_floats": "misalignment (floats past a 128-byte boundary)"}[key]
     with course_style():
@@ -256,7 +258,10 @@ def access_sweep(result: Result, key: str, *, reference: Result | None = None,
             for ax, memory, color in ((ax_zc, "zero_copy", "C1"), (ax_dev, "device", "C2")):
                 rows = sorted(run.select(memory=memory), key=lambda r: r[key])
                 ax.plot([r[key] for r in rows], [r["useful_GBps"] for r in rows], style, marker="o", color=color,
-                        label=f"measured{suffix}")
+                        label=f"measured{suffix} (median of {len(rows[0]['seconds'])})")
+                low, _, high = zip(*(band(r, "useful_GBps") for r in rows))
+                ax.fill_between([r[key] for r in rows], low, high, color=color, alpha=0.25 if not suffix else 0.12,
+                                linewidth=0, label=f"slowest to fastest repeat{suffix}")
         if predicted:
             xs = sorted(predicted)
             ax_zc.plot(xs, [predicted[x] for x in xs], "k^:", label="predicted by the PCIe model")

@@ -21,7 +21,7 @@ class Table:
             raise ValueError("every row needs one cell per header column")
 
     def _repr_markdown_(self) -> str:
-        lines = ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+        lines = ["| " + " | ".join(h.replace("|", "\\|") for h in self.header) + " |", "|" + "---|" * len(self.header)]
         lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in self.rows]
         return "\n".join(lines)
 

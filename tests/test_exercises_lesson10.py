@@ -53,17 +53,17 @@ def test_link_bytes_that_ignores_repeats_gets_the_distinct_hint():
 
 
 def _on_link(c, m):
-    return (32 * c.span_sectors + m.overhead_bytes * c.lines) / (m.link_GBps * 1e9)
+    return (32 * c.request_sectors + m.overhead_bytes * c.requests) / (m.link_GBps * 1e9)
 
 
 @pytest.mark.parametrize("wrong, phrase", [
-    (lambda c, m: _on_link(c, m) + c.line_requests / m.request_rate + m.launch_seconds, "the larger of the two"),
-    (lambda c, m: max(_on_link(c, m) * 1e9, c.line_requests / m.request_rate) + m.launch_seconds, "multiply it by 1e9"),
-    (lambda c, m: max(_on_link(c, m), c.line_requests / m.request_rate), "add model.launch_seconds"),
-    (lambda c, m: max((c.span_sectors + m.overhead_bytes * c.lines) / (m.link_GBps * 1e9),
-                      c.line_requests / m.request_rate) + m.launch_seconds, "32 * span_sectors"),
-    (lambda c, m: max((32 * c.span_sectors + m.overhead_bytes * c.line_requests) / (m.link_GBps * 1e9),
-                      c.lines / m.request_rate) + m.launch_seconds, "swapped"),
+    (lambda c, m: _on_link(c, m) + c.requests / m.request_rate + m.launch_seconds, "the larger of the two"),
+    (lambda c, m: max(_on_link(c, m) * 1e9, c.requests / m.request_rate) + m.launch_seconds, "multiply it by 1e9"),
+    (lambda c, m: max(_on_link(c, m), c.requests / m.request_rate), "add model.launch_seconds"),
+    (lambda c, m: max((c.request_sectors + m.overhead_bytes * c.requests) / (m.link_GBps * 1e9),
+                      c.requests / m.request_rate) + m.launch_seconds, "32 * request_sectors"),
+    (lambda c, m: max((32 * c.span_sectors + m.overhead_bytes * c.lines) / (m.link_GBps * 1e9),
+                      c.line_requests / m.request_rate) + m.launch_seconds, "before the L2 merges"),
     (lambda c, m: _on_link(c, m) + m.launch_seconds, "only the link time"),
 ])
 def test_predicted_seconds_hints(wrong, phrase):

@@ -201,3 +201,112 @@ def test_run_to_run_measures_how_far_two_runs_of_the_same_points_differ(referenc
     other = copy.deepcopy(slower)
     other["provenance"]["date"] = "2030-01-01T00:00:00+00:00"
     assert pcie_model.check(record, other)["run_to_run"]["points"] == spread["points"]
+
+
+# ---------------------------------------------------------------------------- counts before times (issue 19)
+def _per_line(stride: int, offset: int, race: pcie_model.Race) -> pcie_model.Counts:
+    """Counts of 1000 lines' worth of a pattern (1000 warps of useful floats at stride 1)."""
+    return pcie_model.pattern_counts("read_strided", stride, offset, 4.0 * 32 * 1000 / min(stride, 32), race)
+
+
+@pytest.mark.parametrize("stride, sectors", [(1, 4), (2, 4), (8, 4), (16, 3), (32, 1), (64, 1)])
+def test_aligned_patterns_make_one_request_per_line_carrying_its_span(stride, sectors) -> None:
+    for race in (pcie_model.Race(0.0, 0.0), pcie_model.Race(1.0, 1.0)):  # no two warps share a line: no race
+        c = _per_line(stride, 0, race)
+        assert c.requests == pytest.approx(c.lines) and c.request_sectors == pytest.approx(sectors * c.lines)
+        assert c.completion_bytes == pytest.approx((32 * sectors + pcie_model.COMPLETION_HEADER_BYTES) * c.lines)
+
+
+def test_a_line_two_warps_share_costs_one_or_two_requests_by_the_race() -> None:
+    lower_first, upper_first = pcie_model.Race(1.0, 0.0), pcie_model.Race(0.0, 0.0)
+    # offset 1: the lower warp needs sector 0 only, the upper warp all four; the narrow one first -> 2 requests
+    assert _per_line(1, 1, lower_first).requests == pytest.approx(2000)
+    assert _per_line(1, 1, upper_first).requests == pytest.approx(1000)
+    assert _per_line(1, 1, pcie_model.Race(0.6, 0.0)).requests == pytest.approx(1600)
+    # offset 25: now the lower warp is the wide one, so the race runs the other way
+    assert _per_line(1, 25, lower_first).requests == pytest.approx(1000)
+    assert _per_line(1, 25, upper_first).requests == pytest.approx(2000)
+    # offsets 8 and 16: the two warps ask for disjoint sectors, two requests whatever the order
+    for offset in (8, 16):
+        for race in (lower_first, upper_first):
+            c = _per_line(1, offset, race)
+            assert c.requests == pytest.approx(2000) and c.request_sectors == pytest.approx(4000)
+    # a refetch asks again for a sector already asked for: more bytes, not more requests
+    assert _per_line(1, 1, pcie_model.Race(1.0, 1.0)).request_sectors == pytest.approx(5000)
+    assert _per_line(1, 1, pcie_model.Race(1.0, 1.0)).requests == pytest.approx(2000)
+
+
+def _counted_record(race: pcie_model.Race) -> dict:
+    """A record whose counters are what ``race`` predicts, plus 0.5 % of other traffic: MADE UP, to test the fit."""
+    rows = []
+    for p in __import__("helpers.experiments.counters", fromlist=["x"]).default_patterns(1 << 22):
+        useful = p["count"] * (16 if p["kernel"].endswith("float4") else 4)
+        c = pcie_model.pattern_counts(p["kernel"], p["stride"], p["offset_floats"], useful, race)
+        rows.append({**p, "useful_bytes": useful, "pcie__write_bytes": 16 * c.requests * 1.005,
+                     "pcie__read_bytes": c.completion_bytes * 1.005,
+                     "lts__t_requests_aperture_sysmem_op_read": 1.5 * c.requests,
+                     "lts__t_sectors_aperture_sysmem_op_read": 4.0 * c.requests})
+    return {"experiments": {"counters": {"params": {}, "rows": rows}}}
+
+
+def test_the_race_is_recovered_from_counters_and_the_counts_are_checked_against_them() -> None:
+    truth = pcie_model.Race(0.57, 0.2)
+    record = _counted_record(truth)
+    fitted = pcie_model.fit_race(record)
+    assert fitted.lower_first == pytest.approx(0.57, abs=0.02) and fitted.refetch == pytest.approx(0.2, abs=0.1)
+    summary = pcie_model.counts_summary(pcie_model.compare_counts(record, fitted))
+    assert summary["within_target"] and summary["l2_per_pcie_request"] == pytest.approx(1.5 / 1.005)
+    wrong = pcie_model.counts_summary(pcie_model.compare_counts(record, pcie_model.Race(0.0, 0.0)))
+    assert not wrong["within_target"]  # the upper warp always first: offsets 1..7 off by far more than 2 %
+
+
+def test_the_counters_of_every_committed_record_are_predicted_within_two_percent() -> None:
+    """The trace's counts, with the race fitted on the same record, against what Nsight Compute counted."""
+    counted = [(r, p) for r, p in records.matching_records() if r["experiments"].get("counters")]
+    if not counted:
+        pytest.skip("no H200 record in data/ carries counters")
+    for record, path in counted:
+        summary = pcie_model.counts_summary(pcie_model.compare_counts(record, pcie_model.fit_race(record)))
+        assert summary["within_target"], (path.name, summary)
+
+
+def test_a_record_without_counters_is_refused_for_counts(reference) -> None:
+    bare = copy.deepcopy(reference[0])
+    bare["experiments"].pop("counters", None)
+    with pytest.raises(pcie_model.ModelError, match="--only counters"):
+        pcie_model.fit_race(bare)
+    assert "no counters" in pcie_model.calibrate(bare).calibrated_on
+
+
+def _quiet_copy(record: dict, date: str) -> dict:
+    """The record with every sweep point made 64 times longer at the same rate and timed 9 times: a MADE-UP
+    quiet run, to test how the command chooses and labels records."""
+    other = copy.deepcopy(record)
+    other["provenance"]["date"] = date
+    for kind in pcie_model.CHECK_SWEEPS:
+        experiment = other["experiments"][kind]
+        experiment["params"].update(repeats=9, nbytes=1 << 30, device_nbytes=1 << 30)
+        for row in experiment["rows"]:
+            for key in ("count", "nbytes"):
+                if key in row:
+                    row[key] *= 64
+            row["seconds"] = [float(np.median(row["seconds"])) * 64] * 9
+    return other
+
+
+def test_model_fits_on_a_quiet_record_and_labels_the_others(tmp_path, reference, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("ZC_DATA_DIR", str(tmp_path))
+    loud = records.save_record(reference[0], tmp_path / "a-loud.json")
+    quiet_one = records.save_record(_quiet_copy(reference[0], "2030-01-01T00:00:00+00:00"), tmp_path / "b.json")
+    quiet_two = records.save_record(_quiet_copy(_second_run(reference[0]), "2030-02-01T00:00:00+00:00"),
+                                    tmp_path / "c.json")
+    code, result, err = _model(capsys)
+    assert code == 0, err
+    assert result["fit_file"] == str(quiet_one) and result["check_file"] == str(quiet_two)
+    labels = {c["check_file"]: c["quiet"] for c in result["checks"]}
+    assert labels == {str(loud): False, str(quiet_two): True}
+    assert result["quiet"] == {"fit record": True, "check record": True}
+    assert result["all_quiet_checks_meet_targets"] == next(c["meets_targets"] for c in result["checks"] if c["quiet"])
+    assert result["counts"]["check record"]["launches"] == len(reference[0]["experiments"]["counters"]["rows"])
+    quiet_check = next(c for c in result["checks"] if c["quiet"])
+    assert quiet_check["points"] == len(pcie_model.sweep_points(reference[0]))  # that record's own points alone

@@ -1,8 +1,8 @@
 """Lesson 10's exercises: the bytes the model puts on the link, and the time it predicts.
 
 * ``link_bytes``: the learner writes ``link_bytes(addresses, size, h)``, the bytes a launch's loads put on the link
-  by the model's assumptions 1 and 2 (one read per distinct 128-byte line, carrying the span of touched sectors,
-  plus ``h`` per read); the check compares it with :mod:`helpers.pcie_model`'s own count of CPU-backend traces.
+  when every distinct 128-byte line is one read carrying the span of touched sectors, plus ``h`` per read (what
+  the counters show for lines no two warps share); the check compares it with :mod:`helpers.pcie_model`'s own count of CPU-backend traces.
 * ``predicted_seconds``: the learner writes ``predicted_seconds(counts, model)``, the model's time formula; the check
   compares it with :meth:`helpers.pcie_model.Model.cost` for several models and traced patterns.
 * :func:`compare_prediction`: the learner's guess of the model's median error on held-out points, against the run.
@@ -102,7 +102,7 @@ def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
                          "add h * lines.")
         if everywhere("per_sector") or everywhere("per_load"):
             return _hint("the overhead h is paid once per read request, and the model makes one read request per "
-                         "distinct 128-byte line (assumption 1), not per sector or per load.")
+                         "distinct 128-byte line here, not per sector or per load.")
         if len(np.unique(addresses)) < len(addresses):
             return _hint(f"for {what} you returned {got:g} bytes, expected {want:g}: the addresses repeat and come "
                          "in any order. Count distinct sectors and distinct lines (np.unique), as the model's one "
@@ -111,7 +111,8 @@ def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
                      f"{span} span sectors in {lines} lines, so 32 * {span} + {h:g} * {lines} = {want:g}.")
     return _correct("one read per distinct line, carrying the sectors from the first to the last touched one: a "
                     "stride that skips sectors inside a line still pays for them, and a misaligned warp pays one "
-                    "line more. These are the model's assumptions 1 and 2, which section 4's counters test.")
+                    "line more. Section 3's counters show this holds for lines no two warps share; where two warps "
+                    "share a line, the L2 may send two requests.")
 
 
 # --------------------------------------------------------------------------- predicted_seconds
@@ -134,32 +135,33 @@ def _models() -> list[Any]:
 
 def _variants(c: Any, m: Any) -> dict[str, float]:
     link = m.link_GBps * 1e9
-    on_link = (32 * c.span_sectors + m.overhead_bytes * c.lines) / link
-    requests = c.line_requests / m.request_rate
+    on_link = (32 * c.request_sectors + m.overhead_bytes * c.requests) / link
+    requests = c.requests / m.request_rate
     return {
         "sum": on_link + requests + m.launch_seconds,
-        "gb": max((32 * c.span_sectors + m.overhead_bytes * c.lines) / m.link_GBps, requests) + m.launch_seconds,
-        "sectors": max((c.span_sectors + m.overhead_bytes * c.lines) / link, requests) + m.launch_seconds,
-        "swapped": max((32 * c.span_sectors + m.overhead_bytes * c.line_requests) / link,
-                       c.lines / m.request_rate) + m.launch_seconds,
+        "gb": max((32 * c.request_sectors + m.overhead_bytes * c.requests) / m.link_GBps, requests) + m.launch_seconds,
+        "sectors": max((c.request_sectors + m.overhead_bytes * c.requests) / link, requests) + m.launch_seconds,
+        "lines": max((32 * c.span_sectors + m.overhead_bytes * c.lines) / link,
+                     c.line_requests / m.request_rate) + m.launch_seconds,
         "no_launch": max(on_link, requests),
-        "no_h": max(32 * c.span_sectors / link, requests) + m.launch_seconds,
+        "no_h": max(32 * c.request_sectors / link, requests) + m.launch_seconds,
         "link_only": on_link + m.launch_seconds,
         "requests_only": requests + m.launch_seconds,
     }
 
 
 _VARIANT_HINTS = {
-    "sum": "you added the link time and the request time. The model takes the larger of the two (assumption 5: "
-           "the two limits overlap, the slower one sets the pace), then adds the launch time.",
+    "sum": "you added the link time and the request time. The model takes the larger of the two (an "
+           "assumption: the two limits overlap, the slower one sets the pace), then adds the launch time.",
     "gb": "link_GBps is in GB/s: multiply it by 1e9 to divide bytes by bytes per second.",
-    "sectors": "span_sectors counts 32-byte sectors: the link carries 32 * span_sectors bytes of data.",
-    "swapped": "lines and line_requests are swapped: the link carries one read per distinct line (counts.lines), "
-               "while the rate r limits the warps' line requests (counts.line_requests, assumption 4).",
+    "sectors": "request_sectors counts 32-byte sectors: the link carries 32 * request_sectors bytes of data.",
+    "lines": "that is the trace's lines and spans, before the L2 merges warps' requests. The model charges what "
+             "crosses the link: counts.requests read requests (section 3's counters) and the "
+             "counts.request_sectors they ask for.",
     "no_launch": "add model.launch_seconds: every launch pays its fixed cost (lesson 06), on top of the larger term.",
     "no_h": "each read request on the link also costs model.overhead_bytes: the link term is "
-            "(32 * span_sectors + overhead_bytes * lines) / link rate.",
-    "link_only": "that is only the link time: at large strides the request rate limits (line_requests / "
+            "(32 * request_sectors + overhead_bytes * requests) / link rate.",
+    "link_only": "that is only the link time: at large strides the request rate limits (requests / "
                  "request_rate); take the larger of the two.",
     "requests_only": "that is only the request time: at stride 1 the link limits; take the larger of the two.",
 }
@@ -177,7 +179,7 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
             got = predicted_seconds(c, m)
             if is_placeholder(got):
                 return _not_yet("write the body of predicted_seconds (it still returns `...`): compute the two "
-                                "terms of section 2's formula in seconds, the link time and the request time, and "
+                                "terms of section 4's formula in seconds, the link time and the request time, and "
                                 "return the larger plus the launch time.")
             try:
                 got = float(got)
@@ -207,7 +209,7 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
                     "requests per second once every float needs its own line." + extra)
 
 
-# --------------------------------------------------------------------------- the prediction of section 2
+# --------------------------------------------------------------------------- the prediction of section 4
 def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
     """Lesson 10: the learner's guess of the model's median |error| on held-out points, against ``pcie_model.check``."""
     try:
@@ -244,7 +246,7 @@ def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
     elif value < measured / 1.5:
         why = ("You expected a closer fit than the model achieved" +
                (f"; part of the gap is the runs' own disagreement ({floor:.1%})" if floor is not None else "") +
-               ", the rest is what lines, spans and requests do not explain (section 3 shows where).")
+               ", the rest is what requests and their sectors do not explain (section 5 shows where).")
     else:
         why = "Close: within a factor 1.5 of the run."
     return f"{note}You predicted {value:.1%}. {run} {why}"

@@ -2,6 +2,8 @@
 
 Every kernel reads ``count`` useful floats (one per thread and iteration); the pattern decides how
 many 32-byte sectors and 128-byte lines those floats are spread over, and so how many bytes move.
+The sweeps are quiet (helpers/experiments/quiet.py): every zero-copy point reads across 1 GiB of
+mapped memory (6 to 20 ms a launch on the H200) and is timed 9 times; every repeat is kept.
 """
 
 from __future__ import annotations
@@ -17,31 +19,49 @@ from .result import Result, Row, run
 
 STRIDES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 OFFSETS = tuple(range(33))
-COUNT = 1 << 22  # useful floats read from mapped memory
+NBYTES = 1 << 30  # mapped host memory every zero-copy point reads across: about 20 ms a launch at ~50 GB/s
 DEVICE_COUNT = 1 << 28  # 1 GiB of useful floats: far beyond the 60 MB L2, and long beside a launch
+# Useful floats a stride point reads at least (0: none). 2^25 would make strides >= 32 take ~45 ms a launch
+# instead of ~6 ms, but across up to 8 GiB of page-locked memory: too much for a learner's machine or a
+# classroom of 16 sharing one host (helpers/pinned_budget.py), so the default keeps every point within 1 GiB.
+MIN_COUNT = 0
+REPEATS = 9  # the quiet-sweep rule (helpers/experiments/quiet.py): >= 9 repeats, >= 256 MiB
 
 
-def stride(strides: Sequence[int] = STRIDES, count: int = COUNT, device_count: int = DEVICE_COUNT,
-           repeats: int = 5) -> Result:
+def stride_count(stride: int, nbytes: int = NBYTES, min_count: int = 0) -> int:
+    """Useful floats a zero-copy stride point reads: across ``nbytes`` of host memory, and at least
+    ``min_count`` floats (then across more) (lesson 09)."""
+    return max(nbytes // (4 * stride), min_count)
+
+
+def stride(strides: Sequence[int] = STRIDES, nbytes: int = NBYTES, device_count: int = DEVICE_COUNT,
+           repeats: int = REPEATS, min_count: int = MIN_COUNT) -> Result:
     """Useful bandwidth when thread t reads float ``t * stride`` (lesson 09).
 
-    ``count`` floats are read from mapped memory, ``device_count`` (fewer if the GPU's free memory
-    is short) from device memory; each row gives the count it used."""
-    params = {"kernel": "read_strided", "strides": list(strides), "count": count, "device_count": device_count,
-              "repeats": repeats, "block": BLOCK}
+    On mapped memory every stride reads across ``nbytes`` of host memory (:func:`stride_count`: stride
+    s reads ``nbytes / 4 / s`` floats, or ``min_count`` across ``4 * s * min_count`` bytes when that is
+    more): about 20 ms a launch up to stride 8, about 6 ms from stride 32 on (one PCIe request per
+    float); on device memory ``device_count`` floats (fewer if the GPU's free memory
+    is short). Each row gives the count it used and every repeat's time."""
+    params = {"kernel": "read_strided", "strides": list(strides), "nbytes": nbytes, "device_count": device_count,
+              "repeats": repeats, "block": BLOCK, "min_count": min_count}
     return run("stride", params, _stride)
 
 
-def offset(offsets: Sequence[int] = OFFSETS, count: int = COUNT, device_count: int = DEVICE_COUNT,
-           repeats: int = 5) -> Result:
-    """Useful bandwidth when every thread's float is shifted by ``offset`` floats (lesson 09)."""
-    params = {"kernel": "read_strided", "offsets": list(offsets), "count": count, "device_count": device_count,
+def offset(offsets: Sequence[int] = OFFSETS, nbytes: int = NBYTES, device_count: int = DEVICE_COUNT,
+           repeats: int = REPEATS) -> Result:
+    """Useful bandwidth when every thread's float is shifted by ``offset`` floats (lesson 09).
+
+    Every offset reads ``nbytes / 4`` useful floats of mapped memory (a buffer ``nbytes`` plus the
+    largest offset long)."""
+    params = {"kernel": "read_strided", "offsets": list(offsets), "nbytes": nbytes, "device_count": device_count,
               "repeats": repeats, "block": BLOCK}
     return run("offset", params, _offset)
 
 
-def _span(patterns: list[tuple[int, int]], count: int) -> int:
-    return max(o + count * s for s, o in patterns) * 4
+def _span(patterns: list[tuple[int, int, int]]) -> int:
+    """Bytes a list of (stride, offset, count) points reads across."""
+    return max(o + n * s for s, o, n in patterns) * 4
 
 
 def _fitting_count(patterns: list[tuple[int, int]], wanted: int) -> int:
@@ -50,46 +70,49 @@ def _fitting_count(patterns: list[tuple[int, int]], wanted: int) -> int:
 
     free, _ = drv.mem_get_info()
     count = wanted
-    while count > 1 << 16 and _span(patterns, count) > free // 2:
+    while count > 1 << 16 and _span([(s, o, count) for s, o in patterns]) > free // 2:
         count //= 2
     return count
 
 
-def _sweep(patterns: list[tuple[int, int]], count: int, device_count: int, repeats: int) -> list[Row]:
+def _sweep(patterns: list[tuple[int, int]], counts: list[int], device_count: int, repeats: int) -> list[Row]:
+    """Zero-copy points (stride, offset) with their own useful counts, then the same on device memory."""
     from .. import gpu
 
     kernel = kernels.load_kernel("access_pattern", "read_strided")
     grid = full_grid()
     rows: list[Row] = []
 
-    def measure(memory: str, pointer: object, n: int) -> None:
-        for s, o in patterns:
+    def measure(memory: str, pointer: object, ns: list[int]) -> None:
+        for (s, o), n in zip(patterns, ns):
             timing = time_gpu(lambda: kernel(pointer, np.uint64(n), np.int32(s), np.int32(o), NEVER, sink,
                                              block=(BLOCK, 1, 1), grid=(grid, 1)), repeats=repeats)
             rows.append(seconds_row(timing, memory=memory, stride=s, offset_floats=o, count=n, grid=grid,
                                     useful_GBps=n * 4 / timing.median / 1e9))
 
     with device(4) as sink:
-        with mapped(_span(patterns, count)) as host:
-            measure("zero_copy", gpu.device_pointer(host), count)
+        with mapped(_span([(s, o, n) for (s, o), n in zip(patterns, counts)])) as host:
+            measure("zero_copy", gpu.device_pointer(host), counts)
         device_count = _fitting_count(patterns, device_count)
-        with device(_span(patterns, device_count)) as dev:
-            measure("device", dev, device_count)
+        with device(_span([(s, o, device_count) for s, o in patterns])) as dev:
+            measure("device", dev, [device_count] * len(patterns))
     return rows
 
 
-def _stride(kernel: str, strides: list[int], count: int, device_count: int, repeats: int, block: int) -> list[Row]:
-    return _sweep([(s, 0) for s in strides], count, device_count, repeats)
+def _stride(kernel: str, strides: list[int], nbytes: int, device_count: int, repeats: int, block: int,
+            min_count: int) -> list[Row]:
+    return _sweep([(s, 0) for s in strides], [stride_count(s, nbytes, min_count) for s in strides], device_count,
+                  repeats)
 
 
-def _offset(kernel: str, offsets: list[int], count: int, device_count: int, repeats: int, block: int) -> list[Row]:
-    return _sweep([(1, o) for o in offsets], count, device_count, repeats)
+def _offset(kernel: str, offsets: list[int], nbytes: int, device_count: int, repeats: int, block: int) -> list[Row]:
+    return _sweep([(1, o) for o in offsets], [nbytes // 4] * len(offsets), device_count, repeats)
 
 
-def vector_width(nbytes: int = 64 << 20, device_nbytes: int = 1 << 30, repeats: int = 5) -> Result:
+def vector_width(nbytes: int = NBYTES, device_nbytes: int = 1 << 30, repeats: int = REPEATS) -> Result:
     """The same contiguous bytes read as one float or one float4 per thread (lesson 09).
 
-    Mapped memory reads ``nbytes``; device memory reads ``device_nbytes`` (1 GiB: a buffer the
+    Mapped memory reads ``nbytes`` (1 GiB, about 20 ms a launch); device memory reads ``device_nbytes`` (1 GiB: a buffer the
     size of the L2 would measure the L2 and the launch, not HBM)."""
     return run("vector_width", {"nbytes": nbytes, "device_nbytes": device_nbytes, "repeats": repeats},
                _vector_width)

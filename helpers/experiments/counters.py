@@ -38,20 +38,27 @@ METRICS = (
     "pcie__read_bytes.sum",
     "pcie__write_bytes.sum",
 )
-COUNT = 1 << 20  # useful floats per launch (one per thread)
-STRIDES = (1, 2, 4, 8, 16, 32)
-OFFSETS = (1, 4, 8, 16)
+NBYTES = 1 << 26  # bytes of mapped memory each profiled launch reads across (64 MiB: counts scale with it)
 
 
-def default_patterns(count: int = COUNT) -> list[dict[str, Any]]:
-    """The launches profiled: a stride sweep, an offset sweep, and the float4 read (lesson 10)."""
-    patterns = [{"kernel": "read_strided", "stride": s, "offset_floats": 0, "count": count} for s in STRIDES]
-    patterns += [{"kernel": "read_strided", "stride": 1, "offset_floats": o, "count": count} for o in OFFSETS]
-    patterns.append({"kernel": "read_strided_float4", "stride": 1, "offset_floats": 0, "count": count // 4})
+def default_patterns(nbytes: int = NBYTES) -> list[dict[str, Any]]:
+    """The launches profiled: exactly the zero-copy points of the stride, offset and vector_width sweeps
+    (helpers.experiments.access), each over ``nbytes`` of mapped memory (lesson 10).
+
+    The sweeps read 1 GiB a point; the counters need no such length (they count, they do not time),
+    and every count of a launch grows in proportion to the bytes it reads, so lesson 10 compares
+    counts per 128-byte line."""
+    from .access import OFFSETS, STRIDES, stride_count
+
+    patterns = [{"kernel": "read_strided", "stride": s, "offset_floats": 0, "count": stride_count(s, nbytes)}
+                for s in STRIDES]
+    patterns += [{"kernel": "read_strided", "stride": 1, "offset_floats": o, "count": nbytes // 4}
+                 for o in OFFSETS if o]
+    patterns += [{"kernel": "read_strided_float4", "stride": 1, "offset_floats": 0, "count": nbytes // 16}]
     return patterns
 
 
-def counters(patterns: Sequence[dict[str, Any]] | None = None, timeout: float = 300.0) -> Result:
+def counters(patterns: Sequence[dict[str, Any]] | None = None, timeout: float = 600.0) -> Result:
     """Counters of one launch per access pattern, read with Nsight Compute (lesson 10)."""
     params = {"patterns": list(patterns or default_patterns()), "metrics": list(METRICS), "timeout": timeout}
     return run("counters", params, _counters)
@@ -75,7 +82,12 @@ def _counters(patterns: list[dict[str, Any]], metrics: list[str], timeout: float
         command = [ncu, "--csv", "--print-units", "base", "--log-file", log, "--metrics", ",".join(metrics),
                    "-k", "regex:^read_strided", sys.executable, "-m", "helpers.experiments.counters",
                    json.dumps(patterns)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:  # `record` skips the counters, keeps the rest of the record
+            raise ProfilerUnavailableError(
+                f"ncu did not finish {len(patterns)} profiled launches in {timeout:g} s; pass a larger "
+                "timeout to experiments.counters(timeout=...)") from exc
         text = open(log).read() if os.path.exists(log) else ""
         if done.returncode != 0 or "ERR_NVGPUCTRPERM" in text + done.stdout + done.stderr:
             raise ProfilerUnavailableError(

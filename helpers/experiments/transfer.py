@@ -18,7 +18,8 @@ DEFAULT_SIZES = SWEEP_SIZES[:-1]  # 4 KiB .. 1 GiB
 
 
 def _repeats_for(nbytes: int, repeats: int) -> int:
-    return max(3, repeats // 2) if nbytes >= 256 * MiB else repeats
+    """Every size gets all ``repeats`` (the quiet-sweep rule: >= 9 everywhere, helpers/experiments/quiet.py)."""
+    return repeats
 
 
 def memcpy(sizes: Sequence[int] = DEFAULT_SIZES, repeats: int = 10) -> Result:
@@ -98,12 +99,27 @@ VECTOR_KERNELS = {"read_float": (4, 1), "read_float2": (8, 1), "read_float4": (1
                   "read_float4_x4_runs": (16, 4), "read_float4_x4_l2_256": (16, 4)}
 
 
-def inflight(nbytes: int = 256 * MiB, repeats: int = 5) -> Result:
-    """Zero-copy read bandwidth against the bytes each thread and the GPU keep in flight (lesson 08)."""
-    return run("inflight", {"nbytes": nbytes, "repeats": repeats}, _inflight)
+INFLIGHT_PROBE = 4 * MiB  # the untimed first launch of a row that sizes its buffer
 
 
-def _inflight(nbytes: int, repeats: int) -> list[Row]:
+def inflight(nbytes: int = 256 * MiB, repeats: int = 9, min_seconds: float = 0.025) -> Result:
+    """Zero-copy read bandwidth against the bytes each thread and the GPU keep in flight (lesson 08).
+
+    A row reads ``nbytes``, or, when few threads move few bytes per second, fewer: the bytes that keep
+    one launch busy for at least ``min_seconds`` (sized from one untimed probe launch over 4 MiB).
+    Either way every row meets the quiet-sweep rule (>= 256 MiB or >= 20 ms a repeat, >= 9 repeats)."""
+    return run("inflight", {"nbytes": nbytes, "repeats": repeats, "min_seconds": min_seconds}, _inflight)
+
+
+def _row_size(launch: Any, nbytes: int, min_seconds: float, unit: int) -> int:
+    """The bytes a row reads: ``nbytes``, or fewer that still take ``min_seconds`` by one probe launch."""
+    probe = time_gpu(lambda: launch(INFLIGHT_PROBE), repeats=1, warmup=1).median
+    wanted = INFLIGHT_PROBE * min_seconds / max(probe, 1e-9) * 1.25  # a margin over the probe's estimate
+    size = int(min(nbytes, max(INFLIGHT_PROBE, wanted)))
+    return max(unit, size // unit * unit)
+
+
+def _inflight(nbytes: int, repeats: int, min_seconds: float) -> list[Row]:
     from .. import gpu
 
     full = full_grid() * BLOCK
@@ -119,12 +135,14 @@ def _inflight(nbytes: int, repeats: int) -> list[Row]:
             vector_bytes, loads = VECTOR_KERNELS[name]
             block = min(BLOCK, threads)
             grid = threads // block
-            # few threads move few bytes per second: shrink the buffer so each row takes milliseconds
-            size = int(min(nbytes, max(4 * MiB, threads * vector_bytes * loads * 256)))
-            count = np.uint64(size // vector_bytes)
             kernel = kernels.load_kernel("bandwidth", name)
-            timing = time_gpu(lambda: kernel(pointer, count, NEVER, sink, block=(block, 1, 1), grid=(grid, 1)),
-                              repeats=repeats)
+
+            def launch(size: int) -> None:
+                kernel(pointer, np.uint64(size // vector_bytes), NEVER, sink, block=(block, 1, 1), grid=(grid, 1))
+
+            # few threads move few bytes per second: they read fewer bytes, still >= min_seconds a launch
+            size = _row_size(launch, nbytes, min_seconds, MiB)
+            timing = time_gpu(lambda: launch(size), repeats=repeats)
             rows.append(seconds_row(timing, kernel=name, vector_bytes=vector_bytes, loads_per_thread=loads,
                                     threads=threads, grid=grid, block=block, nbytes=size,
                                     bytes_in_flight=threads * vector_bytes * loads, GBps=size / timing.median / 1e9))

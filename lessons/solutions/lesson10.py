@@ -17,6 +17,6 @@ def link_bytes(addresses, size, h):
 # exercise: predicted_seconds
 def predicted_seconds(counts, model):
     """The model's time: the larger of the link time and the request time, plus the launch time."""
-    on_link = (32 * counts.span_sectors + model.overhead_bytes * counts.lines) / (model.link_GBps * 1e9)
-    on_requests = counts.line_requests / model.request_rate
+    on_link = (32 * counts.request_sectors + model.overhead_bytes * counts.requests) / (model.link_GBps * 1e9)
+    on_requests = counts.requests / model.request_rate
     return max(on_link, on_requests) + model.launch_seconds
