@@ -274,6 +274,13 @@ class RegisteredArray:
             driver_api.host_register(self.host_pointer, array.nbytes, flags)
         except driver_api.DriverError as exc:
             pinned_budget.release(array.nbytes)
+            if not array.flags.writeable and not read_only:
+                raise RegistrationError(
+                    f"cuMemHostRegister refused {array.nbytes} bytes at {self.host_pointer:#x}: {exc}. This array is "
+                    "read-only for this process (a file mapped for reading, say), and by default the driver pins "
+                    "pages for writing: register it with RegisteredArray(array, read_only=True) "
+                    "(CU_MEMHOSTREGISTER_READ_ONLY), where READ_ONLY_HOST_REGISTER_SUPPORTED is 1."
+                ) from exc
             raise RegistrationError(
                 f"cuMemHostRegister refused {array.nbytes} bytes at {self.host_pointer:#x}: {exc}. "
                 "Check that the range is not registered already and that enough physical memory is free "

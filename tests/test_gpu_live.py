@@ -149,3 +149,22 @@ def test_rerunning_a_lesson_three_times_leaks_nothing(lesson):
     assert len(pinned) == 3
     assert pinned[2] <= pinned[0], f"pinned bytes grew over three runs: {pinned}"
     assert "CURRENT None" in texts[-1]
+
+
+def test_read_only_file_mapping_registers_only_with_the_read_only_flag(tmp_path):
+    path = tmp_path / "data.f32"
+    np.arange(1 << 20, dtype=np.float32).tofile(path)
+    view = np.memmap(path, dtype=np.float32, mode="r")
+    with pytest.raises(errors.RegistrationError, match="read_only=True"):
+        gpu.RegisteredArray(view)
+    with gpu.RegisteredArray(view, read_only=True) as registered:
+        total = gpu.mapped_empty(1)
+        try:
+            kernel = kernels.load_kernel("bandwidth", "read_float")
+            total[0] = 0
+            kernel(registered.device_pointer, np.uint64(view.size), np.float32(-1), gpu.device_pointer(total),
+                   block=(256, 1, 1), grid=(64, 1))
+            gpu.synchronize()  # the kernel read every page of the file through the registration without a fault
+        finally:
+            gpu.free(total)
+    del view

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -217,8 +218,10 @@ def _read_only_registration(nbytes: int, repeats: int) -> list[Row]:
             row: Row = {"memory": memory, "read_only_flag": read_only, "nbytes": nbytes}
             try:
                 registered = gpu.RegisteredArray(array, read_only=read_only)
-            except RegistrationError as exc:
-                rows.append({**row, "registered": False, "error": str(exc).split(": ", 1)[-1][:300]})
+            except RegistrationError as exc:  # the driver's own words: "... failed with CUDA error N: ..."
+                driver_words = re.search(r"CUDA error \d+: [^.]*", str(exc))
+                rows.append({**row, "registered": False,
+                             "error": driver_words.group(0) if driver_words else str(exc)[:300]})
                 continue
             with registered:
                 timing = time_gpu(lambda: read(registered.device_pointer, n4, NEVER, sink, block=(BLOCK, 1, 1),
