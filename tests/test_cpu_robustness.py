@@ -460,3 +460,11 @@ def test_ctypes_structures_match_the_header(mod: cpu.SourceModule) -> None:
     sizeof = mod._lib.zc_sizeof
     for i, (_, size) in cpu.runtime._SIZES.items():
         assert sizeof(i) == size
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0", "soon"])
+def test_a_bad_build_timeout_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    """Issue 20: ZC_CPU_BUILD_TIMEOUT=inf would let a build hang forever; it is refused by name."""
+    monkeypatch.setenv("ZC_CPU_BUILD_TIMEOUT", value)
+    with pytest.raises(cpu.KernelCompileError, match="ZC_CPU_BUILD_TIMEOUT"):
+        compiler.build_timeout()
