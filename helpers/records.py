@@ -369,6 +369,30 @@ def _publish(tmp: Path, target: Path) -> bool:
     return True
 
 
+def check_can_save(path: str | os.PathLike[str] | None = None) -> Path:
+    """Before a long live run: raise :class:`RecordError` now if :func:`save_record` could not write
+    ``path`` (it exists, or its folder is missing or read-only) or, without ``path``, into data/.
+    Returns the folder checked."""
+    if path is not None:
+        target = Path(path)
+        if target.exists():
+            raise RecordError(f"--output {target} exists: a record never replaces a file. Choose another path "
+                              "(checked before the first measurement, so no GPU time was spent).")
+        directory = target.parent
+    else:
+        directory = data_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=directory, prefix=".record-check-", suffix=".json")
+        os.close(fd)
+        os.unlink(name)
+    except OSError as exc:
+        raise RecordError(f"Cannot write a record into {directory} ({exc.strerror or exc}); checked before the first "
+                          "measurement. Make the folder writable, or pass --output with a path in a folder you can "
+                          "write.") from exc
+    return directory
+
+
 def save_record(record: Record, path: str | os.PathLike[str] | None = None, *, overwrite: bool = False) -> Path:
     """Validate and write a record atomically; never replace an existing file unless ``overwrite``.
 
