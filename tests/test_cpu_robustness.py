@@ -468,3 +468,32 @@ def test_a_bad_build_timeout_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, v
     monkeypatch.setenv("ZC_CPU_BUILD_TIMEOUT", value)
     with pytest.raises(cpu.KernelCompileError, match="ZC_CPU_BUILD_TIMEOUT"):
         compiler.build_timeout()
+
+
+def test_a_stuck_launch_of_one_module_leaves_other_modules_working(tmp_path: Path) -> None:
+    """Issue 20: a kernel that blocks the stop signal cannot be stopped; it used to leave every other
+    module failing with 'Device or resource busy' (the launch state was one symbol for all libraries)."""
+    code = textwrap.dedent('''
+        import numpy as np
+        from helpers import cpu
+        stuck = cpu.SourceModule("""
+        #include <signal.h>
+        extern "C" __global__ void hold(int *out) {
+            sigset_t all; sigfillset(&all); pthread_sigmask(SIG_BLOCK, &all, nullptr);
+            volatile unsigned long long k = 0;
+            while (true) { k = k + 1; }
+        }""", name="stuck.cu")
+        try:
+            stuck.get_function("hold")(np.zeros(1, np.int32), block=(1, 1, 1), grid=(1, 1), timeout=0.3)
+        except cpu.CpuBackendError as exc:
+            print("stuck:", "did not stop" in str(exc), flush=True)
+        other = cpu.SourceModule('extern "C" __global__ void put(int *out) { out[threadIdx.x] = 5; }', name="other.cu")
+        out = np.zeros(4, np.int32)
+        other.get_function("put")(out, block=(4, 1, 1), grid=(1, 1))
+        print("other:", out.tolist(), flush=True)
+        import os; os._exit(0)
+    ''')
+    env = {**os.environ, "ZC_CPU_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert "stuck: True" in done.stdout, done.stdout + done.stderr
+    assert "other: [5, 5, 5, 5]" in done.stdout, done.stdout + done.stderr
