@@ -225,3 +225,36 @@ def test_the_book_carries_the_pages_the_lessons_link_to():
     assert "glossary.md" in names and "instructor-guide.md" in names
     toc = book._toc(["00-start-here", "glossary"])
     assert "file: lessons/glossary" in toc
+
+
+def test_the_filter_works_from_a_clone_path_with_spaces_and_quotes(tmp_path: Path) -> None:
+    """Issue 20: git runs the filter command through sh; the clone's (and the venv's) path goes in quoted,
+    so spaces and quotes stay one word and `$(...)` in a folder name runs nothing."""
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    odd = tmp_path / "my course's \"copy\" $(touch PWNED) `touch PWNED2`"
+    odd.mkdir()
+    (odd / ".ci").mkdir()
+    (odd / "lessons").mkdir()
+    (odd / "venv bin").mkdir()
+    python = odd / "venv bin" / "python"
+    python.write_text(f"#!/bin/sh\nexec '{sys.executable}' \"$@\"\n")  # the venv's python, at an odd path
+    python.chmod(0o755)
+    shutil.copy(ROOT / ".ci" / "git-filter", odd / ".ci")
+    shutil.copy(ROOT / ".gitattributes", odd)
+    shutil.copy(ROOT / "lessons" / LESSON, odd / "lessons")
+    git(odd, "init", "-q")
+    git(odd, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(odd, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lesson")
+    done = subprocess.run(["bash", str(odd / ".ci" / "git-filter"), "install", str(python)], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    saved = odd / "lessons" / LESSON
+    nb = nbformat.read(saved, as_version=4)
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a saved output\n")]
+    code.execution_count = 1
+    nbformat.write(nb, saved)
+    diff = subprocess.run(["git", "-C", str(odd), "diff", "--no-textconv"], capture_output=True, text=True)
+    assert diff.returncode == 0 and diff.stdout == "", diff.stderr  # the filter ran and stripped the output
+    assert not list(tmp_path.rglob("PWNED*")) and not list(Path.cwd().glob("PWNED*")), "a folder name ran a command"
