@@ -49,7 +49,7 @@ extern "C" __global__ void big_local(float *out, int i) {
     local[i] = 1.0f;
     out[0] = (float)local[i];
 }
-extern "C" __global__ void quit(int *out) { out[0] = 1; abort(); }
+extern "C" __global__ void quit(int *out) { out[0] = 1; __builtin_trap(); }
 extern "C" __global__ void fill(int *out, int value) { out[threadIdx.x] = value; }
 """
 
@@ -138,11 +138,12 @@ def test_a_local_array_larger_than_the_stack_is_a_stack_overflow_error(mod: cpu.
     _next_launch_works(mod)
 
 
-def test_abort_in_a_kernel_is_a_crash_error(mod: cpu.SourceModule) -> None:
+def test_a_trap_in_a_kernel_is_a_crash_error(mod: cpu.SourceModule) -> None:
+    """(abort() itself is refused at compile time since issue 20; a trap still crashes at run time.)"""
     out = np.zeros(1, np.int32)
     with pytest.raises(cpu.KernelCrashError) as info:
         mod.get_function("quit")(out, block=(1, 1, 1), grid=(1, 1))
-    assert info.value.signal_name == "SIGABRT" and "abort" in str(info.value) and out[0] == 1
+    assert info.value.signal_name == "SIGILL" and "__builtin_trap" in str(info.value) and out[0] == 1
     _next_launch_works(mod)
 
 
@@ -497,3 +498,25 @@ def test_a_stuck_launch_of_one_module_leaves_other_modules_working(tmp_path: Pat
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert "stuck: True" in done.stdout, done.stdout + done.stderr
     assert "other: [5, 5, 5, 5]" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("call", ["exit(1)", "std::exit(0)", "abort()", "_exit(3)", "system(\"ls\")",
+                                  "fprintf(stderr, \"x\")", "puts(\"x\")", "quick_exit(0)"])
+def test_calls_that_act_on_the_process_are_refused_at_compile_time_by_name(call: str) -> None:
+    """Issue 20: exit() in a kernel used to end the notebook's Python silently."""
+    source = f'extern "C" __global__ void k(int *out) {{\n    out[0] = 1;\n    {call};\n}}'
+    with pytest.raises(cpu.UnsupportedFeatureError) as info:
+        cpu.SourceModule(source, name="quits.cu")
+    name = call.split("(")[0].replace("std::", "")
+    assert f"a call to {name}()" in str(info.value) and "line 3 of quits.cu" in str(info.value)
+
+
+def test_printf_keeps_its_own_message_and_names_like_exit_inside_others_are_fine() -> None:
+    with pytest.raises(cpu.UnsupportedFeatureError, match="printf in a kernel"):
+        cpu.SourceModule('extern "C" __global__ void k(int *o) { printf("%d", o[0]); }', name="p.cu")
+    mod = cpu.SourceModule('__device__ int my_exit(int v) { return v + 1; }\n'
+                           'extern "C" __global__ void k(int *o) { int exit_code = my_exit(1); o[0] = exit_code; }',
+                           name="fine.cu")
+    out = np.zeros(1, np.int32)
+    mod.get_function("k")(out, block=(1, 1, 1), grid=(1, 1))
+    assert out[0] == 2
