@@ -37,6 +37,7 @@ def record(output: str | None, only: list[str] | None) -> Path:
     from . import experiments
     from .mode import require_live
 
+    records.check_can_save(output)  # a run of minutes must not be lost at the end (issue 20)
     require_live("python -m helpers record")
     new = records.new_record(records.command_line())
     names = only or list(experiments.ALL)

@@ -19,10 +19,12 @@ hold times), which gives waiting learners an estimate and ``python -m helpers cl
 from __future__ import annotations
 
 import atexit
+import errno
 import fcntl
 import json
 import os
 import re
+import stat
 import sys
 import threading
 import time
@@ -52,21 +54,56 @@ def enabled() -> bool:
 _checked_dirs: set[Path] = set()
 
 
+def _folder_problem(folder: Path, what: str) -> QueueError:
+    return QueueError(f"The course's lock folder {folder} {what}. The instructor can remove it and let the course "
+                      f"create it (`sudo rm -rf {folder}`), or create it as root: `sudo install -d -m 1777 -o root "
+                      f"{folder}`; or every learner can set the same ZC_LOCK_DIR to such a folder.")
+
+
+def check_folder(folder: Path, st: os.stat_result, uid: int | None = None) -> None:
+    """Refuse a shared folder others could abuse: not a folder, or writable by others yet owned by
+    another user without the sticky bit (anyone could delete anyone's tickets)."""
+    uid = os.getuid() if uid is None else uid
+    if not stat.S_ISDIR(st.st_mode):
+        raise _folder_problem(folder, "is not a folder (a symbolic link or a file)")
+    mode = st.st_mode & 0o7777
+    if st.st_uid not in (uid, 0) and mode & 0o022 and not mode & stat.S_ISVTX:
+        raise _folder_problem(folder, f"belongs to another user (uid {st.st_uid}) and is writable by others without "
+                                      f"the sticky bit (mode {mode:o}): anyone could delete anyone's tickets")
+
+
 def lock_dir() -> Path:
-    """The shared folder of the queue and the pinned-memory budget, created ``1777`` if missing."""
+    """The shared folder of the queue and the pinned-memory budget, created ``1777`` if missing.
+
+    Never through a symbolic link, never chmod-ing a folder the course did not just create."""
     folder = Path(os.environ.get("ZC_LOCK_DIR") or DEFAULT_LOCK_DIR)
     if folder in _checked_dirs:
         return folder
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        if folder.stat().st_uid == os.getuid() and (folder.stat().st_mode & 0o7777) != 0o1777:
-            folder.chmod(0o1777)  # every user of the machine may add files; only owners remove theirs
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        created = False
+        try:
+            os.mkdir(folder, 0o700)  # private until chmod-ed: nobody can swap it in between
+            created = True
+        except FileExistsError:
+            pass
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
+        if isinstance(exc, (NotADirectoryError,)) or exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _folder_problem(folder, "is not a folder (a symbolic link or a file)") from exc
         raise QueueError(f"Cannot create the course's lock folder {folder}: {exc}. Set ZC_LOCK_DIR to a folder "
                          "every learner of this machine can write (chmod 1777), or ask the instructor.") from exc
+    try:
+        st = os.fstat(fd)
+        if created and st.st_uid == os.getuid():
+            os.fchmod(fd, 0o1777)  # every user may add files; only owners remove theirs
+            st = os.fstat(fd)
+        check_folder(folder, st)
+    finally:
+        os.close(fd)
     if not os.access(folder, os.W_OK | os.X_OK):
         raise QueueError(f"The course's lock folder {folder} is not writable by you (mode "
-                         f"{folder.stat().st_mode & 0o7777:o}). The instructor can run `chmod 1777 {folder}`, "
+                         f"{st.st_mode & 0o7777:o}). The instructor can run `sudo chmod 1777 {folder}`, "
                          "or every learner can set the same ZC_LOCK_DIR to a folder all can write.")
     return folder
 
@@ -281,10 +318,11 @@ def _take_ticket(folder: Path, key: str) -> tuple[int, int, Path]:
     meta = _meta_fds.get(meta_path)
     if meta is None:
         meta = _meta_fds[meta_path] = open_shared(meta_path)
-    fcntl.flock(meta, fcntl.LOCK_EX)
+    _flock_meta(meta, meta_path)
     try:
-        seq = int(os.pread(meta, 32, 0).strip() or b"0") + 1
+        seq = _next_number(os.pread(meta, 64, 0), folder, key)
         os.pwrite(meta, f"{seq:020d}\n".encode(), 0)
+        os.ftruncate(meta, 21)
         # lock it under a private name first, so nobody sees the ticket unlocked and takes it for a dead one
         temporary = folder / f"{key}.new.{os.getpid()}.{threading.get_ident()}"
         _unlink_quietly(temporary)
@@ -295,6 +333,54 @@ def _take_ticket(folder: Path, key: str) -> tuple[int, int, Path]:
     finally:
         fcntl.flock(meta, fcntl.LOCK_UN)
     return seq, fd, path
+
+
+MAX_SEQ = 10**20 - 1
+
+
+def _next_number(raw: bytes, folder: Path, key: str) -> int:
+    """The next ticket number after the ``.meta`` file's content; garbage or a number too large for a
+    ticket name is repaired from the tickets in the folder, so mutual exclusion holds for any content."""
+    text = raw.strip()
+    last = int(text) if text.isdigit() and len(text) <= 20 else -1
+    highest = max((t[0] for t in _tickets(folder, key)), default=0)
+    if last < 0 or last >= MAX_SEQ:
+        last = highest
+    seq = max(last, highest) + 1
+    if seq > MAX_SEQ:
+        raise QueueError(f"The queue's tickets in {folder} are numbered up to the largest a ticket name holds; remove "
+                         f"{folder}/{key}.* (the instructor: `sudo rm {folder}/{key}.*`).")
+    return seq
+
+
+def meta_timeout() -> float:
+    """Seconds to wait for the ``.meta`` file's short lock: ``$ZC_QUEUE_META_TIMEOUT``, else 30."""
+    text = os.environ.get("ZC_QUEUE_META_TIMEOUT", "").strip()
+    try:
+        value = float(text) if text else 30.0
+    except ValueError:
+        value = -1.0
+    if not (0 < value < 1e6):
+        raise QueueError(f"ZC_QUEUE_META_TIMEOUT={text!r} is not a number of seconds between 0 and 1e6.")
+    return value
+
+
+def _flock_meta(fd: int, path: Path) -> None:
+    """The ``.meta`` file's lock, held only for a moment by a well-behaved process: a holder that keeps
+    it longer than :func:`meta_timeout` is an error that names the file and its owner."""
+    limit = meta_timeout()
+    end = time.monotonic() + limit
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= end:
+                owner = os.fstat(fd).st_uid
+                raise QueueError(f"Another process has held the lock of {path} (file owner uid {owner}) for more than "
+                                 f"{limit:g} s; it only takes a moment normally. The instructor can find it with "
+                                 f"`sudo fuser {path}` or `cat /proc/locks`, and remove the file.") from None
+            time.sleep(0.01)
 
 
 def _wait_for_turn(folder: Path, key: str, seq: int) -> None:

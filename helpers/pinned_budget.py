@@ -60,6 +60,32 @@ def _start_time(pid: int) -> str | None:
         return None
 
 
+def _real_uid(pid: int) -> int | None:
+    """The real uid of process ``pid`` (/proc/PID/status, line Uid), or None."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _valid(pid: object, entry: object) -> bool:
+    """An entry of the shared file counts only if it names a live process (pid and start time), its
+    uid is that process's real owner, and its bytes are a whole number between 1 and the machine's RAM:
+    a forged, negative or absurd entry (the file is writable by every learner) is dropped."""
+    if not (isinstance(pid, str) and pid.isdigit() and len(pid) < 10 and isinstance(entry, dict)):
+        return False
+    nbytes, uid = entry.get("bytes"), entry.get("uid")
+    if type(nbytes) is not int or not 0 < nbytes <= ram_bytes() or type(uid) is not int:
+        return False
+    if _start_time(int(pid)) != entry.get("start") or entry.get("start") is None:
+        return False
+    return _real_uid(int(pid)) == uid
+
+
 def _path() -> Any:
     from .gpu_queue import lock_dir
 
@@ -81,8 +107,8 @@ def _update(change: int, *, check: bool) -> dict[str, Any]:
             table = json.loads(raw) if raw.strip() else {}
         except ValueError:  # a torn write by a killed process: start again from the live ones
             table = {}
-        live = {pid: entry for pid, entry in table.items()
-                if isinstance(entry, dict) and _start_time(int(pid)) == entry.get("start")}
+        live = {pid: entry for pid, entry in (table.items() if isinstance(table, dict) else ())
+                if _valid(pid, entry)}
         me = str(os.getpid())
         others = sum(int(entry.get("bytes", 0)) for pid, entry in live.items() if pid != me)
         wanted = _own + change

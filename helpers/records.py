@@ -21,7 +21,7 @@ import re
 import sys
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -285,6 +285,8 @@ def load_record(path: str | os.PathLike[str]) -> Record:
         record = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise _fail(str(path), f"it is not JSON ({' '.join(str(exc).split())})") from exc
+    except RecursionError:
+        raise _fail(str(path), "its JSON is nested too deeply to be a record") from None
     except OSError as exc:
         raise RecordError(f"Cannot read the measurement record {path}: {exc.strerror or exc}. "
                           "Check the file's permissions, or restore it with `git checkout -- data/`.") from exc
@@ -309,9 +311,18 @@ def matching_records(gpu: str = "H200", directory: Path | None = None) -> list[t
     return [(record, path) for _, _, record, path in sorted(found, key=lambda item: item[:2])]
 
 
+FUTURE_SLACK = timedelta(days=1)   # a record dated later than now + this is never the reference (issue 20)
+
+
 def reference_record(gpu: str = "H200", directory: Path | None = None) -> tuple[Record, Path]:
     """The newest valid record whose GPU name contains ``gpu``, and its path (replay mode)."""
     found = matching_records(gpu, directory)
+    late = datetime.now(timezone.utc) + FUTURE_SLACK
+    future = [path for record, path in found if parse_date(record["provenance"]["date"]) > late]
+    found = [(record, path) for record, path in found if path not in future]
+    if future and not found:
+        raise RecordError(f"The records {', '.join(p.name for p in future)} are dated in the future, so none can be "
+                          "the reference. Fix the machine's clock, or restore data/ with `git checkout -- data/`.")
     if not found:
         raise RecordError(
             f"No recorded measurements from a GPU named like {gpu!r} in {directory or data_dir()}. "
@@ -375,6 +386,30 @@ def _publish(tmp: Path, target: Path) -> bool:
         return True
     tmp.unlink()
     return True
+
+
+def check_can_save(path: str | os.PathLike[str] | None = None) -> Path:
+    """Before a long live run: raise :class:`RecordError` now if :func:`save_record` could not write
+    ``path`` (it exists, or its folder is missing or read-only) or, without ``path``, into data/.
+    Returns the folder checked."""
+    if path is not None:
+        target = Path(path)
+        if target.exists():
+            raise RecordError(f"--output {target} exists: a record never replaces a file. Choose another path "
+                              "(checked before the first measurement, so no GPU time was spent).")
+        directory = target.parent
+    else:
+        directory = data_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=directory, prefix=".record-check-", suffix=".json")
+        os.close(fd)
+        os.unlink(name)
+    except OSError as exc:
+        raise RecordError(f"Cannot write a record into {directory} ({exc.strerror or exc}); checked before the first "
+                          "measurement. Make the folder writable, or pass --output with a path in a folder you can "
+                          "write.") from exc
+    return directory
 
 
 def save_record(record: Record, path: str | os.PathLike[str] | None = None, *, overwrite: bool = False) -> Path:

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from test_replay import REQUIRED
 
 
@@ -73,3 +75,37 @@ def test_targets_report_each_target_and_fail_when_one_is_missed(tmp_path):
     assert done.returncode == 1
     assert "MISSED device-memory read: 1.000" in done.stdout
     assert done.stdout.count("\n") == 3
+
+
+def test_record_refuses_an_existing_output_before_measuring(tmp_path, monkeypatch):
+    """Issue 20: the check comes before the first measurement (here before the live-mode check too)."""
+    from helpers import __main__ as cli
+    from helpers.errors import RecordError
+
+    existing = tmp_path / "old.json"
+    existing.write_text("{}")
+    monkeypatch.setattr("helpers.mode.require_live", lambda what: pytest.fail("measuring began"))
+    with pytest.raises(RecordError, match="exists"):
+        cli.record(str(existing), None)
+    assert existing.read_text() == "{}"
+
+
+def test_record_refuses_a_read_only_folder_before_measuring(tmp_path, monkeypatch):
+    from helpers import __main__ as cli
+    from helpers.errors import RecordError
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    os.chmod(folder, 0o555)
+    if os.geteuid() == 0:  # root writes anywhere: make the folder's writes fail as a read-only disk would
+        import tempfile as _tempfile
+
+        def refuse(*args, **kwargs):
+            raise PermissionError(13, "Permission denied")
+        monkeypatch.setattr(_tempfile, "mkstemp", refuse)
+    monkeypatch.setattr("helpers.mode.require_live", lambda what: pytest.fail("measuring began"))
+    try:
+        with pytest.raises(RecordError, match="before the first measurement"):
+            cli.record(str(folder / "new.json"), None)
+    finally:
+        os.chmod(folder, 0o755)

@@ -49,7 +49,7 @@ extern "C" __global__ void big_local(float *out, int i) {
     local[i] = 1.0f;
     out[0] = (float)local[i];
 }
-extern "C" __global__ void quit(int *out) { out[0] = 1; abort(); }
+extern "C" __global__ void quit(int *out) { out[0] = 1; __builtin_trap(); }
 extern "C" __global__ void fill(int *out, int value) { out[threadIdx.x] = value; }
 """
 
@@ -138,11 +138,12 @@ def test_a_local_array_larger_than_the_stack_is_a_stack_overflow_error(mod: cpu.
     _next_launch_works(mod)
 
 
-def test_abort_in_a_kernel_is_a_crash_error(mod: cpu.SourceModule) -> None:
+def test_a_trap_in_a_kernel_is_a_crash_error(mod: cpu.SourceModule) -> None:
+    """(abort() itself is refused at compile time since issue 20; a trap still crashes at run time.)"""
     out = np.zeros(1, np.int32)
     with pytest.raises(cpu.KernelCrashError) as info:
         mod.get_function("quit")(out, block=(1, 1, 1), grid=(1, 1))
-    assert info.value.signal_name == "SIGABRT" and "abort" in str(info.value) and out[0] == 1
+    assert info.value.signal_name == "SIGILL" and "__builtin_trap" in str(info.value) and out[0] == 1
     _next_launch_works(mod)
 
 
@@ -460,3 +461,62 @@ def test_ctypes_structures_match_the_header(mod: cpu.SourceModule) -> None:
     sizeof = mod._lib.zc_sizeof
     for i, (_, size) in cpu.runtime._SIZES.items():
         assert sizeof(i) == size
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0", "soon"])
+def test_a_bad_build_timeout_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    """Issue 20: ZC_CPU_BUILD_TIMEOUT=inf would let a build hang forever; it is refused by name."""
+    monkeypatch.setenv("ZC_CPU_BUILD_TIMEOUT", value)
+    with pytest.raises(cpu.KernelCompileError, match="ZC_CPU_BUILD_TIMEOUT"):
+        compiler.build_timeout()
+
+
+def test_a_stuck_launch_of_one_module_leaves_other_modules_working(tmp_path: Path) -> None:
+    """Issue 20: a kernel that blocks the stop signal cannot be stopped; it used to leave every other
+    module failing with 'Device or resource busy' (the launch state was one symbol for all libraries)."""
+    code = textwrap.dedent('''
+        import numpy as np
+        from helpers import cpu
+        stuck = cpu.SourceModule("""
+        #include <signal.h>
+        extern "C" __global__ void hold(int *out) {
+            sigset_t all; sigfillset(&all); pthread_sigmask(SIG_BLOCK, &all, nullptr);
+            volatile unsigned long long k = 0;
+            while (true) { k = k + 1; }
+        }""", name="stuck.cu")
+        try:
+            stuck.get_function("hold")(np.zeros(1, np.int32), block=(1, 1, 1), grid=(1, 1), timeout=0.3)
+        except cpu.CpuBackendError as exc:
+            print("stuck:", "did not stop" in str(exc), flush=True)
+        other = cpu.SourceModule('extern "C" __global__ void put(int *out) { out[threadIdx.x] = 5; }', name="other.cu")
+        out = np.zeros(4, np.int32)
+        other.get_function("put")(out, block=(4, 1, 1), grid=(1, 1))
+        print("other:", out.tolist(), flush=True)
+        import os; os._exit(0)
+    ''')
+    env = {**os.environ, "ZC_CPU_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert "stuck: True" in done.stdout, done.stdout + done.stderr
+    assert "other: [5, 5, 5, 5]" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("call", ["exit(1)", "std::exit(0)", "abort()", "_exit(3)", "system(\"ls\")",
+                                  "fprintf(stderr, \"x\")", "puts(\"x\")", "quick_exit(0)"])
+def test_calls_that_act_on_the_process_are_refused_at_compile_time_by_name(call: str) -> None:
+    """Issue 20: exit() in a kernel used to end the notebook's Python silently."""
+    source = f'extern "C" __global__ void k(int *out) {{\n    out[0] = 1;\n    {call};\n}}'
+    with pytest.raises(cpu.UnsupportedFeatureError) as info:
+        cpu.SourceModule(source, name="quits.cu")
+    name = call.split("(")[0].replace("std::", "")
+    assert f"a call to {name}()" in str(info.value) and "line 3 of quits.cu" in str(info.value)
+
+
+def test_printf_keeps_its_own_message_and_names_like_exit_inside_others_are_fine() -> None:
+    with pytest.raises(cpu.UnsupportedFeatureError, match="printf in a kernel"):
+        cpu.SourceModule('extern "C" __global__ void k(int *o) { printf("%d", o[0]); }', name="p.cu")
+    mod = cpu.SourceModule('__device__ int my_exit(int v) { return v + 1; }\n'
+                           'extern "C" __global__ void k(int *o) { int exit_code = my_exit(1); o[0] = exit_code; }',
+                           name="fine.cu")
+    out = np.zeros(1, np.int32)
+    mod.get_function("k")(out, block=(1, 1, 1), grid=(1, 1))
+    assert out[0] == 2

@@ -224,3 +224,89 @@ def test_an_uncontended_slot_costs_little(lock_dir):
     """A learner alone pays one take-log-release per timed section: well under a millisecond on a quiet
     machine; a loose bound here, as the test machine may be busy (the classroom record has the real figure)."""
     assert gpu_queue.uncontended_overhead(KEY, slots=100) < 0.005
+
+
+# --------------------------------------------------------------------------- issue 20: a shared machine, one hostile learner
+def test_a_lock_folder_that_is_a_symbolic_link_is_refused_and_its_target_untouched(tmp_path, monkeypatch):
+    victim = tmp_path / "victim-home"
+    victim.mkdir(mode=0o700)
+    os.chmod(victim, 0o700)
+    link = tmp_path / "locks"
+    link.symlink_to(victim)
+    monkeypatch.setenv("ZC_LOCK_DIR", str(link))
+    with pytest.raises(gpu_queue.QueueError, match="symbolic link"):
+        with gpu_queue.measurement_slot(KEY):
+            pass
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o700, "the link's target was chmod-ed"
+    assert not list(victim.iterdir())
+
+
+def test_an_existing_folder_of_ones_own_is_not_chmod_ed(tmp_path, monkeypatch):
+    folder = tmp_path / "locks"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    monkeypatch.setenv("ZC_LOCK_DIR", str(folder))
+    with gpu_queue.measurement_slot(KEY):
+        pass
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+
+
+def test_another_users_world_writable_folder_without_sticky_bit_is_refused(tmp_path, monkeypatch):
+    folder = tmp_path / "locks"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    monkeypatch.setenv("ZC_LOCK_DIR", str(folder))
+    if os.geteuid() == 0:
+        os.chown(folder, 65534, 65534)  # as another user (nobody) would have made it
+    else:
+        real = os.stat
+        monkeypatch.setattr(gpu_queue.os, "getuid", lambda: real(folder).st_uid + 1)
+    with pytest.raises(gpu_queue.QueueError, match="sticky") as info:
+        with gpu_queue.measurement_slot(KEY):
+            pass
+    assert "install -d -m 1777" in str(info.value)
+    os.chmod(folder, 0o1777)  # the same folder with the sticky bit is accepted
+    with gpu_queue.measurement_slot(KEY):
+        pass
+
+
+@pytest.mark.parametrize("content", [b"garbage\n", b"-5\n", b"\x00\xff", b"9" * 20 + b"\n", b"1" * 40])
+def test_any_meta_content_keeps_mutual_exclusion(lock_dir, content):
+    with gpu_queue.measurement_slot(KEY):  # creates the folder and the files
+        pass
+    (lock_dir / f"{KEY}.meta").write_bytes(content)
+    spans = _intervals({})
+    assert len(spans) == 32 and _overlaps(spans) == 0
+    assert not list(lock_dir.glob("*.ticket"))
+
+
+def test_a_meta_lock_held_forever_is_a_clear_error(lock_dir, monkeypatch):
+    with gpu_queue.measurement_slot(KEY):
+        pass
+    holder = _child(f"""
+        import fcntl
+        fd = os.open(os.path.join(os.environ["ZC_LOCK_DIR"], {KEY + '.meta'!r}), os.O_RDWR)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        print('locked', flush=True)
+        time.sleep(120)
+    """)
+    try:
+        _wait_for_line(holder, "locked")
+        monkeypatch.setenv("ZC_QUEUE_META_TIMEOUT", "0.5")
+        gpu_queue._meta_fds.clear()
+        t0 = time.monotonic()
+        with pytest.raises(gpu_queue.QueueError, match="held the lock") as info:
+            with gpu_queue.measurement_slot(KEY):
+                pass
+        assert time.monotonic() - t0 < 5 and "fuser" in str(info.value)
+    finally:
+        holder.kill()
+        holder.wait()
+    with gpu_queue.measurement_slot(KEY):
+        pass
+
+
+def test_a_bad_meta_timeout_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("ZC_QUEUE_META_TIMEOUT", "inf")
+    with pytest.raises(gpu_queue.QueueError, match="ZC_QUEUE_META_TIMEOUT"):
+        gpu_queue.meta_timeout()

@@ -85,3 +85,45 @@ def test_a_bad_budget_says_how_to_write_one():
 def test_the_default_is_three_quarters_of_ram(monkeypatch):
     monkeypatch.delenv("ZC_PINNED_BUDGET", raising=False)
     assert pinned_budget.budget_bytes() == int(0.75 * pinned_budget.ram_bytes())
+
+
+# ---------------------------------------------------------------------------- issue 20: a forged budget file
+def _forge(table: dict) -> None:
+    import json as _json
+    pinned_budget.usage()  # creates the file
+    pinned_budget._path().write_text(_json.dumps(table))
+
+
+def test_a_forged_huge_entry_for_pid_1_is_dropped(budget):
+    _forge({"1": {"bytes": 10**30, "start": pinned_budget._start_time(1), "uid": 0}})
+    pinned_budget.reserve(500)  # not refused
+    assert "1" not in pinned_budget.usage()
+    pinned_budget.release(500)
+
+
+def test_an_entry_with_the_wrong_owner_is_dropped(budget):
+    other = _holder(100)
+    try:
+        pinned_budget.usage()
+        _forge({str(other.pid): {"bytes": 900, "start": pinned_budget._start_time(other.pid), "uid": os.getuid() + 1}})
+        pinned_budget.reserve(500)
+        assert str(other.pid) not in pinned_budget.usage()
+        pinned_budget.release(500)
+    finally:
+        other.kill()
+        other.wait()
+
+
+@pytest.mark.parametrize("bad", [-10**12, 1.5, "900", True, None])
+def test_negative_or_non_integer_entries_are_dropped(budget, bad):
+    other = _holder(600)
+    try:
+        table = {str(other.pid): {"bytes": 600, "start": pinned_budget._start_time(other.pid), "uid": os.getuid()},
+                 str(os.getppid()): {"bytes": bad, "start": pinned_budget._start_time(os.getppid()), "uid": os.getuid()}}
+        _forge(table)
+        with pytest.raises(PinningError):  # the real entry still counts: the budget is not lifted
+            pinned_budget.reserve(500)
+        assert str(os.getppid()) not in pinned_budget.usage()
+    finally:
+        other.kill()
+        other.wait()

@@ -180,10 +180,10 @@ def test_reference_picks_the_newest_matching_record(tmp_path, reference):
     older = copy.deepcopy(reference[0])
     newer = copy.deepcopy(reference[0])
     older["provenance"]["date"] = "2020-01-01T00:00:00+00:00"
-    newer["provenance"]["date"] = "2030-01-01T00:00:00+00:00"
+    newer["provenance"]["date"] = "2025-06-01T00:00:00+00:00"
     other = copy.deepcopy(reference[0])
     other["provenance"]["gpu"] = "NVIDIA A100"
-    other["provenance"]["date"] = "2040-01-01T00:00:00+00:00"
+    other["provenance"]["date"] = "2025-07-01T00:00:00+00:00"
     for name, rec in (("a.json", older), ("b.json", newer), ("c.json", other)):
         records.save_record(rec, tmp_path / name)
     record, path = records.reference_record("H200", tmp_path)
@@ -197,3 +197,24 @@ def test_dumps_writes_one_row_per_line(reference):
     assert json.loads(text) == reference[0]
     rows = sum(len(e["rows"]) for e in reference[0]["experiments"].values())
     assert text.count("\n") >= rows
+
+
+# ---------------------------------------------------------------------------- issue 20: hostile files and settings
+def test_deeply_nested_json_is_a_record_error(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(RecordError, match="nested too deeply"):
+        records.load_record(path)
+
+
+def test_a_record_dated_in_the_future_is_never_the_reference(tmp_path, reference):
+    good = copy.deepcopy(reference[0])
+    future = copy.deepcopy(reference[0])
+    future["provenance"]["date"] = "2999-01-01T00:00:00+00:00"
+    (tmp_path / "good.json").write_text(records.dumps(good))
+    (tmp_path / "future.json").write_text(records.dumps(future))
+    record, path = records.reference_record(directory=tmp_path)
+    assert path.name == "good.json"
+    (tmp_path / "good.json").unlink()
+    with pytest.raises(RecordError, match="future"):
+        records.reference_record(directory=tmp_path)

@@ -225,3 +225,75 @@ def test_the_book_carries_the_pages_the_lessons_link_to():
     assert "glossary.md" in names and "instructor-guide.md" in names
     toc = book._toc(["00-start-here", "glossary"])
     assert "file: lessons/glossary" in toc
+
+
+def test_the_filter_works_from_a_clone_path_with_spaces_and_quotes(tmp_path: Path) -> None:
+    """Issue 20: git runs the filter command through sh; the clone's (and the venv's) path goes in quoted,
+    so spaces and quotes stay one word and `$(...)` in a folder name runs nothing."""
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    odd = tmp_path / "my course's \"copy\" $(touch PWNED) `touch PWNED2`"
+    odd.mkdir()
+    (odd / ".ci").mkdir()
+    (odd / "lessons").mkdir()
+    (odd / "venv bin").mkdir()
+    python = odd / "venv bin" / "python"
+    python.write_text(f"#!/bin/sh\nexec '{sys.executable}' \"$@\"\n")  # the venv's python, at an odd path
+    python.chmod(0o755)
+    shutil.copy(ROOT / ".ci" / "git-filter", odd / ".ci")
+    shutil.copy(ROOT / ".gitattributes", odd)
+    shutil.copy(ROOT / "lessons" / LESSON, odd / "lessons")
+    git(odd, "init", "-q")
+    git(odd, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(odd, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lesson")
+    done = subprocess.run(["bash", str(odd / ".ci" / "git-filter"), "install", str(python)], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    saved = odd / "lessons" / LESSON
+    nb = nbformat.read(saved, as_version=4)
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a saved output\n")]
+    code.execution_count = 1
+    nbformat.write(nb, saved)
+    diff = subprocess.run(["git", "-C", str(odd), "diff", "--no-textconv"], capture_output=True, text=True)
+    assert diff.returncode == 0 and diff.stdout == "", diff.stderr  # the filter ran and stripped the output
+    assert not list(tmp_path.rglob("PWNED*")) and not list(Path.cwd().glob("PWNED*")), "a folder name ran a command"
+
+
+def test_git_pull_after_a_saved_run_does_what_the_readme_says(repo: Path, tmp_path: Path) -> None:
+    """Issue 20, README 'Clean git': a pull keeps the outputs of a lesson it does not change, and replaces a
+    lesson it changes with the new version, without the learner's outputs and without a conflict."""
+    readme = (ROOT / "README.md").read_text()
+    assert "replaced by the new version, without your outputs" in " ".join(readme.split())
+    ident = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    (repo / "lessons" / "other.ipynb").write_bytes((repo / "lessons" / LESSON).read_bytes())
+    git(repo, *ident, "add", ".")
+    git(repo, *ident, "commit", "-qm", "two lessons")
+    clone = tmp_path / "learner"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True, capture_output=True)
+    subprocess.run(["bash", str(clone / ".ci" / "git-filter"), "install", sys.executable], check=True,
+                   capture_output=True)
+
+    def save_output(path: Path, text: str) -> None:
+        nb = nbformat.read(path, as_version=4)
+        code = next(c for c in nb.cells if c.cell_type == "code")
+        code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+        nbformat.write(nb, path)
+
+    def outputs(path: Path) -> list:
+        return [o for c in nbformat.read(path, as_version=4).cells for o in c.get("outputs", [])]
+
+    for name in (LESSON, "other.ipynb"):
+        save_output(clone / "lessons" / name, "my timing 12.3 GB/s\n")
+    git(clone, "add", "lessons")  # refreshes the index, stages nothing (what make lab's hook does)
+    assert git(clone, "status", "--porcelain") == ""
+    nb = nbformat.read(repo / "lessons" / LESSON, as_version=4)  # upstream changes one lesson
+    nb.cells[0].source += "\n\nA new sentence."
+    nbformat.write(nb, repo / "lessons" / LESSON)
+    git(repo, *ident, "commit", "-qam", "edit lesson")
+    pulled = subprocess.run(["git", "-C", str(clone), *ident, "pull", "-q", "--no-rebase"], capture_output=True,
+                            text=True)
+    assert pulled.returncode == 0, pulled.stderr  # no conflict
+    assert "A new sentence." in (clone / "lessons" / LESSON).read_text()
+    assert outputs(clone / "lessons" / LESSON) == [], "the changed lesson is the new version, outputs gone"
+    assert outputs(clone / "lessons" / "other.ipynb"), "the unchanged lesson keeps the learner's outputs"

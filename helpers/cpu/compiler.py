@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -123,8 +124,9 @@ def build_timeout() -> float:
         value = float(text) if text else 300.0
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise KernelCompileError(f"ZC_CPU_BUILD_TIMEOUT={text!r} is not a positive number of seconds.")
+    if not (value > 0 and math.isfinite(value)):
+        raise KernelCompileError(f"ZC_CPU_BUILD_TIMEOUT={text!r} is not a positive, finite number of seconds; "
+                                 "unset it or give e.g. ZC_CPU_BUILD_TIMEOUT=600.")
     return value
 
 

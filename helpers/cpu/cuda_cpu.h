@@ -71,10 +71,10 @@ struct dim3 {
 };
 
 // ---------------------------------------------------------------- built-in variables
-inline uint3 threadIdx{0, 0, 0};
-inline uint3 blockIdx{0, 0, 0};
-inline dim3 blockDim{1, 1, 1};
-inline dim3 gridDim{1, 1, 1};
+static uint3 threadIdx{0, 0, 0};   // static: each module (shared library) has its own launch state (issue 20)
+static uint3 blockIdx{0, 0, 0};
+static dim3 blockDim{1, 1, 1};
+static dim3 gridDim{1, 1, 1};
 constexpr int warpSize = 32;
 
 // ---------------------------------------------------------------- a few CUDA math names
@@ -192,7 +192,7 @@ struct state {
     uint32_t seq = 0;
     trace_state* trace = nullptr;
 };
-inline state g;
+static state g;
 
 // The launch in flight: see "the kernel thread" below.
 struct runner {
@@ -219,7 +219,7 @@ struct runner {
     std::condition_variable cv;
     alignas(16) char altstack[1 << 16];
 };
-inline runner R;
+static runner R;  // one per module: a stuck launch of one module does not block the others
 
 [[noreturn]] inline void stop_now() { siglongjmp(R.jump, 1); }
 

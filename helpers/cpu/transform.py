@@ -111,6 +111,11 @@ _UNSUPPORTED: list[tuple[str, str, str]] = [
      "in Python afterwards."),
 ]
 
+# Calls that act on the whole process (issue 20): refused at compile time, by name.
+_PROCESS_CALLS = re.compile(r"(?<![\w.>])(?:std\s*::\s*)?(exit|_exit|_Exit|quick_exit|abort|atexit|at_quick_exit|"
+                            r"system|popen|fork|vfork|execl|execlp|execle|execv|execvp|execvpe|"
+                            r"sigaction|fprintf|fputs|puts|putchar|fputc|fwrite|fflush|perror|dprintf)\s*\(")
+
 # Headers whose declarations cuda_cpu.h already supplies: dropped (the line becomes blank).
 _DROPPED_HEADERS = {"cuda_runtime.h", "cuda.h", "cuda_runtime_api.h", "device_launch_parameters.h",
                     "vector_types.h", "device_functions.h"}
@@ -358,6 +363,11 @@ def scan(source: str, source_name: str = "kernel source", include_dirs: Sequence
                          "with include_dirs=[...] (or options=['-I', folder]), as for PyCUDA."))
         elif _CUDA_HEADER.search(header):
             hits.append((m.start(), f"#include <{header}>", "that CUDA library is not emulated."))
+    for m in _PROCESS_CALLS.finditer(text):
+        hits.append((m.start(), f"a call to {m.group(1)}()",
+                     "on the CPU a kernel runs inside your notebook's Python process, so this call would act on that "
+                     "process (end it, run a program, or write to the Jupyter server's terminal). Write results "
+                     "into an output array and handle them in Python."))
     for m in re.finditer(r"\btemplate\s*<[^;{]*?\b__global__\b", text):
         hits.append((m.start(), "template kernels", "PyCUDA and the backend find kernels by their extern \"C\" name."))
     if hits:
