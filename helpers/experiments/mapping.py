@@ -103,7 +103,7 @@ def _pagemap_pinned(nbytes: int) -> list[Row]:
     return rows
 
 
-def registered(nbytes: int = 256 * MiB, repeats: int = 5) -> Result:
+def registered(nbytes: int = 256 * MiB, repeats: int = 9) -> Result:
     """Zero-copy reads from registered pageable memory against cudaHostAlloc memory, and the cost of
     registering (lesson 13)."""
     return run("registered", {"nbytes": nbytes, "repeats": repeats}, _registered)
@@ -138,6 +138,33 @@ def _registered(nbytes: int, repeats: int) -> list[Row]:
             timing = read(gpu.device_pointer(host))
         rows.append({"allocation": "cudaHostAlloc mapped", "nbytes": nbytes, "seconds": list(timing.seconds),
                      "GBps": nbytes / timing.median / 1e9})
+    rows += _alignment_probes()
+    return rows
+
+
+# (start, in bytes past a page boundary; length in bytes): what the driver itself accepts (lesson 13)
+ALIGNMENT_PROBES = ((0, 4 * 4096), (100, 4 * 4096), (4095, 4 * 4096), (0, 4 * 4096 + 100), (100, 100))
+
+
+def _alignment_probes() -> list[Row]:
+    """``cuMemHostRegister`` straight on ranges that do not start or end on a page boundary, past
+    ``RegisteredArray``'s own stricter rule: what this driver accepts (lesson 13)."""
+    rows: list[Row] = []
+    backing = gpu.page_aligned_empty(8 * gpu.PAGE_SIZE // 4)
+    backing[:] = 1.0
+    for offset, length in ALIGNMENT_PROBES:
+        pointer = backing.ctypes.data + offset
+        row: Row = {"allocation": "alignment probe (cuMemHostRegister)", "page_offset": offset, "nbytes": length}
+        try:
+            driver_api.host_register(pointer, length, driver_api.MEMHOSTREGISTER_DEVICEMAP)
+        except driver_api.DriverError as exc:
+            rows.append({**row, "works": False, "error": str(exc)})
+            continue
+        try:
+            row["device_pointer_equal"] = driver_api.host_get_device_pointer(pointer) == pointer
+        finally:
+            driver_api.host_unregister(pointer)
+        rows.append({**row, "works": True, "error": ""})
     return rows
 
 
@@ -169,7 +196,7 @@ def _register_with_pycuda(array: np.ndarray, flags: Any) -> np.ndarray:
     return drv.register_host_memory(array, flags)
 
 
-def write_combined(gpu_bytes: int = 256 * MiB, cpu_bytes: int = 16 * MiB, repeats: int = 5) -> Result:
+def write_combined(gpu_bytes: int = 256 * MiB, cpu_bytes: int = 256 * MiB, repeats: int = 9) -> Result:
     """The CPU and the GPU reading and writing write-combined against ordinary mapped memory (lesson 13)."""
     return run("write_combined", {"gpu_bytes": gpu_bytes, "cpu_bytes": cpu_bytes, "repeats": repeats},
                _write_combined)
@@ -202,6 +229,30 @@ def _write_combined(gpu_bytes: int, cpu_bytes: int, repeats: int) -> list[Row]:
                 rows.append({"allocation": kind, "side": "cpu", "op": "write", "nbytes": cpu_bytes,
                              "seconds": list(timing.seconds), "GBps": cpu_bytes / timing.median / 1e9})
     return rows
+
+
+def _rates(row: Row) -> np.ndarray:
+    return row["nbytes"] / np.asarray(row["seconds"], dtype=float) / 1e9
+
+
+def write_combined_verdict(result: Result) -> dict[str, Any]:
+    """Whether the CPU got a write-combined mapping on the machine that ran ``write_combined`` (lesson 13).
+
+    A CPU read of write-combined memory bypasses the caches, so where the flag reaches the CPU's page
+    tables it runs many times slower than a read of ordinary pinned memory (Programming Guide,
+    Write-Combining Memory). ``cpu_wc_honoured`` is True only when the write-combined reads are slower
+    beyond the spread of the repeats and by more than half; ``gpu_same`` says whether the GPU's reads of the
+    two lie within each other's spread."""
+    def pair(side: str) -> tuple[np.ndarray, np.ndarray]:
+        return (_rates(result.one(allocation="mapped", side=side, op="read")),
+                _rates(result.one(allocation="mapped + write-combined", side=side, op="read")))
+
+    cpu_plain, cpu_wc = pair("cpu")
+    gpu_plain, gpu_wc = pair("gpu")
+    cpu_ratio = float(np.median(cpu_wc) / np.median(cpu_plain))
+    return {"cpu_read_ratio": cpu_ratio, "gpu_read_ratio": float(np.median(gpu_wc) / np.median(gpu_plain)),
+            "cpu_wc_honoured": bool(cpu_wc.max() < cpu_plain.min() and cpu_ratio < 0.5),
+            "gpu_same": bool(gpu_wc.min() <= gpu_plain.max() and gpu_plain.min() <= gpu_wc.max())}
 
 
 def pass_by_value(n: int = 1024) -> Result:

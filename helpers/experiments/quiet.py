@@ -49,6 +49,8 @@ QUIET_SWEEPS: dict[str, QuietSweep] = {
     # for as many passes as there are SMs (about 1 GB delivered, about 20 ms for mapped memory); repeats only.
     "caching": QuietSweep(("08",), sizes=(), rows=False),
     "managed": QuietSweep(("15",), sizes=("sizes",), rows=False),
+    "write_combined": QuietSweep(("13",), sizes=("gpu_bytes", "cpu_bytes"), rows=False),
+    "registered": QuietSweep(("13",), rows=False),
     "cpu_traffic": QuietSweep(("15",)),
     "read_only_registration": QuietSweep(("15",), rows=False),
 }
@@ -57,8 +59,6 @@ QUIET_SWEEPS: dict[str, QuietSweep] = {
 # rule; tests/test_quiet_sweeps.py marks them as expected to fail until then (strictly: when one
 # passes, the test says to move it).
 PENDING: dict[str, QuietSweep] = {
-    "write_combined": QuietSweep(("13",), sizes=("gpu_bytes", "cpu_bytes"), rows=False),
-    "registered": QuietSweep(("13",), rows=False),
 }
 
 
