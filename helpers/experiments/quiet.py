@@ -92,7 +92,9 @@ def row_violations(name: str, rows: Iterable[dict[str, Any]], sizes: bool = True
     and MIN_SECONDS."""
     found = []
     for row in rows:
-        seconds = row.get("seconds", [])
+        if "seconds" not in row:  # an untimed row (a registration refused, a probe): no repeats to judge
+            continue
+        seconds = row["seconds"]
         short = sizes and _row_bytes(row) < MIN_BYTES and float(np.median(seconds)) < MIN_SECONDS
         if len(seconds) < MIN_REPEATS or short:
             what = {k: row[k] for k in ("memory", "kernel", "stride", "offset_floats", "threads") if k in row}
