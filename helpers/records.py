@@ -150,7 +150,8 @@ SCHEMAS: dict[str, dict[str, Kind]] = {
     "kernel_bandwidth": {"memory": STR, "op": STR, "kernel": STR, "nbytes": BYTES, "grid": POSITIVE, "block": POSITIVE, "seconds": SECONDS, "GBps": RATE},
     "inflight": {"kernel": STR, "vector_bytes": POSITIVE, "loads_per_thread": POSITIVE, "threads": POSITIVE, "grid": POSITIVE, "block": POSITIVE, "nbytes": BYTES, "bytes_in_flight": BYTES, "seconds": SECONDS, "GBps": RATE},
     "caching": {"memory": STR, "nbytes": BYTES, "passes": POSITIVE, "seconds": SECONDS, "delivered_GBps": RATE, "grid?": POSITIVE,
-                "load?": STR, "pattern?": STR, "shift_float4?": COUNT},
+                "load?": STR, "pattern?": STR, "design?": STR, "sm_rereads?": Kind("a list of counts", lambda v: isinstance(v, list)
+                and all(_is_int(x) and x >= 0 for x in v)), "placement_retries?": COUNT},
     "latency": {"memory": STR, "nbytes": BYTES, "steps": POSITIVE, "seconds": SECONDS, "load_ns": RATE, "cpu_cache?": STR},
     "latency_footprint": {"memory": STR, "nbytes": BYTES, "warm": BOOL, "steps": POSITIVE, "seconds": SECONDS, "load_ns": RATE},
     "loaded_latency": {"steps": POSITIVE, "seconds": SECONDS, "load_ns": RATE, "load_kernel?": STR, "load_GBps?": RATE, "bytes_in_flight?": BYTES},

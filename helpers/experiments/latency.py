@@ -291,10 +291,11 @@ def compare_rows(a: Row, b: Row) -> dict[str, Any]:
     highest repeat) do not overlap, the bar this course sets before saying two chases differ: with
     nine repeats each, every repeat of one slower than every repeat of the other.
     """
-    (alo, amid, ahi), (blo, bmid, bhi) = load_ns_spread(a), load_ns_spread(b)
-    spread = max((ahi - alo) / amid, (bhi - blo) / bmid)
-    change = bmid / amid - 1
-    return {"a_ns": amid, "b_ns": bmid, "change": change, "spread": spread, "beyond_spread": blo > ahi or bhi < alo}
+    (a_low, a_mid, a_high), (b_low, b_mid, b_high) = load_ns_spread(a), load_ns_spread(b)
+    spread = max((a_high - a_low) / a_mid, (b_high - b_low) / b_mid)
+    change = b_mid / a_mid - 1
+    return {"a_ns": a_mid, "b_ns": b_mid, "change": change, "spread": spread,
+            "beyond_spread": b_low > a_high or b_high < a_low}
 
 
 def footprint_change(result: Result, memory: str, warm: bool = False) -> dict[str, Any] | None:
