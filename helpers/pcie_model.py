@@ -139,6 +139,10 @@ class Race:
 
     lower_first: float = 0.5
     refetch: float = 0.0
+    # when the lower warp needs only sectors the upper warp needs too: the fraction of such lines in which the
+    # upper warp's request comes first (so the lower one merges); None: 1 - lower_first, one race for both cases.
+    # The H200's counters tell the two cases apart (offsets 1-7 against 25-31 of the offset sweep).
+    upper_first_when_lower_covered: float | None = None
 
 
 def _request_counts(trace: Trace, race: Race) -> tuple[float, float]:
@@ -183,8 +187,12 @@ def _request_counts(trace: Trace, race: Race) -> tuple[float, float]:
             requests, sectors = requests + 1, sectors + span(order[0])
             continue
         (r1, s1), (r2, s2) = play(order), play(order[::-1])
-        requests += race.lower_first * r1 + (1 - race.lower_first) * r2
-        sectors += race.lower_first * s1 + (1 - race.lower_first) * s2
+        weight = race.lower_first
+        if len(order) == 2 and order[0] & ~order[1] == 0 and order[0] != order[1] \
+                and race.upper_first_when_lower_covered is not None:
+            weight = 1 - race.upper_first_when_lower_covered
+        requests += weight * r1 + (1 - weight) * r2
+        sectors += weight * s1 + (1 - weight) * s2
     return requests, sectors
 
 
@@ -240,21 +248,26 @@ def strided_trace(stride: int, offset: int, block: int = 256, warps: int = 16,
                     block=(block, 1, 1), grid=((threads + block - 1) // block, 1))
 
 
+_CUBE = tuple((p, f, q) for p in (0.0, 1.0) for f in (0.0, 1.0) for q in (0.0, 1.0))
+
+
 @lru_cache(maxsize=1024)
-def _corners(kernel: str, stride: int, offset: int, block: int) -> tuple[Counts, Counts, Counts, Counts]:
-    """Counts per useful byte at the four corners of :class:`Race` (lower_first, refetch in {0, 1}):
-    every count is linear in each of the two, so any race is a bilinear mix of these."""
-    return tuple(launch_counts(lambda w: strided_trace(stride, offset, block, w, kernel), 1.0, race=Race(p, f))
-                 for p, f in ((0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)))  # type: ignore[return-value]
+def _corners(kernel: str, stride: int, offset: int, block: int) -> tuple[Counts, ...]:
+    """Counts per useful byte at the eight corners of :class:`Race` (lower_first, refetch,
+    upper_first_when_lower_covered in {0, 1}): every count is linear in each of the three, so any race is a
+    trilinear mix of these."""
+    return tuple(launch_counts(lambda w: strided_trace(stride, offset, block, w, kernel), 1.0, race=Race(p, f, q))
+                 for p, f, q in _CUBE)
 
 
 def pattern_counts(kernel: str, stride: int, offset: int, useful_bytes: float, race: Race = Race(),
                    block: int = 256) -> Counts:
     """The counts of a ``read_strided``/``read_strided_float4`` launch reading ``useful_bytes`` (lesson 10)."""
-    c00, c01, c10, c11 = _corners(kernel, stride, offset, block)
+    corners = _corners(kernel, stride, offset, block)
     p, f = race.lower_first, race.refetch
-    weights = ((1 - p) * (1 - f), (1 - p) * f, p * (1 - f), p * f)
-    mixed = {name: sum(w * getattr(c, name) for w, c in zip(weights, (c00, c01, c10, c11)))
+    q = 1 - p if race.upper_first_when_lower_covered is None else race.upper_first_when_lower_covered
+    weights = [(p if cp else 1 - p) * (f if cf else 1 - f) * (q if cq else 1 - q) for cp, cf, cq in _CUBE]
+    mixed = {name: sum(w * getattr(c, name) for w, c in zip(weights, corners))
              for name in Counts.__dataclass_fields__}
     return Counts(**mixed).times(useful_bytes)
 
@@ -313,17 +326,20 @@ def compare_counts(record: Any, race: Race) -> list[CountRow]:
 def fit_race(record: Any) -> Race:
     """The :class:`Race` that best predicts the record's counted requests and completion bytes."""
     rows = counter_rows(record)
+    cube = [(p, f, q) for p in (0, 1) for f in (0, 1) for q in (0, 1)]
     corners = [[pattern_counts(r["kernel"], int(r["stride"]), int(r["offset_floats"]), float(r["useful_bytes"]),
-                               Race(p, f)) for p, f in ((0, 0), (0, 1), (1, 0), (1, 1))] for r in rows]
+                               Race(p, f, q)) for p, f, q in cube] for r in rows]
     counted_req = np.array([r["pcie__write_bytes"] / READ_REQUEST_BYTES for r in rows])
     counted_bytes = np.array([r["pcie__read_bytes"] for r in rows])
-    req = np.array([[c.requests for c in cs] for cs in corners])            # rows x 4 corners
+    req = np.array([[c.requests for c in cs] for cs in corners])            # rows x 8 corners
     byt = np.array([[c.completion_bytes for c in cs] for cs in corners])
-    ps, fs = np.meshgrid(np.linspace(0, 1, 101), np.linspace(0, 1, 101), indexing="ij")
-    w = np.stack([(1 - ps) * (1 - fs), (1 - ps) * fs, ps * (1 - fs), ps * fs], axis=-1)  # 101 x 101 x 4
+    grid = np.linspace(0, 1, 51)
+    ps, fs, qs = np.meshgrid(grid, grid, grid, indexing="ij")
+    # the counts are linear in each of the three fractions, so the corners interpolate them exactly
+    w = np.stack([(ps if p else 1 - ps) * (fs if f else 1 - fs) * (qs if q else 1 - qs) for p, f, q in cube], axis=-1)
     err = np.maximum(np.abs(w @ req.T / counted_req - 1).max(axis=-1), np.abs(w @ byt.T / counted_bytes - 1).max(axis=-1))
-    i, j = np.unravel_index(int(np.argmin(err)), err.shape)
-    return Race(float(ps[i, j]), float(fs[i, j]))
+    i, j, k = np.unravel_index(int(np.argmin(err)), err.shape)
+    return Race(float(ps[i, j, k]), float(fs[i, j, k]), float(qs[i, j, k]))
 
 
 def counts_table(rows: list[CountRow]) -> tuple[list[str], list[list[str]]]:
@@ -516,7 +532,10 @@ def _fit(link: float, seconds: np.ndarray, payload: np.ndarray, lines: np.ndarra
     """(overhead_bytes, request_rate, launch_seconds) minimising the largest |log(predicted/measured)|
     (plus a tenth of the rms), with launch_seconds in [floor, max(floor, 0.9 x the shortest time)]."""
     log_meas = np.log(seconds)
-    t_max = max(floor, 0.9 * float(seconds.min()))
+    # The launch time is fitted only where the sweep can tell it apart: with quiet sweeps every point lasts
+    # milliseconds, hundreds of times a launch, and a fitted launch time only soaks up the other terms' misfit;
+    # there it stays at the record's measured floor (the smallest zero-copy read's time).
+    t_max = floor if float(seconds.min()) > 100 * floor else max(floor, 0.9 * float(seconds.min()))
 
     def best(hs: np.ndarray, rs: np.ndarray, ts: np.ndarray) -> tuple[float, float, float]:
         H, R, T = (x.ravel() for x in np.meshgrid(hs, rs, ts, indexing="ij"))

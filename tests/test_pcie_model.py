@@ -122,7 +122,7 @@ def _second_run(record: dict) -> dict:
     that lets the command be tested while data/ holds one H200 record. Not a measurement."""
     rng = np.random.default_rng(7)
     other = copy.deepcopy(record)
-    other["provenance"]["date"] = "2030-01-01T00:00:00+00:00"
+    other["provenance"]["date"] = "2026-12-04T03:00:00+00:00"  # after the reference, not in the future
     for kind in pcie_model.CHECK_SWEEPS:
         for row in other["experiments"][kind]["rows"]:
             k = float(rng.uniform(0.97, 1.03))
@@ -296,9 +296,10 @@ def _quiet_copy(record: dict, date: str) -> dict:
 
 def test_model_fits_on_a_quiet_record_and_labels_the_others(tmp_path, reference, monkeypatch, capsys) -> None:
     monkeypatch.setenv("ZC_DATA_DIR", str(tmp_path))
-    loud = records.save_record(reference[0], tmp_path / "a-loud.json")
-    quiet_one = records.save_record(_quiet_copy(reference[0], "2030-01-01T00:00:00+00:00"), tmp_path / "b.json")
-    quiet_two = records.save_record(_quiet_copy(_second_run(reference[0]), "2030-02-01T00:00:00+00:00"),
+    old_loud = records.load_record(Path(__file__).resolve().parent.parent / "data" / "nvidia-h200-2026-12-02-3.json")
+    loud = records.save_record(old_loud, tmp_path / "a-loud.json")
+    quiet_one = records.save_record(_quiet_copy(reference[0], "2026-12-03T00:00:00+00:00"), tmp_path / "b.json")
+    quiet_two = records.save_record(_quiet_copy(_second_run(reference[0]), "2026-12-03T12:00:00+00:00"),
                                     tmp_path / "c.json")
     code, result, err = _model(capsys)
     assert code == 0, err
