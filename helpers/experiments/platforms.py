@@ -50,7 +50,7 @@ def _managed(sizes: list[int], passes: list[int], repeats: int, block: int) -> l
         for nbytes in sizes:
             n4 = np.uint64(nbytes // 16)
             for kind in MANAGED_KINDS:
-                with _host_buffer(kind, nbytes) as (array, pointer):
+                with _HostBuffer(kind, nbytes) as (array, pointer):
                     for k in passes:
                         def work() -> None:
                             for _ in range(k):
@@ -64,7 +64,7 @@ def _managed(sizes: list[int], passes: list[int], repeats: int, block: int) -> l
     return rows
 
 
-class _host_buffer:
+class _HostBuffer:
     """A buffer of one of :data:`MANAGED_KINDS` and its device pointer, freed on exit."""
 
     def __init__(self, kind: str, nbytes: int) -> None:
