@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from .experiments import quiet
 from .experiments.result import Result
 from .plots import _size_label, _source_note, course_style
 from .tables import Table, table
@@ -119,21 +120,15 @@ class Sentence:
     __repr__ = __str__
 
 
-def _rates(row: dict[str, Any]) -> np.ndarray:
-    """GB/s of every repeat of a row that has a median ``GBps`` and its ``seconds``."""
-    seconds = np.asarray(row["seconds"], dtype=float)
-    return row["GBps"] * float(np.median(seconds)) / seconds
-
-
 def compare_rows(result: Result, a: str, b: str, *, key: str = "memory", **where: Any) -> Sentence:
     """Compare the rates of the rows whose ``key`` is ``a`` and ``b`` (and match ``where``): a difference is
     claimed only when the ranges of their repeats do not overlap (the course's measurement rule)."""
     row_a, row_b = result.one(**{key: a}, **where), result.one(**{key: b}, **where)
-    rates_a, rates_b = _rates(row_a), _rates(row_b)
+    (low_a, _, high_a), (low_b, _, high_b) = quiet.band(row_a, "GBps"), quiet.band(row_b, "GBps")
     ratio = row_b["GBps"] / row_a["GBps"]
-    head = (f"{b}: {row_b['GBps']:.1f} GB/s ({rates_b.min():.1f} to {rates_b.max():.1f} over {rates_b.size} repeats); "
-            f"{a}: {row_a['GBps']:.1f} GB/s ({rates_a.min():.1f} to {rates_a.max():.1f}).")
-    if rates_b.min() <= rates_a.max() and rates_a.min() <= rates_b.max():
+    head = (f"{b}: {row_b['GBps']:.1f} GB/s ({low_b:.1f} to {high_b:.1f} over {len(row_b['seconds'])} repeats); "
+            f"{a}: {row_a['GBps']:.1f} GB/s ({low_a:.1f} to {high_a:.1f}).")
+    if not quiet.differ(row_a, row_b, "GBps"):
         verdict = f"The ranges overlap: on {result.gpu} this run cannot tell the two apart (ratio {ratio:.3f})."
     else:
         verdict = (f"The ranges do not overlap: on {result.gpu}, {b} delivered {ratio:.2f}x the rate of {a}.")

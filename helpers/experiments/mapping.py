@@ -10,6 +10,7 @@ import numpy as np
 from .. import driver_api, gpu, kernels, pages
 from ..errors import PinningError
 from ..timing import time_gpu, time_host
+from . import quiet
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
 from .result import Result, Row, run
 
@@ -231,10 +232,6 @@ def _write_combined(gpu_bytes: int, cpu_bytes: int, repeats: int) -> list[Row]:
     return rows
 
 
-def _rates(row: Row) -> np.ndarray:
-    return row["nbytes"] / np.asarray(row["seconds"], dtype=float) / 1e9
-
-
 def write_combined_verdict(result: Result) -> dict[str, Any]:
     """Whether the CPU got a write-combined mapping on the machine that ran ``write_combined`` (lesson 13).
 
@@ -242,17 +239,17 @@ def write_combined_verdict(result: Result) -> dict[str, Any]:
     tables it runs many times slower than a read of ordinary pinned memory (Programming Guide,
     Write-Combining Memory). ``cpu_wc_honoured`` is True only when the write-combined reads are slower
     beyond the spread of the repeats and by more than half; ``gpu_same`` says whether the GPU's reads of the
-    two lie within each other's spread."""
-    def pair(side: str) -> tuple[np.ndarray, np.ndarray]:
-        return (_rates(result.one(allocation="mapped", side=side, op="read")),
-                _rates(result.one(allocation="mapped + write-combined", side=side, op="read")))
+    two lie within each other's spread (:func:`helpers.experiments.quiet.differ`)."""
+    def pair(side: str) -> tuple[Row, Row]:
+        return (result.one(allocation="mapped", side=side, op="read"),
+                result.one(allocation="mapped + write-combined", side=side, op="read"))
 
-    cpu_plain, cpu_wc = pair("cpu")
-    gpu_plain, gpu_wc = pair("gpu")
-    cpu_ratio = float(np.median(cpu_wc) / np.median(cpu_plain))
-    return {"cpu_read_ratio": cpu_ratio, "gpu_read_ratio": float(np.median(gpu_wc) / np.median(gpu_plain)),
-            "cpu_wc_honoured": bool(cpu_wc.max() < cpu_plain.min() and cpu_ratio < 0.5),
-            "gpu_same": bool(gpu_wc.min() <= gpu_plain.max() and gpu_plain.min() <= gpu_wc.max())}
+    (cpu_plain, cpu_wc), (gpu_plain, gpu_wc) = pair("cpu"), pair("gpu")
+    cpu_ratio = cpu_wc["GBps"] / cpu_plain["GBps"]
+    return {"cpu_read_ratio": cpu_ratio, "gpu_read_ratio": gpu_wc["GBps"] / gpu_plain["GBps"],
+            "cpu_wc_honoured": bool(quiet.band(cpu_wc, "GBps")[2] < quiet.band(cpu_plain, "GBps")[0]
+                                    and cpu_ratio < 0.5),
+            "gpu_same": not quiet.differ(gpu_plain, gpu_wc, "GBps")}
 
 
 def pass_by_value(n: int = 1024) -> Result:
