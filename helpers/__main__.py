@@ -37,8 +37,13 @@ def record(output: str | None, only: list[str] | None) -> Path:
     from . import experiments
     from .mode import require_live
 
+    from .experiments.result import CLASS_SETTING, class_limit
+
     records.check_can_save(output)  # a run of minutes must not be lost at the end (issue 20)
     require_live("python -m helpers record")
+    if class_limit() is not None:
+        raise SystemExit(f"{CLASS_SETTING} is set: some experiments would replay instead of being measured. "
+                         f"Unset it (`unset {CLASS_SETTING}`) to record.")
     new = records.new_record(records.command_line())
     names = only or list(experiments.ALL)
     unknown = sorted(set(names) - set(experiments.ALL))
@@ -121,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                      help="records to check on (default: every other H200 record in data/)")
     mod.add_argument("--allow-same", action="store_true", help="allow fitting and checking on the same run")
     room = commands.add_parser("classroom", help="run the lessons live as N learners at once; record what happened")
-    room.add_argument("--learners", type=int, required=True, help="simulated learners running at once")
+    room.add_argument("--learners", type=int, help="simulated learners running at once (required unless --merge)")
     room.add_argument("--lessons", nargs="+", metavar="LESSON", help="lesson numbers or files (default: all)")
     room.add_argument("--solo", action=argparse.BooleanOptionalAction, default=True,
                       help="run one learner alone first, for the ratios and the time estimate (default: yes)")
@@ -129,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     room.add_argument("--cell-timeout", type=int, default=300, help="seconds one cell may run (default 300)")
     room.add_argument("--max-seconds", type=float,
                       help="stop after the solo run if the classroom is estimated to take longer than this")
+    room.add_argument("--class-gpu-seconds", type=float, metavar="S",
+                      help="the class setting ZC_CLASS_GPU_SECONDS: experiments that held the GPU longer than S "
+                           "seconds in the reference record's run replay it (default: the environment's, else off)")
+    room.add_argument("--merge", nargs="+", metavar="FILE",
+                      help="instead of running: merge classroom files of one class, each over other lessons")
     doc = commands.add_parser("doctor", help="what this machine is for the course, and what each lesson does here")
     doc.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     book = commands.add_parser("book", help="execute every lesson and build the website into build/book/")
@@ -150,10 +160,16 @@ def main(argv: list[str] | None = None) -> int:
             print(build(Path(args.output).resolve() if args.output else None))
             return 0
         if args.command == "classroom":
-            from .classroom import run_classroom
+            from .classroom import ClassroomError, merge_parts, run_classroom
 
+            if args.merge:
+                print(merge_parts([Path(p) for p in args.merge], args.output))
+                return 0
+            if args.learners is None:
+                raise ClassroomError("--learners N is required (or --merge FILE FILE ...).")
             run_classroom(args.learners, args.lessons, solo=args.solo, output=args.output,
                           cell_timeout=args.cell_timeout, max_seconds=args.max_seconds,
+                          class_gpu_seconds=args.class_gpu_seconds,
                           say=lambda line: print(line, file=sys.stderr, flush=True))
         elif args.command == "doctor":
             from .doctor import diagnose, render

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -105,3 +106,90 @@ def test_a_kernel_that_dies_at_start_is_started_again_and_recorded(tmp_path, mon
     nb.cells[0]["metadata"]["execution"] = {"iopub.execute_input": "now"}
     assert not classroom.died_at_start(DeadKernelError("Kernel died"), nb)
     assert classroom.died_at_start(DeadKernelError("Kernel died"), nbformat.v4.new_notebook())
+
+
+# --------------------------------------------------------------------------- the class setting (issue 20)
+def test_the_class_setting_replays_only_experiments_that_held_the_gpu_longer(monkeypatch):
+    from helpers.experiments import result
+
+    held = records.reference_record()[0]["provenance"]["experiment_wall_seconds"]
+    long_one, short_one = max(held, key=held.get), min(held, key=held.get)
+    monkeypatch.delenv(result.CLASS_SETTING, raising=False)
+    assert result.class_replay_reason(long_one) == ""
+    monkeypatch.setenv(result.CLASS_SETTING, "2")
+    assert f"held the GPU for {held[long_one]:g} s" in result.class_replay_reason(long_one)
+    assert result.class_replay_reason(short_one) == ""
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
+def test_a_bad_class_setting_is_a_clear_error(monkeypatch, value):
+    from helpers.errors import CourseError
+    from helpers.experiments import result
+
+    monkeypatch.setenv(result.CLASS_SETTING, value)
+    with pytest.raises(CourseError, match="ZC_CLASS_GPU_SECONDS"):
+        result.class_limit()
+
+
+def test_under_the_class_setting_a_live_run_replays_a_long_sweep_and_says_why(monkeypatch):
+    from helpers.experiments import result
+    from helpers.mode import Mode
+
+    monkeypatch.setattr(result, "detect", lambda: Mode(True, "a GPU (pretended)"))
+    monkeypatch.setenv(result.CLASS_SETTING, "2")
+
+    def measure(**params):
+        raise AssertionError("a long sweep must not be measured under the class setting")
+
+    replayed = result.run("managed", {}, measure)
+    assert not replayed.live and replayed.rows == result.reference("managed").rows
+    assert "ZC_CLASS_GPU_SECONDS=2" in replayed.describe()
+
+
+def test_record_refuses_under_the_class_setting(monkeypatch, tmp_path):
+    from helpers import __main__ as cli, mode
+
+    monkeypatch.setattr(mode, "require_live", lambda what: None)
+    monkeypatch.setenv("ZC_CLASS_GPU_SECONDS", "2")
+    with pytest.raises(SystemExit, match="Unset it"):
+        cli.record(str(tmp_path / "r.json"), None)
+
+
+def test_a_learner_s_zero_copy_read_falls_back_to_the_live_experiments(tmp_path):
+    rows = {"vector_width": [{"memory": "zero_copy", "useful_GBps": 50.5}, {"memory": "device", "useful_GBps": 4000.0}],
+            "registered": [{"allocation": "cudaHostAlloc mapped", "GBps": 50.1}]}
+    log = tmp_path / "learner.results.jsonl"
+    log.write_text("".join(json.dumps({"name": n, "params": {}, "rows": r}) + "\n" for n, r in rows.items()))
+    figures = classroom._figures(log, "NVIDIA H200")
+    assert figures["zero_copy_read_GBps"] == 50.5 and figures["zero_copy_read_from"] == "vector_width"
+
+
+def _part(lessons, ratio, waits, failed=0):
+    return {"format": "zero-copy-course classroom", "version": 1, "gpu": "NVIDIA H200", "date": "2026-12-04T05:00:00+00:00",
+            "command": "python -m helpers classroom", "learners": 32, "lessons": lessons, "class_gpu_seconds": 2.0,
+            "wall_seconds": 100.0, "solo_wall_seconds": 20.0, "solo_failed_cells": [], "failed_cell_count": failed,
+            "unexpected_figure_count": 0, "kernel_restart_count": 1, "worst_zero_copy_read_ratio": ratio,
+            "longest_wait_seconds": max(waits), "peak_pinned_bytes": 1 << 30,
+            "queue": {"slots": len(waits), "mean_wait_seconds": sum(waits) / len(waits)}}
+
+
+def test_parts_of_one_class_merge_into_one_record(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_part(["00-x", "01-y"], 0.99, [1.0, 3.0])))
+    b.write_text(json.dumps(_part(["02-z"], 0.97, [2.0], failed=1)))
+    merged = json.loads(classroom.merge_parts([a, b], str(tmp_path / "m.json")).read_text())
+    assert merged["lessons"] == ["00-x", "01-y", "02-z"] and merged["learners"] == 32
+    assert merged["wall_seconds"] == 200.0 and merged["failed_cell_count"] == 1 and merged["kernel_restart_count"] == 2
+    assert merged["worst_zero_copy_read_ratio"] == 0.97 and merged["longest_wait_seconds"] == 3.0
+    assert merged["mean_wait_seconds"] == 2.0 and merged["measurement_slots"] == 3 and len(merged["parts"]) == 2
+
+
+def test_parts_of_different_classes_or_sharing_a_lesson_are_refused(tmp_path):
+    a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    a.write_text(json.dumps(_part(["00-x"], 0.99, [1.0])))
+    b.write_text(json.dumps({**_part(["01-y"], 0.99, [1.0]), "learners": 16}))
+    c.write_text(json.dumps(_part(["00-x"], 0.99, [1.0])))
+    with pytest.raises(classroom.ClassroomError, match="learners"):
+        classroom.merge_parts([a, b], str(tmp_path / "m.json"))
+    with pytest.raises(classroom.ClassroomError, match="share lessons"):
+        classroom.merge_parts([a, c], str(tmp_path / "m2.json"))

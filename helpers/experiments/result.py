@@ -29,6 +29,8 @@ class Result:
     record_file: str | None = None
     # live only: processes outside the course seen on the GPU while it ran (None: NVML could not say)
     other_gpu_processes: list[dict[str, Any]] | None = None
+    # replayed although the mode is live: why (the class setting, :func:`class_replay_reason`)
+    replay_reason: str = ""
 
     def select(self, **where: Any) -> list[Row]:
         """Rows whose fields equal every ``key=value`` given."""
@@ -69,7 +71,7 @@ class Result:
         p = self.provenance
         return (f"{self.name}: REPLAY of a measurement recorded on {self.gpu} on {p.get('date', '?')[:10]} "
                 f"(driver {p.get('driver_version')}, CUDA {p.get('cuda_version')}, PyCUDA {p.get('pycuda_version')}; "
-                f"data/{self.record_file}), not on this machine.")
+                f"data/{self.record_file}), not on this machine." + (f" {self.replay_reason}" if self.replay_reason else ""))
 
 
     def _contention_note(self) -> str:
@@ -116,10 +118,51 @@ def reference(name: str) -> Result:
     return Result(name, experiment["params"], experiment["rows"], False, record["provenance"], path.name)
 
 
+CLASS_SETTING = "ZC_CLASS_GPU_SECONDS"
+
+
+def class_limit() -> float | None:
+    """The most GPU seconds one experiment may hold per learner in a class sharing one GPU:
+    ``$ZC_CLASS_GPU_SECONDS`` (set by the instructor, instructor guide), or None when unset."""
+    text = os.environ.get(CLASS_SETTING, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1e6:
+        raise CourseError(f"{CLASS_SETTING}={text!r} is not a number of seconds; unset it to measure every "
+                          "experiment live, or give e.g. 2 to replay the experiments that hold the GPU longer.")
+    return value
+
+
+def class_replay_reason(name: str) -> str:
+    """Why experiment ``name`` replays although a GPU is here, or "" when it runs live: under the class
+    setting, an experiment that held the GPU longer than the limit in the reference record's own run
+    (its provenance's ``experiment_wall_seconds``) replays that record, so a class of N learners does
+    not wait N times its sweep."""
+    limit = class_limit()
+    if limit is None:
+        return ""
+    record, path = records.reference_record()
+    held = record["provenance"].get("experiment_wall_seconds", {}).get(name)
+    if held is None or held <= limit:
+        return ""
+    return (f"It replays because the instructor set {CLASS_SETTING}={limit:g} for a class sharing one GPU: this "
+            f"experiment held the GPU for {held:g} s in that run; unset {CLASS_SETTING} to measure it live.")
+
+
 def run(name: str, params: dict[str, Any], measure: Callable[..., list[Row]]) -> Result:
-    """Measure live, or replay the recording of ``name``: the mode is decided in one place."""
+    """Measure live, or replay the recording of ``name``: the mode is decided in one place (and, under
+    the class setting, :func:`class_replay_reason`)."""
     if not detect().live:
         return reference(name)
+    why = class_replay_reason(name)
+    if why:
+        replayed = reference(name)
+        replayed.replay_reason = why
+        return replayed
     from .. import gpu
 
     from .. import contention
