@@ -381,7 +381,8 @@ def merge_parts(paths: list[Path], output: str | None = None) -> Path:
     each over different lessons (a class too long for one sitting, or for one loan of a machine); return its path.
 
     The parts are kept whole under ``parts``; the totals are the sums (failed cells, restarts, wall time),
-    the worst ratio, the longest wait and the mean wait over every measurement slot."""
+    the worst ratio (over the parts that measured a zero-copy read live), the longest wait and the mean wait
+    over every measurement slot."""
     parts = [json.loads(Path(p).read_text()) for p in paths]
     if len(parts) < 2:
         raise ClassroomError("--merge needs at least two classroom files.")
@@ -398,6 +399,7 @@ def merge_parts(paths: list[Path], output: str | None = None) -> Path:
     waited = sum(part["queue"]["mean_wait_seconds"] * part["queue"]["slots"] for part in parts
                  if part["queue"]["mean_wait_seconds"] is not None)
     ratios = [part.get("worst_zero_copy_read_ratio") for part in parts]
+    measured = [r for r in ratios if r is not None]  # a part whose lessons' zero-copy reads all replayed has none
     merged = {
         "format": "zero-copy-course classroom", "version": 1, "gpu": parts[0]["gpu"], "date": parts[0]["date"],
         "command": [part["command"] for part in parts], "learners": parts[0]["learners"], "lessons": lessons,
@@ -409,7 +411,8 @@ def merge_parts(paths: list[Path], output: str | None = None) -> Path:
         "solo_failed_cell_count": sum(len(part.get("solo_failed_cells", [])) for part in parts),
         "unexpected_figure_count": sum(part["unexpected_figure_count"] for part in parts),
         "kernel_restart_count": sum(part["kernel_restart_count"] for part in parts),
-        "worst_zero_copy_read_ratio": min(ratios) if None not in ratios else None,
+        "worst_zero_copy_read_ratio": min(measured) if measured else None,
+        "zero_copy_read_ratio_by_part": ratios,
         "longest_wait_seconds": max(part["longest_wait_seconds"] for part in parts),
         "mean_wait_seconds": round(waited / slots, 4) if slots else None,
         "measurement_slots": slots,

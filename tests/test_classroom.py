@@ -182,6 +182,10 @@ def test_parts_of_one_class_merge_into_one_record(tmp_path):
     assert merged["wall_seconds"] == 200.0 and merged["failed_cell_count"] == 1 and merged["kernel_restart_count"] == 2
     assert merged["worst_zero_copy_read_ratio"] == 0.97 and merged["longest_wait_seconds"] == 3.0
     assert merged["mean_wait_seconds"] == 2.0 and merged["measurement_slots"] == 3 and len(merged["parts"]) == 2
+    c = tmp_path / "c.json"
+    c.write_text(json.dumps(_part(["03-w"], None, [1.0])))
+    merged = json.loads(classroom.merge_parts([a, c], str(tmp_path / "m3.json")).read_text())
+    assert merged["worst_zero_copy_read_ratio"] == 0.99 and merged["zero_copy_read_ratio_by_part"] == [0.99, None]
 
 
 def test_parts_of_different_classes_or_sharing_a_lesson_are_refused(tmp_path):
