@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .records import Record
@@ -59,3 +60,27 @@ def headline(record: Record) -> dict[str, Any]:
     if figures["zero_copy_write_GBps"] and figures["memcpy_dtoh_pinned_GBps"]:
         figures["zero_copy_write_over_memcpy_dtoh"] = figures["zero_copy_write_GBps"] / figures["memcpy_dtoh_pinned_GBps"]
     return figures
+
+
+def gap_sentence(mine: dict[str, Any], reference: dict[str, Any], labels: list[tuple[str, str]], *,
+                 live: bool) -> str:
+    """What the last column of lesson 08's table (keep-enough-bytes-in-flight) shows, computed from the same two
+    :func:`headline` dicts so that it agrees with the table live and in replay: the ratio furthest from 1, where
+    the others lie, and what such a ratio means in this mode. ``labels`` are (key, label) pairs; a label's unit,
+    after its last comma, is dropped."""
+    ratios = {label.rsplit(", ", 1)[0]: mine[key] / reference[key] for key, label in labels
+              if mine.get(key) and reference.get(key)}
+    if not ratios:
+        return "The two runs share no headline figure, so there is nothing to compare."
+    if not live and mine["date"] == reference["date"]:
+        return "Both columns come from the one recorded run there is, so every ratio is 1."
+    far = max(ratios, key=lambda name: abs(math.log(ratios[name])))
+    rest = [ratio for name, ratio in ratios.items() if name != far]
+    others = f"; the other {len(rest)} lie between {min(rest):.2f}x and {max(rest):.2f}x" if rest else ""
+    found = f"Furthest from 1: {far}, at {ratios[far]:.2f}x the reference{others}."
+    if live:
+        return (f"{found} A ratio far from 1 means that your system differs from the reference (a Gen4 link carries "
+                "about half of Gen5's rate, for example) or that a measurement went wrong; the figures above show which.")
+    return (f"In replay both columns are recorded {reference['gpu']} runs ({mine['date'][:10]} against "
+            f"{reference['date'][:10]}), so the last column is how far the recorded figures moved between two runs, "
+            f"not your system against the reference. {found}")

@@ -1,7 +1,7 @@
 """The course's CUDA kernels, one readable .cu file per topic, and their loader (lesson 05 on).
 
-:data:`KERNEL_DIR` is the one place the kernel files live; :func:`source` returns a file's text for
-a lesson to show and :func:`names` the kernels it declares. :func:`load_kernel` compiles a file once
+:data:`KERNEL_DIR` is the one place the kernel files live; :func:`source` returns a file's text (or only
+the kernels a lesson runs) for a lesson to show and :func:`names` the kernels it declares. :func:`load_kernel` compiles a file once
 per notebook with PyCUDA's ``SourceModule`` and returns one kernel; ``helpers.cpu.load_kernel`` is
 the same verb for the CPU backend. The files declare their kernels ``extern "C"``, so the names in
 Python are the names in the file.
@@ -26,12 +26,30 @@ def files() -> list[str]:
     return sorted(path.stem for path in KERNEL_DIR.glob("*.cu"))
 
 
-def source(stem: str) -> str:
-    """The CUDA C source of ``helpers/kernels/<stem>.cu``, to show in a lesson."""
+def source(stem: str, *kernels: str) -> str:
+    """The CUDA C source of ``helpers/kernels/<stem>.cu``, to show in a lesson; given kernel names, only those
+    kernels, each with the comment lines just above it, in the order named (lesson 06 shows two of bandwidth.cu)."""
     path = KERNEL_DIR / f"{stem}.cu"
     if not path.is_file():
         raise FileNotFoundError(f"No kernel file {path.name}; the files are: {', '.join(files())}.")
-    return path.read_text()
+    text = path.read_text()
+    return "\n\n".join(_kernel_text(text, stem, name) for name in kernels) + "\n" if kernels else text
+
+
+def _kernel_text(text: str, stem: str, name: str) -> str:
+    """One kernel's definition in ``text``: its comment block, signature and body (to the brace that closes it)."""
+    found = [m for m in _KERNEL_NAME.finditer(text) if m.group(1) == name]
+    if not found:
+        raise KeyError(f"{stem}.cu defines no kernel {name!r}; it defines {', '.join(_KERNEL_NAME.findall(text))}.")
+    head = text[:found[0].start()].splitlines(keepends=True)
+    while head and head[-1].lstrip().startswith("//"):
+        head.pop()
+    depth, end = 0, text.index("{", found[0].end())
+    for end in range(end, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            break
+    return text[len("".join(head)):end + 1]
 
 
 def names(stem: str) -> list[str]:
