@@ -13,6 +13,11 @@ drops a process's ``flock`` when the process ends in any way (an error, Ctrl-C, 
 learner never blocks the others. Each slot, when done, appends one line to ``<gpu>.log`` (its wait and
 hold times), which gives waiting learners an estimate and ``python -m helpers classroom`` its figures.
 
+Nobody can stall the others for long. A ``.meta`` lock held past ``ZC_QUEUE_META_TIMEOUT`` is an error that
+names the holder (pid and user, from ``/proc/locks``). A slot held past ``ZC_QUEUE_HOLD_TIMEOUT`` (each
+waiter times the head of the queue on its own clock) is passed: the waiter leaves a ``<ticket>.passed``
+notice, which later learners honour too, and the stuck holder gets a :class:`SlotHeldTooLong` warning.
+
 ``ZC_QUEUE=0`` turns the queue off (a machine with one user who wants no files in /tmp).
 """
 
@@ -23,28 +28,37 @@ import errno
 import fcntl
 import json
 import os
+import pwd
 import re
 import stat
 import sys
 import threading
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TextIO
+from typing import Any, Callable, Iterator, NamedTuple, TextIO
 
 from .errors import CourseError
 
-__all__ = ["QueueError", "lock_dir", "measurement_slot", "gpu_key", "course_pids", "read_log",
-           "uncontended_overhead", "open_shared", "DEFAULT_LOCK_DIR"]
+__all__ = ["QueueError", "SlotHeldTooLong", "lock_dir", "measurement_slot", "gpu_key", "course_pids", "read_log",
+           "uncontended_overhead", "open_shared", "meta_timeout", "hold_timeout", "DEFAULT_LOCK_DIR"]
 
 DEFAULT_LOCK_DIR = "/tmp/zero-copy-course-locks"
 SHOW_AFTER_S = 0.3      # a wait shorter than this prints nothing
 UPDATE_EVERY_S = 0.5    # how often the waiting line is rewritten
 LOG_LIMIT_BYTES = 64 << 20  # the shared log is emptied when it grows past this
+LOOK_EVERY_S = 0.25     # how often a waiter looks at the whole queue ahead (its clock on the head)
+DEFAULT_HOLD_TIMEOUT_S = 600.0  # all sixteen lessons hold the slot 96.7 s in all (652 slots): far above any one
+PROC_LOCKS = "/proc/locks"
 
 
 class QueueError(CourseError):
     """The queue's folder cannot be used (lesson 06)."""
+
+
+class SlotHeldTooLong(UserWarning):
+    """This process held the GPU slot past ``ZC_QUEUE_HOLD_TIMEOUT`` and others went on (lesson 06)."""
 
 
 def enabled() -> bool:
@@ -154,6 +168,59 @@ def _alive(pid: int) -> bool:
     return True
 
 
+# --------------------------------------------------------------------------- who holds a lock
+def _proc_text(path: str) -> str | None:
+    """A /proc file's text, or None when it cannot be read (hidepid, another namespace, a process gone)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+
+
+def _user_name(uid: int) -> str:
+    """``user NAME``, or ``uid N`` when the account has no name here."""
+    try:
+        return f"user {pwd.getpwuid(uid).pw_name}"
+    except (KeyError, OverflowError):
+        return f"uid {uid}"
+
+
+def _user_of_pid(pid: int) -> str:
+    """The owner (real uid) of a process, from /proc/PID/status; ``unknown user`` when it is not visible."""
+    m = re.search(r"^Uid:\s+(\d+)", _proc_text(f"/proc/{pid}/status") or "", re.M)
+    return _user_name(int(m[1])) if m else "unknown user"
+
+
+def _lock_holders(fd: int) -> list[int]:
+    """Pids that hold a lock on ``fd``'s file (same device and inode in /proc/locks); empty when unreadable."""
+    text = _proc_text(PROC_LOCKS)
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return []
+    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    pids: list[int] = []
+    for line in (text or "").splitlines():
+        fields = line.split()
+        if len(fields) < 6 or fields[1] == "->":  # "->": a process blocked on the lock, not one holding it
+            continue
+        try:
+            major, minor, inode = fields[5].split(":")
+            found, pid = (int(major, 16), int(minor, 16), int(inode)), int(fields[4])
+        except ValueError:
+            continue
+        if found == want and pid > 0 and pid not in pids:  # pid 0 or -1: another pid namespace, an OFD lock
+            pids.append(pid)
+    return pids
+
+
+def _describe_holders(fd: int) -> str:
+    """``pid 123 of user alice`` for each process holding ``fd``'s lock, else ``an unknown process``."""
+    pids = _lock_holders(fd)
+    return ", ".join(f"pid {pid} of {_user_of_pid(pid)}" for pid in pids) or "an unknown process"
+
+
 _TICKET = re.compile(r"^(?P<key>.+)\.(?P<seq>\d{20})\.(?P<pid>\d+)\.ticket$")
 
 
@@ -249,89 +316,145 @@ def _append_log(key: str, entry: dict[str, Any]) -> None:
         pass  # the log only informs; a full disk must not stop a measurement
 
 
-# --------------------------------------------------------------------------- the waiting line
-class _WaitLine:
-    """The one line a waiting learner sees, rewritten in place with ``\\r`` (stderr)."""
+# --------------------------------------------------------------------------- the waiting lines
+def _write_line(stream: TextIO | None, text: str) -> None:
+    """Rewrite the waiting learner's one line in place with ``\r`` (stderr by default)."""
+    stream = stream or sys.stderr
+    try:
+        stream.write("\r" + text.ljust(100))
+        stream.flush()
+    except (OSError, ValueError):
+        pass
 
-    def __init__(self, key: str, folder: Path, seq: int, stream: TextIO | None) -> None:
-        self.key, self.folder, self.seq, self.stream = key, folder, seq, stream
+
+class _Ahead(NamedTuple):
+    """A ticket ahead of this process's whose owner still holds it."""
+
+    seq: int
+    pid: int
+    name: str
+    uid: int  # the ticket file's owner: the kernel's word, unlike the pid in its name
+
+    def who(self) -> str:
+        return f"pid {self.pid} of {_user_name(self.uid)}"
+
+
+class _WaitLine:
+    """The one line a waiting learner sees, rewritten in place; the waiting loop tells it what it sees."""
+
+    def __init__(self, key: str, stream: TextIO | None) -> None:
+        self.key, self.stream = key, stream
         self.started = time.monotonic()
         self.shown = False
-        self.ahead = 0
+        self.ahead = 0                  # the most measurements seen ahead at once
+        self.now: list[_Ahead] = []     # the tickets ahead now, the head of the queue first
+        self.passed: list[str] = []     # the stuck holders passed, and for how long they had held the slot
         self._stop = threading.Event()
+        self._refresh = threading.Event()
         self._thread = threading.Thread(target=self._run, name="zc-queue-line", daemon=True)
         self._thread.start()
 
-    def _ahead(self) -> list[tuple[int, int, str]]:
-        return [t for t in _tickets(self.folder, self.key) if t[0] < self.seq and _alive(t[1])]
+    def update(self, ahead: list[_Ahead]) -> None:
+        self.now = ahead
+        self.ahead = max(self.ahead, len(ahead))
 
-    def _write(self, text: str) -> None:
-        stream = self.stream or sys.stderr
-        try:
-            stream.write("\r" + text.ljust(100))
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    def passing(self, head: _Ahead, held: float, limit: float) -> None:
+        """Say at once that this learner passes a holder stuck in its slot."""
+        self.passed.append(f"{head.who()}, stuck in the GPU slot for {held:.1f} s "
+                           f"(ZC_QUEUE_HOLD_TIMEOUT is {limit:g} s)")
+        self._refresh.set()
+
+    def _text(self) -> str:
+        ahead = self.now
+        mean = _mean_hold(self.key)
+        eta = f", about {len(ahead) * mean:.1f} s" if mean and ahead else ""
+        held = f" (pid {ahead[0].pid} is measuring)" if ahead else ""
+        passing = f"; passing {self.passed[-1]}" if self.passed else ""
+        return (f"GPU queue: {len(ahead)} measurement(s) ahead of yours{eta}{held}{passing}; "
+                f"waited {time.monotonic() - self.started:.1f} s")
 
     def _run(self) -> None:
-        if self._stop.wait(SHOW_AFTER_S):
-            return
-        while True:
-            ahead = self._ahead()
-            self.ahead = max(self.ahead, len(ahead))
-            mean = _mean_hold(self.key)
-            eta = f", about {len(ahead) * mean:.1f} s" if mean else ""
-            held = f" (pid {ahead[0][1]} is measuring)" if ahead else ""
-            self._write(f"GPU queue: {len(ahead)} measurement(s) ahead of yours{eta}{held}; "
-                        f"waited {time.monotonic() - self.started:.1f} s")
+        self._refresh.wait(SHOW_AFTER_S)
+        while not self._stop.is_set():
+            self._refresh.clear()
+            _write_line(self.stream, self._text())
             self.shown = True
-            if self._stop.wait(UPDATE_EVERY_S):
-                return
+            self._refresh.wait(UPDATE_EVERY_S)
 
     def finish(self) -> None:
         self._stop.set()
+        self._refresh.set()
         self._thread.join()
-        if self.shown:
-            self._write(f"GPU queue: waited {time.monotonic() - self.started:.1f} s for the GPU "
-                        f"(up to {self.ahead} measurement(s) ahead); measuring now.")
+        if self.shown or self.passed:
+            passed = f"; passed {'; '.join(self.passed)}" if self.passed else ""
+            _write_line(self.stream, f"GPU queue: waited {time.monotonic() - self.started:.1f} s for the GPU "
+                                     f"(up to {self.ahead} measurement(s) ahead){passed}; measuring now.")
 
 
-# --------------------------------------------------------------------------- the slot
+# --------------------------------------------------------------------------- settings
+def _seconds_setting(name: str, default: float) -> float:
+    """A number of seconds from the environment variable ``name`` (``default`` when unset or empty)."""
+    text = os.environ.get(name, "").strip()
+    try:
+        value = float(text) if text else default
+    except ValueError:
+        value = -1.0
+    if not (0 < value < 1e6):
+        raise QueueError(f"{name}={text!r} is not a number of seconds between 0 and 1e6.")
+    return value
+
+
+def meta_timeout() -> float:
+    """Seconds to wait for the ``.meta`` file's short lock: ``$ZC_QUEUE_META_TIMEOUT``, else 30."""
+    return _seconds_setting("ZC_QUEUE_META_TIMEOUT", 30.0)
+
+
+def hold_timeout() -> float:
+    """Seconds a slot may hold the GPU before the next learner passes it: ``$ZC_QUEUE_HOLD_TIMEOUT``, else 600
+    (all sixteen lessons together hold the slot about 97 s, so no single timed section comes near it)."""
+    return _seconds_setting("ZC_QUEUE_HOLD_TIMEOUT", DEFAULT_HOLD_TIMEOUT_S)
+
+
+# --------------------------------------------------------------------------- taking a ticket
 _held = threading.local()
 _meta_fds: dict[Path, int] = {}
+_meta_mutex = threading.Lock()  # threads share the process's .meta descriptor, and its flock does not part them
 
 
 def _forget_files_after_fork() -> None:
     """A forked child shares its parent's open files, and with them their flocks: it opens its own."""
+    global _meta_mutex
     _meta_fds.clear()
     _log_fds.clear()
     _members.clear()
     _held.depth = 0
+    _meta_mutex = threading.Lock()  # a thread of the parent may have held it at the fork
 
 
 os.register_at_fork(after_in_child=_forget_files_after_fork)
 
 
-def _take_ticket(folder: Path, key: str) -> tuple[int, int, Path]:
+def _take_ticket(folder: Path, key: str, stream: TextIO | None = None) -> tuple[int, int, Path]:
     """A new ticket (number, locked fd, path), numbered after every ticket taken before."""
     meta_path = folder / f"{key}.meta"
-    meta = _meta_fds.get(meta_path)
-    if meta is None:
-        meta = _meta_fds[meta_path] = open_shared(meta_path)
-    _flock_meta(meta, meta_path)
-    try:
-        seq = _next_number(os.pread(meta, 64, 0), folder, key)
-        os.pwrite(meta, f"{seq:020d}\n".encode(), 0)
-        os.ftruncate(meta, 21)
-        # lock it under a private name first, so nobody sees the ticket unlocked and takes it for a dead one
-        temporary = folder / f"{key}.new.{os.getpid()}.{threading.get_ident()}"
-        _unlink_quietly(temporary)
-        fd = open_shared(temporary)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        path = folder / f"{key}.{seq:020d}.{os.getpid()}.ticket"
-        os.rename(temporary, path)
-    finally:
-        fcntl.flock(meta, fcntl.LOCK_UN)
+    with _meta_mutex:
+        meta = _meta_fds.get(meta_path)
+        if meta is None:
+            meta = _meta_fds[meta_path] = open_shared(meta_path)
+        _flock_meta(meta, meta_path, stream)
+        try:
+            seq = _next_number(os.pread(meta, 64, 0), folder, key)
+            os.pwrite(meta, f"{seq:020d}\n".encode(), 0)
+            os.ftruncate(meta, 21)
+            # lock it under a private name first, so nobody sees the ticket unlocked and takes it for a dead one
+            temporary = folder / f"{key}.new.{os.getpid()}.{threading.get_ident()}"
+            _unlink_quietly(temporary)
+            fd = open_shared(temporary)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            path = folder / f"{key}.{seq:020d}.{os.getpid()}.ticket"
+            os.rename(temporary, path)
+        finally:
+            fcntl.flock(meta, fcntl.LOCK_UN)
     return seq, fd, path
 
 
@@ -353,65 +476,192 @@ def _next_number(raw: bytes, folder: Path, key: str) -> int:
     return seq
 
 
-def meta_timeout() -> float:
-    """Seconds to wait for the ``.meta`` file's short lock: ``$ZC_QUEUE_META_TIMEOUT``, else 30."""
-    text = os.environ.get("ZC_QUEUE_META_TIMEOUT", "").strip()
-    try:
-        value = float(text) if text else 30.0
-    except ValueError:
-        value = -1.0
-    if not (0 < value < 1e6):
-        raise QueueError(f"ZC_QUEUE_META_TIMEOUT={text!r} is not a number of seconds between 0 and 1e6.")
-    return value
-
-
-def _flock_meta(fd: int, path: Path) -> None:
-    """The ``.meta`` file's lock, held only for a moment by a well-behaved process: a holder that keeps
-    it longer than :func:`meta_timeout` is an error that names the file and its owner."""
+def _flock_meta(fd: int, path: Path, stream: TextIO | None = None) -> None:
+    """The ``.meta`` file's lock, held only for a moment by a well-behaved process. A longer wait shows one
+    line naming the holder (pid and user); a holder that keeps it past :func:`meta_timeout` is an error."""
     limit = meta_timeout()
-    end = time.monotonic() + limit
+    start = time.monotonic()
+    shown_at: float | None = None
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
+            break
         except BlockingIOError:
-            if time.monotonic() >= end:
-                owner = os.fstat(fd).st_uid
-                raise QueueError(f"Another process has held the lock of {path} (file owner uid {owner}) for more than "
-                                 f"{limit:g} s; it only takes a moment normally. The instructor can find it with "
-                                 f"`sudo fuser {path}` or `cat /proc/locks`, and remove the file.") from None
+            waited = time.monotonic() - start
+            if waited >= limit:
+                raise _meta_held_error(fd, path, limit) from None
+            if waited >= SHOW_AFTER_S and (shown_at is None or time.monotonic() - shown_at >= UPDATE_EVERY_S):
+                _write_line(stream, f"GPU queue: waiting for the queue's lock {path}, held by "
+                                    f"{_describe_holders(fd)}; waited {waited:.1f} s (an error after {limit:g} s)")
+                shown_at = time.monotonic()
             time.sleep(0.01)
+    if shown_at is not None:
+        _write_line(stream, f"GPU queue: the queue's lock {path} was free after {time.monotonic() - start:.1f} s.")
 
 
-def _wait_for_turn(folder: Path, key: str, seq: int) -> None:
-    """Block until no live ticket numbered below ``seq`` is left."""
-    done: set[int] = set()
-    while True:
-        before = [t for t in _tickets(folder, key) if t[0] < seq and t[0] not in done]
-        if not before:
-            return
-        number, pid, name = before[-1]  # the ticket just ahead: it is done when its lock is free
-        try:
-            fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:
-            done.add(number)
+def _meta_held_error(fd: int, path: Path, limit: float) -> QueueError:
+    owner = os.fstat(fd).st_uid
+    return QueueError(f"Another process ({_describe_holders(fd)}) has held the lock of {path} (file owner uid "
+                      f"{owner}) for more than {limit:g} s; it only takes a moment normally. The instructor can "
+                      f"find it with `sudo fuser {path}` or `cat /proc/locks`, and remove the file.")
+
+
+# --------------------------------------------------------------------------- waiting in turn
+def _notice_path(ticket: Path) -> Path:
+    """Where a waiter says it passed ``ticket``'s holder, stuck in its slot."""
+    return ticket.with_name(ticket.name + ".passed")
+
+
+def _open_ticket(path: Path) -> int | None:
+    """A read-only descriptor to lock a ticket by, or None when it is gone or is not a plain file one can
+    open (a FIFO or an unreadable file put there by someone else must not block anyone)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _holding(folder: Path, ticket: tuple[int, int, str]) -> _Ahead | None:
+    """The ticket, if its owner still holds its lock and no waiter has passed it; else None (a dead
+    process's ticket is removed)."""
+    path = folder / ticket[2]
+    if os.path.lexists(_notice_path(path)):
+        return None
+    fd = _open_ticket(path)
+    if fd is None:
+        return None
+    try:
+        uid = os.fstat(fd).st_uid
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _Ahead(*ticket, uid)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not _alive(ticket[1]):
+        _unlink_quietly(path)  # left by a killed process
+    return None
+
+
+def _ahead_of(folder: Path, key: str, seq: int, done: set[int]) -> list[_Ahead]:
+    """The tickets numbered below ``seq`` still held, in queue order; those found done join ``done``."""
+    ahead = []
+    for ticket in _tickets(folder, key):
+        if ticket[0] >= seq or ticket[0] in done:
             continue
+        held = _holding(folder, ticket)
+        if held is None:
+            done.add(ticket[0])
+        else:
+            ahead.append(held)
+    return ahead
+
+
+class _Release:
+    """Wakes the waiting loop the moment one ticket's owner lets go of it: a thread blocked on its lock."""
+
+    def __init__(self, folder: Path, ticket: _Ahead) -> None:
+        self.seq = ticket.seq
+        self.event = threading.Event()
+        fd = _open_ticket(folder / ticket.name)
+        if fd is not None:  # else the waiting loop just looks again every LOOK_EVERY_S
+            threading.Thread(target=self._run, args=(fd,), name="zc-queue-watch", daemon=True).start()
+
+    def _run(self, fd: int) -> None:
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
+            fcntl.flock(fd, fcntl.LOCK_SH)  # a passed holder's lock may keep this thread until that holder ends
+        except OSError:
+            pass
         finally:
             os.close(fd)
-        done.add(number)
-        if not _alive(pid):
-            _unlink_quietly(folder / name)  # left by a killed process
+            self.event.set()
 
 
+def _wait_for_turn(folder: Path, key: str, seq: int, limit: float, line: _WaitLine | None = None) -> None:
+    """Block until no ticket numbered below ``seq`` is held. The head of the queue is timed on this process's
+    own clock from when it became the head; past ``limit`` seconds it is passed (see :func:`_pass`)."""
+    done: set[int] = set()
+    head_seq, since = -1, time.monotonic()
+    watch: _Release | None = None
+    while True:
+        ahead = _ahead_of(folder, key, seq, done)
+        if not ahead:
+            return
+        if line:
+            line.update(ahead)
+        if ahead[0].seq != head_seq:
+            head_seq, since = ahead[0].seq, time.monotonic()
+        held = time.monotonic() - since
+        if held > limit:
+            _pass(folder, key, ahead[0], held, limit, line)
+            done.add(ahead[0].seq)
+            continue
+        if watch is None or watch.seq != ahead[-1].seq:
+            watch = _Release(folder, ahead[-1])  # the ticket just ahead: its release is this one's turn
+        watch.event.wait(min(LOOK_EVERY_S, limit - held))
+
+
+def _pass(folder: Path, key: str, head: _Ahead, held: float, limit: float, line: _WaitLine | None) -> None:
+    """Go on past a head of the queue stuck in its slot, leaving a notice that every later waiter honours
+    and that the stuck holder reads when its slot ends."""
+    _leave_notice(folder, head, held, limit)
+    _sweep_notices(folder, key)
+    if line:
+        line.passing(head, held, limit)
+
+
+def _leave_notice(folder: Path, head: _Ahead, held: float, limit: float) -> None:
+    text = json.dumps({"t": time.time(), "by_pid": os.getpid(), "held_s": round(held, 3), "limit_s": limit})
+    try:
+        fd = os.open(_notice_path(folder / head.name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o644)
+    except OSError:  # another waiter left it first, or the disk is full: the pass goes on all the same
+        return
+    try:
+        os.write(fd, text.encode() + b"\n")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _sweep_notices(folder: Path, key: str) -> None:
+    """Remove the notices whose ticket is gone (only one's own can go: the folder is sticky)."""
+    for name in os.listdir(folder):
+        if name.startswith(f"{key}.") and name.endswith(".ticket.passed") and not os.path.lexists(
+                folder / name[:-len(".passed")]):
+            _unlink_quietly(folder / name)
+
+
+def _was_passed(path: Path, hold_s: float, limit: float) -> bool:
+    """Whether a waiter passed this slot: it held past ``limit`` and a notice names its ticket."""
+    return hold_s > limit and os.path.lexists(_notice_path(path))
+
+
+def _warn_held_too_long(hold_s: float, limit: float, what: str) -> None:
+    label = f" ({what})" if what else ""
+    warnings.warn(SlotHeldTooLong(
+        f"Your measurement{label} held the GPU slot for {hold_s:.1f} s, more than ZC_QUEUE_HOLD_TIMEOUT "
+        f"({limit:g} s); other learners went on, so your figures may include their work."), stacklevel=4)
+
+
+# --------------------------------------------------------------------------- the slot
 @contextmanager
 def measurement_slot(key: str | None = None, *, what: str = "", stream: TextIO | None = None) -> Iterator[None]:
     """Hold this GPU's measurement slot for the timed work inside the ``with`` block (lesson 06).
 
     Re-entrant: a slot taken inside another in the same thread is the outer one. Waits in turn
     (first come, first served) behind other processes' slots; a wait longer than a moment shows one
-    line on stderr. ``key`` names the GPU (default: this process's GPU 0, by PCI bus id).
+    line on stderr. ``key`` names the GPU (default: this process's GPU 0, by PCI bus id). A slot held
+    longer than :func:`hold_timeout` is passed by the next learner, and warns (:class:`SlotHeldTooLong`).
     """
     if getattr(_held, "depth", 0) or not enabled():
         _held.depth = getattr(_held, "depth", 0) + 1
@@ -422,18 +672,19 @@ def measurement_slot(key: str | None = None, *, what: str = "", stream: TextIO |
         return
     key = key or gpu_key()
     folder = lock_dir()
+    limit = hold_timeout()
     register_member(key)
     t0 = time.monotonic()
-    seq, fd, path = _take_ticket(folder, key)
+    seq, fd, path = _take_ticket(folder, key, stream)
     line: _WaitLine | None = None
     t1 = t2 = None
     ahead = 0
     try:
         ahead = sum(1 for t in _tickets(folder, key) if t[0] < seq)
         if ahead:
-            line = _WaitLine(key, folder, seq, stream)
+            line = _WaitLine(key, stream)
             try:
-                _wait_for_turn(folder, key, seq)
+                _wait_for_turn(folder, key, seq, limit, line)
             finally:
                 line.finish()
         t1 = time.monotonic()
@@ -444,12 +695,18 @@ def measurement_slot(key: str | None = None, *, what: str = "", stream: TextIO |
             _held.depth = 0
             t2 = time.monotonic()
     finally:
+        hold = t2 - t1 if t1 is not None and t2 is not None else None
+        passed = hold is not None and _was_passed(path, hold, limit)
         _unlink_quietly(path)
         os.close(fd)  # releases the flock: the next ticket's owner goes on
         if t1 is not None and t2 is not None:
-            _append_log(key, {"t": time.time(), "pid": os.getpid(), "tag": os.environ.get("ZC_QUEUE_TAG", ""),
-                              "what": what, "wait_s": round(t1 - t0, 6), "hold_s": round(t2 - t1, 6),
-                              "ahead": max(ahead, line.ahead if line else 0), "release_s": round(time.monotonic() - t2, 6)})
+            entry = {"t": time.time(), "pid": os.getpid(), "tag": os.environ.get("ZC_QUEUE_TAG", ""),
+                     "what": what, "wait_s": round(t1 - t0, 6), "hold_s": round(t2 - t1, 6),
+                     "ahead": max(ahead, line.ahead if line else 0), "release_s": round(time.monotonic() - t2, 6)}
+            _append_log(key, {**entry, "passed": True} if passed else entry)
+        if passed and hold is not None:
+            _unlink_quietly(_notice_path(path))
+            _warn_held_too_long(hold, limit, what)
 
 
 def uncontended_overhead(key: str = "overhead-check", slots: int = 200,

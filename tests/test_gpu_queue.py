@@ -3,9 +3,11 @@ the slot is released however its holder ends, a waiting learner sees a line, eve
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
+import pwd
 import shutil
 import signal
 import stat
@@ -13,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -310,3 +313,180 @@ def test_a_bad_meta_timeout_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("ZC_QUEUE_META_TIMEOUT", "inf")
     with pytest.raises(gpu_queue.QueueError, match="ZC_QUEUE_META_TIMEOUT"):
         gpu_queue.meta_timeout()
+
+
+def test_a_meta_lock_held_names_its_holder_while_waiting_and_in_the_error(lock_dir, monkeypatch):
+    """Another user holds the ``.meta`` flock: the waiting learner's line names the holder (pid and user,
+    from /proc/locks) after a moment, and the error after ZC_QUEUE_META_TIMEOUT names it too."""
+    with gpu_queue.measurement_slot(KEY):
+        pass
+    holder = _child(f"""
+        import fcntl
+        fd = os.open(os.path.join(os.environ["ZC_LOCK_DIR"], {KEY + '.meta'!r}), os.O_RDWR)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        print('locked', flush=True)
+        time.sleep(120)
+    """)
+    stream = io.StringIO()
+    try:
+        _wait_for_line(holder, "locked")
+        monkeypatch.setenv("ZC_QUEUE_META_TIMEOUT", "1.5")
+        t0 = time.monotonic()
+        with pytest.raises(gpu_queue.QueueError, match="held the lock") as info:
+            with gpu_queue.measurement_slot(KEY, stream=stream):
+                pass
+        waited = time.monotonic() - t0
+    finally:
+        holder.kill()
+        holder.wait()
+    who = f"pid {holder.pid} of user {pwd.getpwuid(os.getuid()).pw_name}"
+    assert f"held by {who}" in stream.getvalue() and "waited" in stream.getvalue()
+    assert who in str(info.value) and "fuser" in str(info.value)
+    assert 1.5 <= waited < 5
+    with gpu_queue.measurement_slot(KEY, stream=io.StringIO()):
+        pass
+
+
+def test_the_holder_is_unknown_when_proc_cannot_be_read(tmp_path, monkeypatch):
+    fd = os.open(tmp_path / "file", os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        monkeypatch.setattr(gpu_queue, "PROC_LOCKS", str(tmp_path / "no-such-file"))
+        assert gpu_queue._describe_holders(fd) == "an unknown process"
+        st = os.fstat(fd)
+        fake = tmp_path / "locks"
+        fake.write_text("garbage\n1: FLOCK ADVISORY WRITE x y 0 EOF\n"
+                        f"1: -> FLOCK  ADVISORY  WRITE 77 {os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino} 0 EOF\n"
+                        f"2: OFDLCK ADVISORY  WRITE -1 {os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino} 0 EOF\n"
+                        f"3: FLOCK  ADVISORY  WRITE 4242 {os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino} 0 EOF\n")
+        monkeypatch.setattr(gpu_queue, "PROC_LOCKS", str(fake))
+        assert gpu_queue._lock_holders(fd) == [4242], "waiters (->), unknown pids and garbage are skipped"
+    finally:
+        os.close(fd)
+    assert gpu_queue._user_of_pid(2**22 + 1) == "unknown user"  # above any pid_max: no /proc entry
+    assert gpu_queue._user_name(2**31 - 7) == f"uid {2**31 - 7}"
+
+
+def test_a_slot_held_too_long_is_passed_and_its_holder_told(lock_dir, monkeypatch):
+    """A holder keeps the slot past ZC_QUEUE_HOLD_TIMEOUT: the next learner goes on after about the timeout
+    (its line says whom it passes), a later learner does not wait for the stuck one again, the stuck
+    holder's block ends with a warning (its result still returned), and a normal slot goes at once after."""
+    monkeypatch.setenv("ZC_QUEUE_HOLD_TIMEOUT", "1.0")
+    stuck = _child(f"""
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with measurement_slot({KEY!r}):
+                print('holding', flush=True)
+                time.sleep(4.0)
+                result = 42
+        print(json.dumps({{"result": result, "warnings": [[w.category.__name__, str(w.message)] for w in caught]}}))
+    """)
+    _wait_for_line(stuck, "holding")
+    stream = io.StringIO()
+    t0 = time.monotonic()
+    with gpu_queue.measurement_slot(KEY, stream=stream):
+        waited = time.monotonic() - t0
+    assert 0.95 < waited < 2.5, waited
+    assert stuck.poll() is None, "the stuck holder was still in its slot"
+    text = stream.getvalue()
+    assert f"passed pid {stuck.pid} of user {pwd.getpwuid(os.getuid()).pw_name}, stuck in the GPU slot" in text
+    assert "(ZC_QUEUE_HOLD_TIMEOUT is 1 s); measuring now." in text
+
+    t0 = time.monotonic()
+    with gpu_queue.measurement_slot(KEY, stream=io.StringIO()):
+        later = time.monotonic() - t0
+    assert later < 0.5 and stuck.poll() is None, "a later learner timed the stuck holder again"
+
+    out, err = stuck.communicate(timeout=20)
+    assert stuck.returncode == 0, err
+    report = json.loads(out)
+    assert report["result"] == 42
+    [[category, message]] = report["warnings"]
+    assert category == "SlotHeldTooLong"
+    assert "held the GPU slot for 4." in message and "more than ZC_QUEUE_HOLD_TIMEOUT (1 s)" in message
+    assert "other learners went on" in message
+
+    t0 = time.monotonic()
+    with gpu_queue.measurement_slot(KEY, stream=io.StringIO()):
+        assert time.monotonic() - t0 < 0.5
+    assert not list(lock_dir.glob("*.ticket")) and not list(lock_dir.glob("*.passed"))
+    assert [e.get("passed") for e in gpu_queue.read_log(KEY) if e["pid"] == stuck.pid] == [True]
+
+
+def test_two_learners_behind_a_stuck_holder_pass_it_one_after_the_other(lock_dir, monkeypatch):
+    """Both waiters' clocks on the stuck head run out at about the same moment: they still take turns."""
+    monkeypatch.setenv("ZC_QUEUE_HOLD_TIMEOUT", "1.0")
+    stuck = _child(f"""
+        with measurement_slot({KEY!r}):
+            print('holding', flush=True)
+            time.sleep(4.0)
+    """)
+    _wait_for_line(stuck, "holding")
+    code = f"""
+        import io
+        t0 = time.monotonic()
+        with measurement_slot({KEY!r}, stream=io.StringIO()):
+            start = time.monotonic()
+            time.sleep(0.3)
+            print(json.dumps([start, time.monotonic(), start - t0]))
+    """
+    waiters = [_child(code) for _ in range(2)]
+    spans = []
+    for waiter in waiters:
+        out, err = waiter.communicate(timeout=20)
+        assert waiter.returncode == 0, err
+        spans.append(json.loads(out))
+    assert stuck.poll() is None, "both went while the stuck holder still held its slot"
+    stuck.communicate(timeout=20)
+    (first_start, first_end, first_wait), (second_start, _, second_wait) = sorted(spans)
+    assert second_start >= first_end, "the two waiters measured at the same time"
+    assert 0.95 < first_wait < 2.5 and second_wait < first_wait + 1.5, spans
+
+
+def test_a_short_hold_timeout_keeps_mutual_exclusion_among_well_behaved_learners(lock_dir):
+    spans = _intervals({"ZC_QUEUE_HOLD_TIMEOUT": "0.5"})
+    assert len(spans) == 32 and _overlaps(spans) == 0
+    assert not any(e.get("passed") for e in gpu_queue.read_log(KEY))
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "-3", "ten", "1e6"])
+def test_a_bad_hold_timeout_is_a_clear_error(lock_dir, monkeypatch, value):
+    monkeypatch.setenv("ZC_QUEUE_HOLD_TIMEOUT", value)
+    with pytest.raises(gpu_queue.QueueError, match="ZC_QUEUE_HOLD_TIMEOUT"):
+        with gpu_queue.measurement_slot(KEY):
+            pass
+    assert not list(lock_dir.glob("*.ticket")) if lock_dir.exists() else True
+
+
+def test_a_fifo_posing_as_a_ticket_blocks_nobody(lock_dir):
+    with gpu_queue.measurement_slot(KEY):
+        pass
+    os.mkfifo(lock_dir / f"{KEY}.{1:020d}.{os.getpid()}.ticket")  # ahead of every new ticket; opening it would block
+    child = _child(f"t0 = time.monotonic()\nwith measurement_slot({KEY!r}): print(time.monotonic() - t0)")
+    try:
+        out, err = child.communicate(timeout=20)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == 0, err
+    assert float(out) < 1.0
+
+
+def test_threads_of_one_process_take_distinct_tickets(lock_dir):
+    """Threads share the process's ``.meta`` descriptor, whose flock does not exclude one another."""
+    spans: list[tuple[float, float]] = []
+
+    def work() -> None:
+        for _ in range(25):
+            with gpu_queue.measurement_slot(KEY):
+                start = time.monotonic()
+                time.sleep(0.002)
+                spans.append((start, time.monotonic()))
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(spans) == 150 and _overlaps(sorted(spans)) == 0
