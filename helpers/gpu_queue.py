@@ -441,7 +441,7 @@ def _take_ticket(folder: Path, key: str, stream: TextIO | None = None) -> tuple[
         meta = _meta_fds.get(meta_path)
         if meta is None:
             meta = _meta_fds[meta_path] = open_shared(meta_path)
-        _flock_meta(meta, meta_path, stream)
+        flock_shared_file(meta, meta_path, stream)
         try:
             seq = _next_number(os.pread(meta, 64, 0), folder, key)
             os.pwrite(meta, f"{seq:020d}\n".encode(), 0)
@@ -476,9 +476,10 @@ def _next_number(raw: bytes, folder: Path, key: str) -> int:
     return seq
 
 
-def _flock_meta(fd: int, path: Path, stream: TextIO | None = None) -> None:
-    """The ``.meta`` file's lock, held only for a moment by a well-behaved process. A longer wait shows one
-    line naming the holder (pid and user); a holder that keeps it past :func:`meta_timeout` is an error."""
+def flock_shared_file(fd: int, path: Path, stream: TextIO | None = None, what: str = "the queue's lock") -> None:
+    """The lock of a shared file held only for a moment by a well-behaved process (the queue's ``.meta``, the
+    pinned-memory budget's file). A longer wait shows one line naming the holder (pid and user); a holder
+    that keeps it past :func:`meta_timeout` is an error."""
     limit = meta_timeout()
     start = time.monotonic()
     shown_at: float | None = None
@@ -491,12 +492,12 @@ def _flock_meta(fd: int, path: Path, stream: TextIO | None = None) -> None:
             if waited >= limit:
                 raise _meta_held_error(fd, path, limit) from None
             if waited >= SHOW_AFTER_S and (shown_at is None or time.monotonic() - shown_at >= UPDATE_EVERY_S):
-                _write_line(stream, f"GPU queue: waiting for the queue's lock {path}, held by "
+                _write_line(stream, f"GPU queue: waiting for {what} {path}, held by "
                                     f"{_describe_holders(fd)}; waited {waited:.1f} s (an error after {limit:g} s)")
                 shown_at = time.monotonic()
             time.sleep(0.01)
     if shown_at is not None:
-        _write_line(stream, f"GPU queue: the queue's lock {path} was free after {time.monotonic() - start:.1f} s.")
+        _write_line(stream, f"GPU queue: {what} {path} was free after {time.monotonic() - start:.1f} s.")
 
 
 def _meta_held_error(fd: int, path: Path, limit: float) -> QueueError:

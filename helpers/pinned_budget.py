@@ -10,7 +10,6 @@ or a fraction of the machine's RAM (``0.5``). The default is three quarters of R
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -60,16 +59,37 @@ def _start_time(pid: int) -> str | None:
         return None
 
 
-def _real_uid(pid: int) -> int | None:
-    """The real uid of process ``pid`` (/proc/PID/status, line Uid), or None."""
+def _status_field(pid: int, field: bytes) -> int | None:
+    """The first number of line ``field`` of /proc/PID/status (readable by every user), or None."""
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
-                if line.startswith(b"Uid:"):
+                if line.startswith(field + b":"):
                     return int(line.split()[1])
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def _real_uid(pid: int) -> int | None:
+    """The real uid of process ``pid`` (/proc/PID/status, line Uid), or None."""
+    return _status_field(pid, b"Uid")
+
+
+def resident_bytes(pid: int) -> int:
+    """The resident memory of process ``pid`` (/proc/PID/status, VmRSS), 0 when unreadable.
+
+    Page-locked memory is resident, so an honest entry never holds more. VmLck and VmPin cannot serve:
+    the NVIDIA driver pins without mlock, and both stayed 0 while a process held 256 MiB from
+    cuMemHostAlloc on the course's H200 machine, whose VmRSS grew by 256 MiB (issue 20)."""
+    kib = _status_field(pid, b"VmRSS")
+    return 0 if kib is None else kib * 1024
+
+
+def counted_bytes(pid: str, entry: dict[str, Any]) -> int:
+    """What another process's valid entry counts against the budget: its bytes, at most its resident
+    memory, so a believable entry written for one's own idle process cannot block everyone's pinning."""
+    return min(int(entry["bytes"]), resident_bytes(int(pid)))
 
 
 def _valid(pid: object, entry: object) -> bool:
@@ -96,12 +116,13 @@ def _update(change: int, *, check: bool) -> dict[str, Any]:
     """Under the file's flock: drop ended processes, then add ``change`` to this process's bytes,
     refusing (when ``check``) if the machine-wide total would pass the budget. Returns the table."""
     global _own
-    from .gpu_queue import open_shared
+    from .gpu_queue import flock_shared_file, open_shared
 
     budget = budget_bytes()
-    fd = open_shared(_path())
+    path = _path()
+    fd = open_shared(path)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        flock_shared_file(fd, path, what="the pinned-memory budget's lock")  # a holder that never lets go: an error
         raw = os.pread(fd, 1 << 20, 0)
         try:
             table = json.loads(raw) if raw.strip() else {}
@@ -110,7 +131,7 @@ def _update(change: int, *, check: bool) -> dict[str, Any]:
         live = {pid: entry for pid, entry in (table.items() if isinstance(table, dict) else ())
                 if _valid(pid, entry)}
         me = str(os.getpid())
-        others = sum(int(entry.get("bytes", 0)) for pid, entry in live.items() if pid != me)
+        others = sum(counted_bytes(pid, entry) for pid, entry in live.items() if pid != me)
         wanted = _own + change
         if check and change > 0 and others + wanted > budget:
             raise PinningError(

@@ -127,3 +127,50 @@ def test_negative_or_non_integer_entries_are_dropped(budget, bad):
     finally:
         other.kill()
         other.wait()
+
+
+def test_a_believable_entry_for_an_idle_own_process_counts_only_its_resident_memory(tmp_path, monkeypatch):
+    """The forged file names a live process of the learner's own (right uid and start time) with a whole
+    gibibyte: it counts only what that process really holds, so the budget is not used up."""
+    monkeypatch.setenv("ZC_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.setenv("ZC_PINNED_BUDGET", str(1 << 30))
+    monkeypatch.setattr(pinned_budget, "_own", 0)
+    idle = subprocess.Popen(["sleep", "60"])
+    try:
+        _forge({str(idle.pid): {"bytes": 1 << 30, "start": pinned_budget._start_time(idle.pid), "uid": os.getuid()}})
+        assert 0 < pinned_budget.resident_bytes(idle.pid) < 64 << 20
+        pinned_budget.reserve(512 << 20)  # refused before: the forged gibibyte filled the budget
+        assert pinned_budget.usage()[str(idle.pid)] == 1 << 30  # kept in the file, counted at its resident size
+        pinned_budget.release(512 << 20)
+    finally:
+        idle.kill()
+        idle.wait()
+
+
+def test_resident_bytes_of_a_process_that_is_gone_is_zero():
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    assert pinned_budget.resident_bytes(gone.pid) == 0
+    assert pinned_budget.resident_bytes(os.getpid()) > 1 << 20
+
+
+def test_a_process_that_holds_the_budget_file_s_lock_forever_is_an_error_naming_it(budget, monkeypatch):
+    from helpers.gpu_queue import QueueError
+
+    pinned_budget.usage()  # creates the file
+    code = f"""
+        import fcntl, os, time
+        fd = os.open({str(pinned_budget._path())!r}, os.O_RDWR)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        print("locked", flush=True)
+        time.sleep(60)
+    """
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        monkeypatch.setenv("ZC_QUEUE_META_TIMEOUT", "0.5")
+        with pytest.raises(QueueError, match=f"pid {holder.pid}"):
+            pinned_budget.reserve(100)
+    finally:
+        holder.kill()
+        holder.wait()
