@@ -27,6 +27,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def first_try_at_every_exercise():
+    """Each test starts with no wrong tries counted (helpers.exercises grades hints by the tries so far, per
+    process), so a test sees the first hint unless it tries again itself."""
+    from helpers import exercises
+
+    exercises.reset_tries()
+    yield
+    exercises.reset_tries()
+
+
 @pytest.fixture(scope="session")
 def reference():
     """The newest recorded H200 record in data/ and its path."""

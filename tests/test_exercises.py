@@ -97,7 +97,7 @@ def test_page_and_offset_hints(wrong, phrase):
     (lambda allocation, attributes: bool(attributes["UNIFIED_ADDRESSING"]), "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"),
     (lambda allocation, attributes: lesson04.same_address_rule(allocation, attributes)
      and not allocation.startswith("pinned, no DEVICEMAP"),
-     "with or without the DEVICEMAP flag"),
+     "Does the DEVICEMAP flag matter"),
 ])
 def test_same_address_hints(wrong, phrase):
     feedback = exercises.check("04", "same_address", wrong)
@@ -140,9 +140,9 @@ def test_add_on_gpu_hints(edit, phrase):
 
 
 @pytest.mark.parametrize("edit, phrase", [
-    (("    if (i < n) {\n        y[i] = a * x[i] + y[i];\n    }", "    y[i] = a * x[i] + y[i];"), "if (i < n)"),
+    (("    if (i < n) {\n        y[i] = a * x[i] + y[i];\n    }", "    y[i] = a * x[i] + y[i];"), "index is n or more"),
     (("y[i] = a * x[i] + y[i];", "y[i] = a * x[i];"), "overwritten"),
-    (("blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x"), "blockIdx.x * blockDim.x"),
+    (("blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x"), "tells the blocks apart"),
     (("void saxpy(", "void saxpy_kernel("), "no kernel named saxpy"),
     (("y[i] = a * x[i] + y[i];", "y[i] = a * x[i] + y[i]"), "did not build"),
 ])

@@ -43,7 +43,7 @@ def test_chase_hints(wrong, phrase):
 
 
 @pytest.mark.parametrize("wrong, phrase", [
-    (lambda slow, fast: slow / fast, "take log10"),
+    (lambda slow, fast: slow / fast, "how many factors of 10"),
     (lambda slow, fast: np.log(slow / fast), "natural logarithm"),
     (lambda slow, fast: np.log10(fast / slow), "sign is reversed"),
 ])

@@ -51,7 +51,7 @@ def _copy(edit):
 
 
 @pytest.mark.parametrize("edit, phrase", [
-    (("int r = t / cols;", "int r = t / rows;"), "divide by the row"),
+    (("int r = t / cols;", "int r = t / rows;"), "how many whole rows come before it"),
     (("int c = t % cols;", "int c = t % rows;"), "copy is wrong"),
     (("if (t < rows * cols) {", "{"), "keep `if (t < rows * cols)`"),
     (("dst[r * cols + c] = src[r * cols + c];", "dst[r * cols + c] = src[r * cols + c]"), "did not run"),

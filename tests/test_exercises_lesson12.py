@@ -27,9 +27,9 @@ RIGHT_ZERO = lambda k, n, link, device, zc: k * 12 * n / (zc * 1e9)  # noqa: E73
 
 
 @pytest.mark.parametrize("wrong, phrase", [
-    (_model(RIGHT_COPY, lambda k, n, link, device, zc: 12 * n / (zc * 1e9)), "k uses cost k times"),
+    (_model(RIGHT_COPY, lambda k, n, link, device, zc: 12 * n / (zc * 1e9)), "does not grow with k"),
     (_model(lambda k, n, link, device, zc: k * 12 * n / (link * 1e9) + k * 12 * n / (device * 1e9), RIGHT_ZERO),
-     "crosses the link once"),
+     "you pay the link k times"),
     (_model(lambda k, n, link, device, zc: 12 * n / (link * 1e9), RIGHT_ZERO), "kernels on device memory"),
     (_model(lambda k, n, link, device, zc: RIGHT_COPY(k, n, link, device, zc) / 4,
             lambda k, n, link, device, zc: RIGHT_ZERO(k, n, link, device, zc) / 4), "each 4 bytes"),
@@ -62,9 +62,9 @@ def test_model_seconds_against_the_recorded_rows():
     (lambda budget, sets: budget // (12 * sets), "whole number of 256-thread blocks"),
     (lambda budget, sets: max(256, budget // 12 // 256 * 256), "two buffer sets"),
     (lambda budget, sets: max(256, budget // (3 * sets) // 256 * 256), "bytes as elements"),
-    (lambda budget, sets: max(256, budget // (8 * sets) // 256 * 256), "c needs its device buffer"),
+    (lambda budget, sets: max(256, budget // (8 * sets) // 256 * 256), "does c need its device buffer"),
     (lambda budget, sets: float(max(256, budget // (12 * sets) // 256 * 256)), "a float"),
-    (lambda budget, sets: budget // (12 * sets) // 256 * 256, "never less than one block"),
+    (lambda budget, sets: budget // (12 * sets) // 256 * 256, "smallest chunk"),
 ])
 def test_chunk_elements_hints(wrong, phrase):
     feedback = exercises.check("12", "chunk_elements", wrong)

@@ -50,8 +50,8 @@ FLAG = "        *flag = raise;            // volatile: a real store, now\n"
     ((LOOP + FENCE + FLAG, "        for (unsigned long long i = 0; i < n; ++i) {\n            payload[i] = value;\n"
       + FENCE + FLAG + "        }\n"), "inside the loop"),
     (("volatile unsigned int *flag", "unsigned int *flag"), "not volatile"),
-    (("__threadfence_system();", "__threadfence();"), "__threadfence_system()"),
-    (("i < n;", "i <= n;"), "i < n"),
+    (("__threadfence_system();", "__threadfence();"), "Is the host inside its scope"),
+    (("i < n;", "i <= n;"), "last element of the payload"),
     (("payload[i] = value;", "payload[0] = value;"), "loop over all n"),
     (("*flag = raise;", "*flag = 1;"), "*flag = raise"),
     (("void publish(", "void publish_kernel("), "no kernel named publish"),

@@ -7,6 +7,15 @@ right answer "correct" and why; on a typical wrong answer a specific hint. Solut
 ``lessons/solutions/lessonNN.py`` (an instructor may delete the folder); :func:`solution` shows
 one only when asked.
 
+Hints are graded. A lesson module's check returns ``hint(question, step)``: ``question`` names what is
+wrong and asks a question or names the concept to revisit, without the answer; ``step`` is a smaller step towards
+it. :func:`check` counts the wrong tries at each exercise, per process (a kernel restart starts again at zero): the
+first wrong try shows the question, the second and later ones the question and the step, and from the third on the
+message adds where the solution is (:func:`solution`, on request). Every check that returns a hint counts as a try,
+re-running the check cell with the same wrong answer included: running the check again is how a learner asks for
+the next step (and telling "the same answer" apart is unreliable, since re-running the exercise cell makes a new
+function with the same code). "Not yet" does not count; "correct" sets the count back to zero.
+
 Lesson 01 introduces :class:`Feedback`, :func:`check` and :func:`solution`. Each lesson's checks live in
 ``helpers/exercises/lessonNN.py`` (its ``CHECKS``); lesson 09's kernel exercise builds on
 :mod:`helpers.coalescing_exercise`.
@@ -16,41 +25,54 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Literal
 
 import numpy as np
 
 __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint", "correct", "checks", "namespace",
-           "live_module", "registered", "SOLUTIONS"]
+           "live_module", "registered", "tries", "reset_tries", "SOLUTIONS", "SOLUTION_AFTER"]
 
 SOLUTIONS = Path(__file__).resolve().parent.parent.parent / "lessons" / "solutions"
 Status = Literal["not yet", "correct", "hint"]
 _LABEL = {"not yet": "Not yet", "correct": "Correct", "hint": "Hint"}
 
 
+SOLUTION_AFTER = 3          # the wrong try from which a hint also says where the solution is
+
+
 @dataclass(frozen=True)
 class Feedback:
-    """What a check found: ``status`` is "not yet", "correct" or "hint"; ``message`` says it (lesson 01)."""
+    """What a check found: ``status`` is "not yet", "correct" or "hint"; ``message`` says it (lesson 01).
+
+    A hint from a lesson module also carries ``step``, the smaller step that :func:`check` adds from the second wrong
+    try on; ``tries`` is the number of wrong tries at this exercise so far, this one included (0 outside check)."""
 
     status: Status
     message: str
     exercise: str = ""
+    step: str = field(default="", repr=False, compare=False)
+    tries: int = 0
 
     @property
     def correct(self) -> bool:
         return self.status == "correct"
 
+    def _label(self) -> str:
+        label = _LABEL.get(self.status, self.status)
+        return f"{label} (try {self.tries})" if self.status == "hint" and self.tries > 1 else label
+
     def __str__(self) -> str:
         where = f" [{self.exercise}]" if self.exercise else ""
-        return f"{_LABEL.get(self.status, self.status)}{where}: {self.message}"
+        return f"{self._label()}{where}: {self.message}"
 
     __repr__ = __str__
 
     def _repr_markdown_(self) -> str:
         # plain words, no emoji: a browser without an emoji font would show empty boxes
-        return f"**{_LABEL.get(self.status, self.status)}.** {self.message}"
+        return f"**{self._label()}.** {self.message}"
 
 
 def not_yet(what: str) -> Feedback:
@@ -58,9 +80,10 @@ def not_yet(what: str) -> Feedback:
     return Feedback("not yet", what)
 
 
-def hint(what: str) -> Feedback:
-    """A specific hint for a wrong answer (for the lesson modules)."""
-    return Feedback("hint", what)
+def hint(question: str, step: str = "") -> Feedback:
+    """A graded hint for a wrong answer (for the lesson modules): ``question`` says what is wrong and asks a question
+    or names the concept to revisit, never the answer; ``step``, a smaller step, is shown from the second wrong try."""
+    return Feedback("hint", question, step=step)
 
 
 def correct(why: str) -> Feedback:
@@ -71,16 +94,20 @@ def correct(why: str) -> Feedback:
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
-def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, fix: str, name_note: str = "") -> Feedback:
+def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: str, step: str,
+                        name_note: str = "") -> Feedback:
     """The hint for a learner's kernel that did not build or run (kernel exercises of lessons 05, 08 and 14): an
-    access out of bounds (``past_end`` names what was overrun, ``fix`` follows the error's first line), a kernel name
-    not found (``name_note`` is added), or the error itself."""
+    access out of bounds (``past_end`` names what was overrun; ``question`` follows the error's first line, ``step``
+    is the smaller step), a kernel name not found (``name_note`` is added), or the error itself."""
     text = f"{type(exc).__name__}: {exc}"
     if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
-        return hint(f"{past_end} ({text.splitlines()[0][:300]}){fix}")
+        return hint(f"{past_end} ({text.splitlines()[0][:300]}){question}", step)
     if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
-        return hint(f"no kernel named {kernel}: keep `extern \"C\" __global__ void {kernel}(...)`{name_note}.")
-    return hint(f"the kernel did not build or run: {text[:600]}")
+        return hint(f"no kernel named {kernel}: the check looks the kernel up by its name.",
+                    f"keep the first line as given, `extern \"C\" __global__ void {kernel}(...)`{name_note}.")
+    return hint(f"the kernel did not build or run: {text[:600]}",
+                "read the first error line: it names the line of your source and what the compiler expected there "
+                "(a missing `;` or brace, a name not declared, a type that does not match).")
 
 
 def is_placeholder(answer: Any) -> bool:
@@ -132,8 +159,54 @@ def registered() -> dict[tuple[str, str], Callable[..., Feedback]]:
     return {(lesson, name): fn for lesson in LESSONS_WITH_EXERCISES for name, fn in checks(lesson).items()}
 
 
+# --------------------------------------------------------------------------- graded hints
+_TRIES: Counter[tuple[str, str]] = Counter()   # wrong tries so far, per exercise, in this process
+
+
+def tries(lesson: str, name: str) -> int:
+    """How many wrong tries :func:`check` has counted at one exercise in this process (see the module docstring)."""
+    return _TRIES[(lesson, name)]
+
+
+def reset_tries(lesson: str | None = None, name: str | None = None) -> None:
+    """Forget the wrong tries of one exercise, or of every exercise when no name is given (tests, a new learner)."""
+    if lesson is None or name is None:
+        _TRIES.clear()
+    else:
+        _TRIES.pop((lesson, name), None)
+
+
+def graded_message(feedback: Feedback, count: int, lesson: str, name: str) -> str:
+    """A hint's message at the ``count``-th wrong try: the question, then the smaller step, then where the solution
+    is."""
+    parts = [feedback.message]
+    if count >= 2 and feedback.step:
+        parts.append(f"Next step: {feedback.step}")
+    if count >= SOLUTION_AFTER:
+        parts.append(f'Still stuck? print(exercises.solution("{lesson}", "{name}")) shows one solution.')
+    return " ".join(parts)
+
+
+def _graded(feedback: Feedback, lesson: str, name: str) -> Feedback:
+    """Count the try and grade the hint; a correct answer sets the count back to zero."""
+    key = (lesson, name)
+    where = f"{lesson}/{name}"
+    if feedback.status == "correct":
+        _TRIES.pop(key, None)
+    if feedback.status != "hint":
+        return Feedback(feedback.status, feedback.message, where)
+    _TRIES[key] += 1
+    count = _TRIES[key]
+    return replace(feedback, message=graded_message(feedback, count, lesson, name), exercise=where, tries=count)
+
+
+_RAISED_STEP = ("call your function by hand on one small case in a new cell and read the traceback's last lines: "
+                "which line raised, and what did it get?")
+
+
 def check(lesson: str, name: str, answer: Any, **context: Any) -> Feedback:
-    """Check ``answer`` to exercise ``name`` of lesson ``lesson``; never raises (lesson 01)."""
+    """Check ``answer`` to exercise ``name`` of lesson ``lesson``; never raises (lesson 01). A hint is graded by the
+    wrong tries so far at this exercise (see the module docstring)."""
     checker = checks(lesson).get(name)
     if checker is None:
         known = ", ".join(f"{lsn}/{nm}" for lsn, nm in registered())
@@ -141,8 +214,8 @@ def check(lesson: str, name: str, answer: Any, **context: Any) -> Feedback:
     try:
         feedback = checker(answer, **context)
     except Exception as exc:  # noqa: BLE001 (the learner's code may raise anything)
-        feedback = hint(f"your code raised {type(exc).__name__}: {exc}".strip()[:800])
-    return Feedback(feedback.status, feedback.message, f"{lesson}/{name}")
+        feedback = hint(f"your code raised {type(exc).__name__}: {exc}".strip()[:800], _RAISED_STEP)
+    return _graded(feedback, lesson, name)
 
 
 _SECTION = re.compile(r"^# exercise: (\w+)\s*$", re.M)

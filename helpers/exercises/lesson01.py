@@ -48,36 +48,52 @@ def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedba
             return _not_yet("pages_spanned returns `...`: replace it with the number of pages.")
         want = spanned(address, nbytes, size)
         if isinstance(got, float):
-            return _hint("return a whole number of pages: use `//` (integer division) on the addresses, not `/`, "
-                         "and no math.ceil on a float (a float has only 53 bits, too few for 64-bit addresses).")
+            return _hint("you returned a float: a count of pages is a whole number, and a float has only 53 bits, too "
+                         "few for 64-bit addresses. Which operator divides integers and stays an integer, `/` or "
+                         "`//`?", "use `//` (integer division) on the addresses everywhere, and no math.ceil on a "
+                         "float: every value in the count can stay an int.")
         if not isinstance(got, int) and not hasattr(got, "__index__"):
-            return _hint(f"return an int; for address {address:#x} you returned {got!r}.")
+            return _hint(f"return an int; for address {address:#x} you returned {got!r}.",
+                         "the answer is a count of pages: compute it with integers and return that number alone.")
         got = int(got)
         if got == want:
             continue
-        where = f"address {address:#x}, nbytes = {nbytes}, page_size = {size}: you returned {got}, the buffer touches {want}"
+        where = f"address {address:#x}, nbytes = {nbytes}, page_size = {size}: you returned {got}"
+        touches = f"the buffer touches {want} pages there"
         if size != 4096 and got == spanned(address, nbytes, 4096):
-            return _hint(f"right for 4 KiB pages, but you ignored page_size ({where}). Use the argument: "
-                         "the GPU's MMU and huge pages use larger ones.")
+            return _hint(f"right for 4 KiB pages, but you ignored page_size ({where}). The GPU's MMU and huge pages "
+                         "use larger ones: where does your code still assume 4096?",
+                         "use the page_size argument everywhere, instead of 4096 or `>> 12`.")
         if got == nbytes // size:
             return _hint(f"{where}. nbytes // page_size rounds down and ignores where the buffer starts: a page is "
-                         "touched even if only one of its bytes is used.")
+                         "touched even if only one of its bytes is used. Which page holds the first byte, and which "
+                         "the last?",
+                         f"{touches}. Find the page number of the first byte (address // page_size) and of the last "
+                         "byte, then count the pages from one to the other.")
         if got == -(-nbytes // size):
             return _hint(f"{where}. Rounding nbytes up is right only for a buffer that starts on a page boundary: "
-                         "one that starts inside a page can spill into one more. Count from the page of the first "
-                         "byte, address // page_size, to the page of the last, (address + nbytes - 1) // page_size.")
+                         "one that starts inside a page can spill into one more. What decides the pages touched, "
+                         "the size alone or where the first and the last byte fall?",
+                         f"{touches}. Count from the page of the first byte, address // page_size, to the page of "
+                         "the last byte.")
         if got == (address + nbytes) // size - address // size + 1 or got == want - 1:
-            return _hint(f"{where}: an off-by-one. The last byte is at address + nbytes - 1, and both the first "
-                         "and the last page count.")
-        return _hint(f"{where}. Count from the page of the first byte, address // page_size, to the page of the "
-                     "last byte, (address + nbytes - 1) // page_size, both included.")
+            return _hint(f"{where}: an off-by-one. Which address does the last byte have, and do you count both the "
+                         "first and the last page?",
+                         f"{touches}. The bytes are [address, address + nbytes): the last one is not at "
+                         "address + nbytes, and a count from page p to page q, both included, is q - p + 1.")
+        return _hint(f"{where}. Which page holds the buffer's first byte, which its last, and how many pages lie "
+                     "from one to the other, both included?",
+                     f"{touches}. The first byte's page is address // page_size; the last byte is at "
+                     "address + nbytes - 1.")
     extra = ""
     measured = _measured_spans()
     if measured:
         agree = sum(int(pages_spanned(a, n, p)) == listed for a, n, p, listed in measured)
         if agree != len(measured):
             return _hint(f"your function disagrees with this process's own page table on {len(measured) - agree} of "
-                         f"{len(measured)} slices of a fresh buffer (pages.frames): check the page size you pass.")
+                         f"{len(measured)} slices of a fresh buffer (pages.frames). Which page size does this "
+                         "system use, and which does your function use?",
+                         "the check passes pages.PAGE_SIZE as page_size: use the argument, not a size of your own.")
         extra = (f" It agrees with this process's page table (/proc/self/pagemap) on {agree} slices of a fresh "
                  "buffer.")
     return _correct("a buffer needs a frame for every page it touches, partial pages included, so that is how many "
@@ -122,32 +138,46 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
         if is_placeholder(got):
             return _not_yet("decode_entry returns `...`: replace it with the pair (present, pfn).")
         if not (isinstance(got, tuple) and len(got) == 2):
-            return _hint(f"return a pair (present, pfn); for {entry:#018x} you returned {got!r}.")
+            return _hint(f"return a pair (present, pfn); for {entry:#018x} you returned {got!r}.",
+                         "end with `return present, pfn`: Python makes the pair from the two names.")
         present, pfn = got
         want_present, want_pfn = decoded(entry)
         if isinstance(pfn, float):
-            return _hint("use the integer operators `>>` and `&`: a float has only 53 bits, too few for a 64-bit "
-                         "entry.")
+            return _hint("your PFN is a float: a float has only 53 bits, too few for a 64-bit entry. Which of the "
+                         "integer operators takes bits out of an integer and keeps it exact?",
+                         "use the integer operators `>>` (shift) and `&` (mask), never `/` or `**` with floats.")
         if bool(present) != want_present:
             if bool(present) == bool(entry >> 62 & 1):
-                return _hint(f"for {entry:#018x} you read bit 62, *swapped*; *present* is bit 63: (entry >> 63) & 1.")
+                return _hint(f"for {entry:#018x} you read bit 62, *swapped*. Which bit does the pagemap layout in "
+                             "section 1 give *present*?",
+                             "present is the top bit of the 64: shift the entry right until that bit is bit 0, then "
+                             "keep only bit 0.")
             if bool(present) == bool(entry & 1) or bool(present) == (entry != 0):
-                return _hint(f"for {entry:#018x} your present flag is {bool(present)}: it is bit 63 alone, "
-                             "(entry >> 63) & 1, not the low bits or the whole entry.")
-            return _hint(f"for {entry:#018x} present should be {want_present}: it is bit 63, (entry >> 63) & 1.")
+                return _hint(f"for {entry:#018x} your present flag is {bool(present)}: it is one bit alone, not the "
+                             "low bits or the whole entry. Which bit is it in section 1's layout?",
+                             "present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`.")
+            return _hint(f"for {entry:#018x} present should be {want_present}. Which bit of the entry says whether a "
+                         "frame backs the page?",
+                         "present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`.")
         if not want_present:
             continue                         # the low bits of an absent page are not a PFN: any value passes
         if pfn == want_pfn:
             continue
         if pfn == entry & ((1 << 54) - 1):
-            return _hint(f"for {entry:#018x} your mask keeps bits 0-53: the PFN is bits 0-54, 55 bits, "
-                         "so the mask is (1 << 55) - 1.")
+            return _hint(f"for {entry:#018x} your mask keeps bits 0-53, one bit too few. How many bits does the "
+                         "PFN have, counting bits 0 to 54?",
+                         "the PFN is bits 0-54, 55 bits: a mask of n ones is (1 << n) - 1, and yours keeps bits 0-53.")
         if pfn == entry or pfn == entry & ((1 << 63) - 1) or pfn == entry & ((1 << 62) - 1):
             return _hint(f"for {entry:#018x} your PFN still holds flag bits (55-63: soft-dirty, exclusive, "
-                         "file/shared, swapped, present): keep bits 0-54 only, entry & ((1 << 55) - 1).")
+                         "file/shared, swapped, present). Which bits belong to the frame number?",
+                         "keep bits 0-54 only: AND the entry with a mask whose low 55 bits are ones.")
         if pfn == want_pfn * 4096 or pfn == want_pfn << 12:
-            return _hint("that is the physical address (PFN x 4096); return the frame number itself, bits 0-54.")
-        return _hint(f"for {entry:#018x} the PFN is {want_pfn:#x}, you returned {pfn!r}: entry & ((1 << 55) - 1).")
+            return _hint("that is the physical address (PFN x 4096). What does the exercise ask for: the frame's "
+                         "address or its number?",
+                         "return the frame number itself, bits 0-54, without multiplying by the page size.")
+        return _hint(f"for {entry:#018x} you returned the PFN {pfn!r}. Which bits of the entry hold the frame "
+                     "number, and how do you keep only those?",
+                     f"the PFN here is {want_pfn:#x}: AND the entry with a mask of ones over bits 0-54.")
     extra = ""
     own = _own_entries()
     if own:
@@ -158,7 +188,10 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
         agree = sum(agrees(*row) for row in own)
         if agree != len(own):
             return _hint(f"your decoder disagrees with helpers.pages on {len(own) - agree} of {len(own)} entries read "
-                         "from this process's /proc/self/pagemap.")
+                         "from this process's /proc/self/pagemap. Which kind of entry did the fixed cases not "
+                         "cover?",
+                         "print decode_entry(e) next to pages.frames' answer for the entries of a fresh buffer and "
+                         "compare them bit by bit (f\"{e:064b}\").")
         hidden = all(pfn is None for _, present, pfn in own if present)
         extra = (f" On {len(own)} entries of this process's own pagemap it agrees with helpers.pages"
                  + (" (the PFNs read 0 here: the OS kernel hides them from users other than root)." if hidden else "."))

@@ -58,38 +58,50 @@ def check_seconds_saved(seconds_saved: Callable[[Any, int, str], float], *, copi
             if _close(got, want):
                 continue
             pageable, pinned = (_one_copy(fixed, direction, m, nbytes) for m in ("pageable", "pinned"))
-            where = f"for {nbytes} bytes {direction} you returned {got!r}, expected {want:.6g} s"
+            where = f"for {nbytes} bytes {direction} you returned {got!r}"
+            expected = f"one copy saves {want:.6g} s there"
             if not isinstance(got, (int, float, np.floating, np.integer)):
-                return _hint(f"return one number of seconds; {where}.")
+                return _hint(f"return one number of seconds; {where}.",
+                             "compute the time of each copy as a number, then return their difference alone.")
             if _close(got, -want):
-                return _hint(f"{where}: the sign is reversed. Time saved = pageable time - pinned time.")
+                return _hint(f"{where}: the sign is reversed. Which copy takes longer, so which time comes first in "
+                             "the difference?", "time saved = the slower copy's time - the faster copy's time.")
             if _close(got, want * 1e3) or _close(got, want * 1e6):
-                return _hint(f"{where}: return seconds, not milliseconds or microseconds.")
+                return _hint(f"{where}: return seconds, not milliseconds or microseconds. Where does your code "
+                             "scale the result?", "drop the factor 1e3 (or 1e6): bytes / (bytes per second) is "
+                             "already seconds.")
             if _close(got, want * 1e9 / 2**30):
-                return _hint(f"{where}: GB/s in these rows means 10^9 bytes per second, not 2^30: "
-                             "time = nbytes / (GBps * 1e9).")
+                return _hint(f"{where}: GB/s in these rows means 10^9 bytes per second, not 2^30. How many bytes "
+                             "per second is one GB/s?", "multiply GBps by 1e9, not by 2**30, to get bytes per second.")
             if _close(got, pageable / pinned) or _close(got, pinned / pageable):
                 return _hint(f"{where}: that is the ratio of the two times (how many times faster), not the time "
-                             "saved. Subtract them.")
+                             "saved. Which operation turns two times into the time saved?",
+                             "subtract the two times instead of dividing them.")
             rate = {m: fixed.one(direction=direction, host_memory=m, nbytes=nbytes)["GBps"] for m in ("pinned", "pageable")}
             if _close(got, nbytes / ((rate["pinned"] - rate["pageable"]) * 1e9)):
-                return _hint(f"{where}: rates do not subtract like times. Turn each rate into the time of one copy, "
-                             "nbytes / (GBps * 1e9), then subtract the times.")
+                return _hint(f"{where}: rates do not subtract like times. What does subtracting two rates mean for "
+                             "one copy?", "turn each rate into the time of one copy first (bytes over bytes per "
+                             "second), then subtract the times.")
             other = "dtoh" if direction == "htod" else "htod"
             if _close(got, saved(fixed, nbytes, other)):
-                return _hint(f"{where}: you used the {other} rows. Select the rows of the `direction` argument.")
+                return _hint(f"{where}: you used the {other} rows. Which argument says the direction?",
+                             "pass direction=direction to copies.one(...), not a fixed string.")
             if _close(got, _one_copy(fixed, "htoh", "host_memcpy", nbytes) - pinned):
-                return _hint(f"{where}: you used the host_memcpy rows (a CPU copy). The pageable rows have "
-                             "host_memory='pageable'.")
-            return _hint(f"{where}. Take each row's GBps with copies.one(direction=..., host_memory=..., nbytes=...), "
-                         "turn it into seconds, nbytes / (GBps * 1e9), and subtract pinned from pageable.")
+                return _hint(f"{where}: you used the host_memcpy rows (a CPU copy). Which host_memory value do the "
+                             "pageable copies have?", "the pageable rows have host_memory='pageable'.")
+            return _hint(f"{where}. How long does one copy of nbytes take at a row's GBps, and which two copies does "
+                         "the exercise compare?",
+                         f"{expected}. Take each row with copies.one(direction=..., host_memory=..., nbytes=...), "
+                         "turn its GBps into the seconds of one copy, and compare pageable with pinned.")
     extra = ""
     if copies is not None:
         largest = int(max(copies.column("nbytes")))
         mine, want = float(seconds_saved(copies, largest, "htod")), saved(copies, largest, "htod")
         if not _close(mine, want):
             return _hint(f"right on the fixed rows, but on this run's rows it gives {mine:.6g} s for {largest} bytes "
-                         f"host-to-device, expected {want:.6g} s.")
+                         "host-to-device. What do this run's rows have that the fixed ones do not?",
+                         f"the answer there is {want:.6g} s: look up the rows with the `copies` argument your "
+                         "function is given, not a table of your own.")
         extra = (f" On this run's rows ({copies.gpu}) pinning saves {mine * 1e3:.1f} ms per {largest / 2**20:.0f} MiB "
                  "host-to-device copy.")
     return _correct("a copy takes nbytes / rate, so the time saved is the difference of the two times; a factor "
@@ -125,29 +137,39 @@ def check_staged_seconds(staged_seconds: Callable[[int, int, float, float], floa
         if _close(got, want):
             continue
         k, h, d = nbytes // chunk, chunk / (host * 1e9), chunk / (dma * 1e9)
-        where = (f"for {nbytes} bytes in {chunk}-byte chunks at {host:g} and {dma:g} GB/s you returned {got!r}, "
-                 f"expected {want:.6g} s")
+        where = f"for {nbytes} bytes in {chunk}-byte chunks at {host:g} and {dma:g} GB/s you returned {got!r}"
+        expected = f"the pipeline takes {want:.6g} s there"
         if not isinstance(got, (int, float, np.floating, np.integer)):
-            return _hint(f"return one number of seconds; {where}.")
+            return _hint(f"return one number of seconds; {where}.",
+                         "compute the pipeline's total time as a number and return it alone.")
         if _close(got, want * 1e3):
-            return _hint(f"{where}: return seconds, not milliseconds.")
+            return _hint(f"{where}: return seconds, not milliseconds. Where does your code scale the result?",
+                         "drop the factor 1e3: bytes / (bytes per second) is already seconds.")
         if _close(got, want * 1e9 / 2**30):
-            return _hint(f"{where}: GB/s means 10^9 bytes per second here: a chunk takes chunk / (GBps * 1e9) s.")
+            return _hint(f"{where}: GB/s means 10^9 bytes per second here, not 2^30. How many bytes per second is "
+                         "one GB/s?", "a chunk takes chunk / (GBps * 1e9) seconds in each stage.")
         if _close(got, k * (h + d)):
-            return _hint(f"{where}: that is the two copies one after the other, with no overlap. While the copy "
-                         "engine DMAs chunk i, the CPU already copies chunk i+1 into the other staging buffer.")
+            return _hint(f"{where}: that is the two copies one after the other, with no overlap. What does the CPU "
+                         "do while the copy engine DMAs chunk i?",
+                         "with two staging buffers the CPU already copies chunk i+1 while chunk i is sent: after the "
+                         "first chunk, each further chunk costs only the slower of the two stages.")
         if _close(got, k * max(h, d)):
-            return _hint(f"{where}: perfect overlap forgets the pipeline's fill and drain. Nothing overlaps the "
-                         "first chunk's CPU copy (the DMA has nothing to send yet) nor the last chunk's DMA: "
-                         "h + d + (k - 1) * max(h, d).")
+            return _hint(f"{where}: perfect overlap forgets the pipeline's fill and drain. What overlaps the first "
+                         "chunk's CPU copy, and the last chunk's DMA?",
+                         "nothing does: the DMA has nothing to send before the first chunk is staged. The first "
+                         "chunk pays both stages, each further one the slower stage.")
         if _close(got, h + d + k * max(h, d)) or _close(got, h + d + (k - 2) * max(h, d)):
-            return _hint(f"{where}: an off-by-one in the chunk count. The first chunk costs h + d; each of the "
-                         "k - 1 others adds the slower stage, max(h, d).")
+            return _hint(f"{where}: an off-by-one in the chunk count. After the first chunk, how many chunks are "
+                         "left?", "there are k = nbytes // chunk chunks; the first pays both stages, so the slower "
+                         "stage is added once for each of the others.")
         if _close(got, h + d + (k - 1) * min(h, d)):
-            return _hint(f"{where}: the faster stage waits for the slower one, so each further chunk adds "
-                         "max(h, d), not min.")
-        return _hint(f"{where}. With k = nbytes // chunk chunks, h = chunk / (host_GBps * 1e9) and "
-                     "d = chunk / (dma_GBps * 1e9): the first chunk costs h + d, each other one max(h, d).")
+            return _hint(f"{where}: each further chunk adds the faster stage, min(h, d). Once the pipeline is full, "
+                         "can it run faster than its slower stage, or is the pace that of the slower one, not min?",
+                         "the faster stage waits for the slower one, so each further chunk adds max(h, d), not min.")
+        return _hint(f"{where}. How long does one chunk take in each stage, and which stage sets the pace once the "
+                     "pipeline is full?",
+                     f"{expected}. With h = chunk / (host_GBps * 1e9) and d = chunk / (dma_GBps * 1e9), the first "
+                     "chunk costs h + d; what does each of the other chunks add?")
     extra = ""
     if copies is not None and copies.select(host_memory="host_memcpy"):
         n = int(max(copies.column("nbytes")))

@@ -43,32 +43,43 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
             try:
                 got = physical_address(address, start, list(pfns))
             except IndexError:
-                return _hint(f"IndexError: pfns has one entry per page of the buffer, so index it by the page's "
-                             f"position in the buffer, (address - start) // PAGE, not by the virtual page number "
-                             f"address // PAGE ({address // PAGE:#x}).")
+                return _hint("IndexError: pfns has one entry per page of the buffer, not one per page of the whole "
+                             "address space. Which page of the buffer holds the byte: the first, the second, ...?",
+                             f"index pfns by the page's position in the buffer, counted from start, not by the "
+                             f"virtual page number address // PAGE ({address // PAGE:#x}).")
             if is_placeholder(got):
                 return _not_yet("physical_address returns `...`: return frame * PAGE + offset.")
             want = _physical(address, start, pfns)
             if isinstance(got, float):
-                return _hint("use integer arithmetic (`//`, `%`): a float has 53 bits, too few for an exact address.")
+                return _hint("you returned a float: a float has 53 bits, too few for an exact address. Which "
+                             "operations keep integer arithmetic exact?",
+                             "use integer arithmetic only, `//` and `%`, never `/`.")
             if isinstance(got, Integral) and int(got) == want:
                 continue
             pfn = pfns[page]
             if got == pfn:
-                return _hint("that is the frame number (PFN); the physical address is frame * PAGE + offset in the "
-                             "page.")
+                return _hint("that is the frame number (PFN), not an address. Where in memory does frame number f "
+                             "start, and where in it is the byte?",
+                             "a frame is PAGE bytes long, so frame f starts at byte f * PAGE; the byte sits at its "
+                             "offset inside that frame.")
             if got == pfn * PAGE and offset:
-                return _hint("the offset inside the page is missing: translation swaps the page for a frame and keeps "
-                             "the offset, so add address % PAGE.")
+                return _hint("the offset inside the page is missing: you returned the start of the frame. What does "
+                             "translation keep of the virtual address?",
+                             "translation swaps the page for a frame and keeps the byte's position inside the page: "
+                             "add it, the remainder of the address divided by PAGE.")
             if got == pfns[0] * PAGE + (address - start):
-                return _hint("you assumed the buffer's frames are consecutive (first frame + distance). Consecutive "
-                             "virtual pages need not sit in consecutive frames (section 2): look up the frame of "
-                             "the page that holds the address, pfns[(address - start) // PAGE].")
+                return _hint("you assumed the buffer's frames are consecutive (first frame + distance). Do consecutive "
+                             "virtual pages sit in consecutive frames (section 2)?",
+                             "they need not: look up the frame of the page that holds the address, by that page's "
+                             "position in the buffer.")
             if got == pfn * PAGE + address or got == pfn * PAGE + (address - start):
-                return _hint("you added more than the offset inside the page: add address % PAGE (the byte's position "
-                             "in its page), not the whole address or its distance from the buffer's start.")
-            return _hint(f"for address {address:#x} in a buffer at {start:#x} you returned {got!r}; expected "
-                         f"{want:#x}: page i = (address - start) // PAGE, then pfns[i] * PAGE + address % PAGE.")
+                return _hint("you added more than the offset inside the page. What is the byte's position in its own "
+                             "page?", "add the remainder of the address divided by PAGE, not the whole address or "
+                             "its distance from the buffer's start.")
+            return _hint(f"for address {address:#x} in a buffer at {start:#x} you returned {got!r}. Which page of the "
+                         "buffer holds the byte, which frame holds that page, and where in the frame is the byte?",
+                         f"the physical address here is {want:#x}: the page's position in the buffer is "
+                         "(address - start) // PAGE; that page's frame comes from pfns.")
     for row in missing:
         start = int(row["address"], 16)
         try:
@@ -76,9 +87,10 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
         except TypeError:
             got = TypeError
         if got is not None:
-            return _hint("a page that was never touched has no frame: its pfn is None (section 3). Return None "
-                         "for it instead of computing with None" + (" (your code raised TypeError)."
-                                                                     if got is TypeError else f" (you returned {got!r})."))
+            return _hint("a page that was never touched has no frame: its pfn is None (section 3)"
+                         + (" and your code raised TypeError" if got is TypeError else f" and you returned {got!r}")
+                         + ". What physical address does a byte without a frame have?",
+                         "test the page's pfn first: if it is None, return None instead of computing with it.")
     example = present[0]
     start = int(example["address"], 16)
     address = start + 1500 * 4
@@ -122,26 +134,38 @@ def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedb
         if is_placeholder(got):
             return _not_yet("could_be_huge returns `...`: return True or False.")
         if not isinstance(got, bool) and type(got).__name__ != "bool_":
-            return _hint(f"return True or False; for the case '{label}' you returned {got!r}.")
+            return _hint(f"return True or False; for the case '{label}' you returned {got!r}.",
+                         "a comparison (==, %) or all(...) gives a bool: return that, or wrap the value in bool(...).")
         want = _huge(address, pfns)
         if bool(got) == want:
             continue
         if label.startswith("descending"):
-            return _hint("a descending run of frames is one contiguous piece of memory, but a 2 MiB entry maps page i "
-                         "of its range to frame block start + i: the frames must ASCEND with the pages.")
+            return _hint("a descending run of frames is one contiguous piece of memory, but does a 2 MiB entry map "
+                         "its pages in either order? Section 2 says where page i of the range lands; the frames "
+                         "must ASCEND with the pages.",
+                         "check that page i sits in the first page's frame plus i, for every i: descending frames "
+                         "fail that.")
         if label.startswith("ascending consecutive frames, at the wrong offset"):
-            return _hint("the frames ascend one by one but sit at the wrong place in their 2 MiB block: page i of a "
-                         "huge page's range lands at offset i of its frame block, so pfn % 512 must equal "
-                         "virtual page % 512 (virtual page = address // PAGE + i).")
+            return _hint("the frames ascend one by one but sit at the wrong place in their 2 MiB block. A 2 MiB "
+                         "frame block starts at a multiple of 512 frames: where in its block must the first page's "
+                         "frame be?",
+                         f"compare the first frame's offset in its block ({PER_HUGE} frames) with the first virtual "
+                         "page's offset in its 2 MiB range (virtual page = address // PAGE): they must be equal.")
         if label.startswith("starts at page 5"):
-            return _hint("a buffer may start in the middle of a huge page: do not require a 2 MiB-aligned address, "
-                         "compare each page's offset in its 2 MiB range with its frame's offset in its block.")
+            return _hint("a buffer may start in the middle of a huge page: does the address itself have to be "
+                         "2 MiB-aligned, or only the pages' positions in their range and the frames' in their "
+                         "block to agree?",
+                         "do not require a 2 MiB-aligned address: compare the first page's offset in its 2 MiB "
+                         "range with its frame's offset in its block.")
         if want is False and got:
-            return _hint(f"for '{label}' you said a huge page is possible, but the frames do not ascend one by one "
-                         "from the right offset: check every page, pfns[i] == pfns[0] + i, not only the alignment "
-                         "or the first frame.")
+            return _hint(f"for '{label}' you said a huge page is possible, but the frames rule it out. Did you check "
+                         "every page, not only the alignment or the first frame?",
+                         "a huge page needs all the frames in order: page i must sit exactly i frames after the "
+                         "first page's frame, for every i.")
         return _hint(f"for '{label}' (address {address:#x}, frames {[hex(p) for p in pfns[:4]]} ...) you returned "
-                     f"{got}; expected {want}.")
+                     f"{got}. Which of the two conditions (frames ascending by one, the same offset in the 2 MiB "
+                     "block) does this case meet?",
+                     f"the answer here is {want}: work the case by hand, first frame's offset, then each frame.")
     verdicts = "; ".join(f"{row['allocation']}: {'not ruled out' if could_be_huge(int(row['address'], 16), row['pfns']) else 'ruled out'}"
                          for row in _recorded_rows() if all(p is not None for p in row["pfns"]))
     return _correct("a 2 MiB entry maps an aligned range onto an aligned frame block in order, so frames must ascend "

@@ -29,19 +29,23 @@ class _SpyKernel:
         for i, arg in enumerate(args[:self.pointers]):
             if isinstance(arg, np.ndarray):
                 problem = _hint(f"argument {i} is a NumPy array: PyCUDA would copy its bytes into the kernel's "
-                                "parameters (by value, section 5). Pass its device pointer, "
-                                "np.intp(h.base.get_device_pointer()).")
+                                "parameters (by value, section 5). What does the kernel expect in that parameter: "
+                                "the array's bytes, or its device pointer? Which call in section 4 gives it?",
+                                "pass the array's device pointer: the mapped array's base has get_device_pointer(), "
+                                "wrapped in np.intp(...) so PyCUDA packs 8 bytes.")
             elif not isinstance(arg, (np.intp, np.int64, np.uint64)):
-                problem = _hint(f"argument {i} is {type(arg).__name__}: pass a pointer as np.intp(...), a sized "
-                                "NumPy integer, so PyCUDA packs 8 bytes.")
+                problem = _hint(f"argument {i} is {type(arg).__name__}. How many bytes does a pointer parameter take, "
+                                "and how does PyCUDA know to pack that many?",
+                                "pass a pointer as np.intp(...), a sized NumPy integer, so PyCUDA packs 8 bytes.")
             if problem:
                 break
         if problem is None:
             for arg in args[self.pointers:]:
                 if not isinstance(arg, (np.int32, np.float32)):
-                    problem = _hint(f"the scalar argument {arg!r} is {type(arg).__name__}: the kernel takes a 4-byte "
-                                    "int or float, so pass np.int32(n) / np.float32(a); PyCUDA needs sized NumPy "
-                                    "scalars.")
+                    problem = _hint(f"the scalar argument {arg!r} is {type(arg).__name__}. The kernel takes a 4-byte "
+                                    "int, and PyCUDA packs sized NumPy scalars (np.int32, np.float32): how many bytes "
+                                    "should it pack for this one?",
+                                    "wrap the count in the 4-byte NumPy integer type when you pass it.")
                     break
         if problem is None:
             n = next((int(a) for a in args[self.pointers:] if isinstance(a, (np.int32, int))), 0)
@@ -51,8 +55,11 @@ class _SpyKernel:
                 threads = -1
             if block is None or threads < n:
                 problem = _hint(f"the launch block={block}, grid={grid} starts {max(threads, 0)} threads for n = {n} "
-                                "elements. Round up: blocks = (n + threads - 1) // threads, and the kernel's "
-                                "`if (idx < n)` stops the extra ones.")
+                                "elements. How many blocks of 256 cover n when n is not a multiple of 256? Round up, "
+                                "not down.",
+                                "a whole number of blocks that covers n is the division n / threads rounded up; in "
+                                "integers, add threads - 1 before the `//`. The kernel's `if (idx < n)` stops the "
+                                "extra threads.")
         if problem is not None:
             log.problem = log.problem or problem
             log.events.append("refused")
@@ -117,24 +124,31 @@ def check_add_on_gpu(add_on_gpu: Callable[[Any, np.ndarray, np.ndarray], Any]) -
         if result is None and not log.events:
             return _not_yet("add_on_gpu does not launch the kernel yet: follow the four steps in its comments.")
         if "launch" not in log.events:
-            return _hint("add_on_gpu never launched the kernel: call kernel(d_a, d_b, d_c, np.int32(n), "
-                         "block=(256, 1, 1), grid=(blocks, 1)).")
+            return _hint("add_on_gpu never launched the kernel. Which of the four steps in its comments runs the "
+                         "GPU?", "call kernel(...) with the three device pointers and the element count, and "
+                         "block= and grid= as in section 4.")
         if "sync" not in log.events[log.events.index("launch"):]:
-            return _hint("no synchronisation after the launch: a launch returns before the GPU has finished, so "
-                         "read the result only after drv.Context.synchronize().")
+            return _hint("no synchronisation after the launch. Has the GPU finished when the launch call returns?",
+                         "a launch returns before the GPU has finished: call drv.Context.synchronize() before "
+                         "reading the result.")
         if not isinstance(result, np.ndarray):
-            return _hint(f"return the sums as a NumPy array; add_on_gpu returned {type(result).__name__}.")
+            return _hint(f"return the sums as a NumPy array; add_on_gpu returned {type(result).__name__}.",
+                         "return a copy of the result array (after the synchronisation, before free()).")
         root = result
         while isinstance(root.base, np.ndarray):
             root = root.base
         if hasattr(root.base, "free"):
-            return _hint("you returned the page-locked array itself. After free() its memory is gone (reading it can "
-                         "crash the process), and without free() it leaks: return h_c.copy(), made before freeing.")
+            return _hint("you returned the page-locked array itself. What happens to its memory after free(), and "
+                         "what if you never call free()?",
+                         "after free() its memory is gone (reading it can crash the process), and without free() it "
+                         "leaks: return a copy (.copy()), made before freeing.")
         if result.shape != a.shape or not np.array_equal(result, a + b):
             wrong = np.flatnonzero(np.asarray(result).ravel()[:n] != (a + b)[:result.size]) if result.size else [0]
             first = int(wrong[0]) if len(wrong) else result.size
-            return _hint(f"for n = {n} the sums differ from a + b (first at index {first}). Did you copy a and b "
-                         "into the mapped arrays (h_a[:] = a) before the launch?")
+            return _hint(f"for n = {n} the sums differ from a + b (first at index {first}). What do the mapped "
+                         "arrays hold when the kernel reads them?",
+                         "copy a and b into the mapped arrays (h_a[:] = a) before the launch, and return the "
+                         "result array's copy.")
     return _correct("mapped arrays, device pointers, enough blocks to cover n, a launch, a synchronisation, a copy "
                     "out and free(): the seed program as a reusable function.")
 
@@ -181,22 +195,29 @@ def check_saxpy(source: str) -> Feedback:
             got, guard_ok = y.copy(), True
     except Exception as exc:  # noqa: BLE001 (a check never raises)
         return kernel_failure_hint(exc, "saxpy", "an access past the end of the arrays",
-                                   f". The grid has {grid * block} threads for n = {n}: guard the body with "
-                                   "`if (i < n)` (not `<=`).", name_note=" (extern \"C\" keeps the name unmangled)")
+                                   f". The grid has {grid * block} threads for n = {n}: what stops the threads whose "
+                                   "index is n or more?",
+                                   "guard the body with `if (i < n)` (not `<=`).",
+                                   name_note=" (extern \"C\" keeps the name unmangled)")
     if not guard_ok:
-        return _hint(f"threads past n wrote beyond y[{n - 1}]: the grid has {grid * block} threads for n = {n}; "
-                     "guard the body with `if (i < n)`.")
+        return _hint(f"threads past n wrote beyond y[{n - 1}]: the grid has {grid * block} threads for n = {n}. What "
+                     "stops the threads whose index is n or more?", "guard the body with `if (i < n)` (not `<=`).")
     if np.array_equal(got, y0):
         return _not_yet("y is unchanged: the kernel ran but wrote nothing. Set y[i] = a * x[i] + y[i].")
     if np.allclose(got, a * x0):
-        return _hint("y equals a * x: the old y was overwritten, not added. SAXPY is y = a * x + y.")
+        return _hint("y equals a * x: the old y was overwritten, not added. What does SAXPY add to a * x?",
+                     "SAXPY updates y in place: the new y[i] uses the old y[i] too.")
     if np.array_equal(got[block:], y0[block:]):
-        return _hint(f"only the first {block} elements changed (every block wrote the same ones): the index must "
-                     "include the block, i = blockIdx.x * blockDim.x + threadIdx.x.")
+        return _hint(f"only the first {block} elements changed (every block wrote the same ones). Which threads "
+                     "share your index, and which built-in variable tells the blocks apart?",
+                     "the index must include the block: blockIdx.x counts blocks, and each block holds blockDim.x "
+                     "threads before this one's threadIdx.x.")
     if not np.allclose(got, want, rtol=1e-6, atol=1e-6):
         bad = np.flatnonzero(~np.isclose(got, want, rtol=1e-6, atol=1e-6))
-        return _hint(f"y differs from a * x + y at {bad.size} of {n} elements (first at {bad[0]}: "
-                     f"expected {want[bad[0]]:.6g}, got {got[bad[0]]:.6g}).")
+        return _hint(f"y differs from a * x + y at {bad.size} of {n} elements (first at {bad[0]}). Which element "
+                     "does each thread read and write, and with which formula?",
+                     f"at index {bad[0]} y should be {want[bad[0]]:.6g}, it is {got[bad[0]]:.6g}: each thread "
+                     "reads x and y at its own index i and writes y at the same i.")
     where = "on the GPU, through mapped memory" if live else "on the CPU backend (the GPU runs the same source live)"
     return _correct(f"y = a*x + y for all {n} elements {where}, and no thread touched memory past n: one thread "
                     "per element, guarded by i < n.")

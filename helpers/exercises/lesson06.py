@@ -34,36 +34,49 @@ def _model(nbytes: float, t0: float, peak_GBps: float) -> float:
     return nbytes / (t0 + nbytes / (peak_GBps * GB)) / GB
 
 
+# (nbytes, t0 seconds, peak GB/s): sizes where the fixed cost rules, where neither does, where the link rules
+MODEL_CASES = tuple((nbytes, t0, peak) for t0, peak in ((10e-6, 50.0), (3e-6, 25.0)) for nbytes in (4096, 2**20, 2**30))
+
+
 def check_model_GBps(model_GBps: Callable[[float, float, float], Any], *, streams: Any = None) -> Feedback:
     """Lesson 06: ``model_GBps(nbytes, t0, peak_GBps)``: the rate (GB/s) of a transfer taking t0 + nbytes / peak."""
     if is_placeholder(model_GBps):
-        return _not_yet("define model_GBps(nbytes, t0, peak_GBps): the time is t0 + nbytes / (peak_GBps * 1e9) "
-                        "seconds; return nbytes / time in GB/s.")
-    for t0, peak in ((10e-6, 50.0), (3e-6, 25.0)):
-        for nbytes in (4096, 2**20, 2**30):
-            got = model_GBps(nbytes, t0, peak)
-            if is_placeholder(got):
-                return _not_yet("model_GBps returns `...`: return the rate in GB/s.")
-            if not isinstance(got, Real):
-                return _hint(f"return one number (GB/s); model_GBps({nbytes}, {t0}, {peak}) returned {got!r}.")
-            want = _model(nbytes, t0, peak)
-            if math.isclose(got, want, rel_tol=1e-6):
-                continue
-            if math.isclose(got, peak, rel_tol=1e-6):
-                return _hint("your model always gives the peak: it leaves out the fixed cost t0. At 4 KiB the "
-                             "fixed cost is most of the time, which is why every curve starts low.")
-            if math.isclose(got, nbytes / t0 / GB, rel_tol=1e-6):
-                return _hint("your model never flattens: it leaves out the time on the link, nbytes / (peak_GBps "
-                             "* 1e9). Add it to t0.")
-            if any(math.isclose(got, other, rel_tol=1e-3) for other in
-                   (want * GB, want / GB, nbytes / (t0 + nbytes / peak) / GB, nbytes / (t0 + nbytes / peak))):
-                return _hint("a units slip: peak_GBps is in GB/s, so the link moves peak_GBps * 1e9 bytes per "
-                             "second, and the answer is bytes per second / 1e9.")
-            if math.isclose(got, nbytes / t0 / GB + peak, rel_tol=1e-6):
-                return _hint("rates do not add: times do. The transfer takes t0 + nbytes / (peak_GBps * 1e9) "
-                             "seconds; the rate is nbytes over that time.")
-            return _hint(f"model_GBps({nbytes}, {t0}, {peak}) returned {got:.6g}; expected {want:.6g} "
-                         "(nbytes / (t0 + nbytes / (peak_GBps * 1e9)) / 1e9).")
+        return _not_yet("define model_GBps(nbytes, t0, peak_GBps): first the seconds the transfer takes (the fixed "
+                        "cost, then the bytes at the peak rate), then the rate in GB/s.")
+    for nbytes, t0, peak in MODEL_CASES:
+        got = model_GBps(nbytes, t0, peak)
+        if is_placeholder(got):
+            return _not_yet("model_GBps returns `...`: return the rate in GB/s.")
+        if not isinstance(got, Real):
+            return _hint(f"return one number (GB/s); model_GBps({nbytes}, {t0}, {peak}) returned {got!r}.",
+                         "compute the time as a number, then return nbytes over it, in GB/s.")
+        want = _model(nbytes, t0, peak)
+        if math.isclose(got, want, rel_tol=1e-6):
+            continue
+        if math.isclose(got, peak, rel_tol=1e-6):
+            return _hint("your model always gives the peak: it leaves out the fixed cost t0. Why does every "
+                         "curve of section 2 start low at 4 KiB?",
+                         "at 4 KiB the fixed cost is most of the time: the transfer's time is the fixed cost "
+                         "plus the time on the link, and the rate is the bytes over that whole time.")
+        if math.isclose(got, nbytes / t0 / GB, rel_tol=1e-6):
+            return _hint("your model never flattens: it leaves out the time on the link. What limits a large "
+                         "transfer, once the fixed cost is small beside it?",
+                         "the bytes also take time on the link, at peak_GBps: add that time to t0 before "
+                         "dividing.")
+        if any(math.isclose(got, other, rel_tol=1e-3) for other in
+               (want * GB, want / GB, nbytes / (t0 + nbytes / peak) / GB, nbytes / (t0 + nbytes / peak))):
+            return _hint("a units slip: the shape is right, the scale is off by 10^9. In which units is each "
+                         "quantity: t0, peak_GBps and the answer?",
+                         "peak_GBps is in GB/s, so the link moves peak_GBps * 1e9 bytes per second, and the "
+                         "answer is bytes per second / 1e9.")
+        if math.isclose(got, nbytes / t0 / GB + peak, rel_tol=1e-6):
+            return _hint("rates do not add: times do. How long does the whole transfer take?",
+                         "the transfer takes the fixed cost t0 plus the time its bytes take at the peak rate; "
+                         "the rate is nbytes over that time.")
+        return _hint(f"model_GBps({nbytes}, {t0}, {peak}) returned {got:.6g}. How many seconds does that "
+                     "transfer take, fixed cost included, and what rate is that?",
+                     f"the model gives {want:.6g} GB/s there: first the time in seconds (t0, then the bytes at "
+                     "peak_GBps * 1e9 bytes per second), then nbytes / time / 1e9.")
     _, streams = _results(None, streams)
     sizes, gbps = _sweep(streams, memory="zero_copy", op="read")
     t0, peak = sizes[0] / (gbps[0] * GB), gbps[-1]
@@ -92,38 +105,46 @@ def check_fraction_of_copy(fraction_of_copy: Callable[[Any, Any, int], Any], *, 
     sizes = sorted({int(n) for n in memcpy.column("nbytes")})
     alternatives = (
         ("pageable", dict(copy=dict(direction="htod", host_memory="pageable")),
-         "you compared with the pageable copy. That copy is slower than the link (the driver stages it through a "
-         "pinned buffer), so beating it says nothing about the link: compare with the pinned HtoD copy, the link "
-         "rate. (This is the lore of section 5.)"),
+         ("you compared with the pageable copy. That copy is slower than the link (the driver stages it through a "
+          "pinned buffer), so beating it says nothing about the link. Which copy runs at the link's rate? (This is "
+          "the lore of section 5.)",
+          "compare with the copy from pinned memory in the same direction: host_memory=\"pinned\".")),
         ("dtoh", dict(copy=dict(direction="dtoh", host_memory="pinned")),
-         "wrong direction: a kernel that reads host memory moves bytes host-to-device, like memcpy HtoD, not DtoH."),
+         ("wrong direction. Which way do the bytes go when a kernel reads host memory?",
+          "a kernel that reads host memory moves bytes host-to-device, like memcpy HtoD (direction=\"htod\"), not "
+          "DtoH.")),
         ("write", dict(kernel="write"),
-         "that is the zero-copy WRITE kernel (op=\"write\"); the read kernel (op=\"read\") pulls host memory across "
-         "the link, like memcpy HtoD."),
+         ("that is the zero-copy WRITE kernel (op=\"write\"). Which kernel moves bytes the same way as the copy "
+          "you compare with?",
+          "the read kernel (op=\"read\") pulls host memory across the link, like memcpy HtoD.")),
     )
     for nbytes in sizes:
         got = fraction_of_copy(memcpy, streams, nbytes)
         if is_placeholder(got):
             return _not_yet("fraction_of_copy returns `...`: return a ratio of two GB/s figures.")
         if not isinstance(got, Real):
-            return _hint(f"return one number; for {nbytes} bytes you returned {got!r}. result.one(nbytes=..., ...)"
-                         "[\"GBps\"] gives one row's rate.")
+            return _hint(f"return one number; for {nbytes} bytes you returned {got!r}. What does one row's rate "
+                         "look like?", "result.one(nbytes=..., ...)[\"GBps\"] gives one row's rate, a number; "
+                         "return the ratio of two of them.")
         want = _truth(memcpy, streams, nbytes)
         if math.isclose(got, want, rel_tol=1e-9):
             continue
         if math.isclose(got, 1 / want, rel_tol=1e-9):
-            return _hint("the ratio is upside down: zero-copy rate / copy rate (a fraction of the copy).")
-        for _, kwargs, text in alternatives:
+            return _hint("the ratio is upside down. A fraction OF the copy: which rate goes on top?",
+                         "divide the zero-copy kernel's rate by the copy's rate.")
+        for _, kwargs, (question, step) in alternatives:
             if math.isclose(got, _truth(memcpy, streams, nbytes, **kwargs), rel_tol=1e-9):  # type: ignore[arg-type]
-                return _hint(text)
+                return _hint(question, step)
         largest = streams.one(nbytes=sizes[-1], memory="zero_copy", op="read")["GBps"] / \
             memcpy.one(nbytes=sizes[-1], direction="htod", host_memory="pinned")["GBps"]
         if math.isclose(got, largest, rel_tol=1e-9):
-            return _hint(f"you returned the ratio at the largest size for {nbytes} bytes: select the rows with "
-                         "nbytes=nbytes.")
-        return _hint(f"for {nbytes} bytes you returned {got:.4g}; the zero-copy read kernel / pinned memcpy HtoD is "
-                     f"{want:.4g}. Use streams.one(nbytes=nbytes, memory=\"zero_copy\", op=\"read\") and "
-                     "memcpy.one(nbytes=nbytes, direction=\"htod\", host_memory=\"pinned\").")
+            return _hint(f"you returned the ratio at the largest size for {nbytes} bytes. Do your rows follow the "
+                         "argument, nbytes=nbytes, or a fixed size?",
+                         "pass nbytes=nbytes to both .one(...) calls, so each size gets its own rows.")
+        return _hint(f"for {nbytes} bytes you returned {got:.4g}. Which kernel reads host memory across the link, "
+                     "and which copy moves the same bytes the same way at the link's rate?",
+                     f"the check expects {want:.4g} there: the zero-copy read kernel's row (memory=\"zero_copy\", "
+                     "op=\"read\") over the row of the copy from pinned memory, host to device.")
     fractions = [_truth(memcpy, streams, n) for n in sizes]
     return _correct(f"the pinned HtoD copy is the link rate, the only fair baseline. Zero-copy reads ran at "
                     f"{min(fractions):.0%} to {max(fractions):.0%} of it over this sweep ({fractions[0]:.0%} at "

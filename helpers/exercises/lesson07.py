@@ -18,37 +18,60 @@ def _reference_chase(table: np.ndarray, start: int, steps: int) -> int:
     return j
 
 
+# (lines in the cycle, seed, steps): a short cycle, a long chase, one step over a large cycle
+CHASE_CASES = ((8, 1, 5), (64, 2, 100), (1024, 3, 1))
+# (slow ns, fast ns): a fraction of an order, two orders, none
+ORDER_CASES = ((1200.0, 480.0), (5000.0, 50.0), (300.0, 300.0))
+
+
+def chase_case(lines: int, seed: int, steps: int) -> tuple[np.ndarray, int, int]:
+    """(table, start, steps) of one chase case: a random cycle over ``lines`` 128-byte lines, from its first element."""
+    from ..experiments.latency import LINE, random_cycle
+
+    table, order = random_cycle(lines * LINE, seed=seed)
+    return table, int(order[0]), steps
+
+
 def check_chase(chase: Callable[[np.ndarray, int, int], Any]) -> Feedback:
     """Lesson 07: ``chase(table, start, steps)`` returns the element reached after ``steps`` dependent loads."""
     if is_placeholder(chase) or not callable(chase):
         return _not_yet("define chase(table, start, steps): start at element `start`, do j = table[j] `steps` "
                         "times, return j.")
-    from ..experiments.latency import LINE, random_cycle
+    from ..experiments.latency import LINE
 
     per_line = LINE // 4
-    for lines, seed, steps in ((8, 1, 5), (64, 2, 100), (1024, 3, 1)):
-        table, order = random_cycle(lines * LINE, seed=seed)
-        start = int(order[0])
+    for lines, seed, steps in CHASE_CASES:
+        table, start, steps = chase_case(lines, seed, steps)
         got = chase(table, start, steps)
         if got is None or got is Ellipsis:
             return _not_yet("chase returns nothing yet: return the element index j after the last step.")
         if isinstance(got, (list, tuple, np.ndarray)):
-            return _hint("return one element index (the j after the last step), not the list of visited ones.")
+            return _hint("return one element index (the j after the last step), not the list of visited ones. "
+                         "Which value does the kernel's thread hold at the end?",
+                         "keep only the current j in the loop, and return it after the last step.")
         want = _reference_chase(table, start, steps)
         if int(got) == want:
             continue
         if int(got) == start:
-            return _hint("chase returned its start: each step must load the next index, j = table[j].")
+            return _hint("chase returned its start. What changes j at each step?",
+                         "inside the loop, load the next index from the table at the current one, j = table[j], "
+                         "and return j after the loop.")
         if int(got) == want // per_line:
-            return _hint("that is the line number of the element (j // 32); return the element index j itself.")
+            return _hint("that is the line number of the element, not the element. Which does the kernel's thread "
+                         "hold, an element index or a line?",
+                         "return the element index j itself, without dividing by the elements per line (32).")
         if int(got) == _reference_chase(table, start, steps - 1) or int(got) == _reference_chase(table, start, steps + 1):
-            return _hint(f"off by one step: after {steps} steps the kernel has done exactly {steps} loads "
-                         "j = table[j]; check your loop bounds.")
+            return _hint(f"off by one step. After {steps} steps, how many loads has the kernel done?",
+                         f"exactly {steps} loads j = table[j]: check your loop bounds (how many times the body runs).")
         if int(got) == int(table[start]):
-            return _hint("every step loaded table[start]: the address of each load must be the value of the previous "
-                         "one, j = table[j]. That dependence is what makes the chase measure latency.")
-        return _hint(f"on a {lines}-line cycle from element {start}, {steps} steps reach element {want}; yours "
-                     f"returned {got}.")
+            return _hint("every step loaded table[start]. Where must the address of each load come from, for the "
+                         "chase to measure latency (j = table[j], section 2)?",
+                         "the address of each load is the value the previous load returned: index the table with "
+                         "the current j, not with start.")
+        return _hint(f"on a {lines}-line cycle from element {start}, after {steps} steps yours returned {got}. "
+                     "Follow two steps by hand: which element does each load reach?",
+                     f"the chase reaches element {want} there: start at j = start and replace j by table[j] once "
+                     "per step.")
     return _correct("each load's address is the previous load's value, so no load can start before the one before it "
                     "returns: the kernel's time over steps is one load's latency.")
 
@@ -58,28 +81,34 @@ def check_orders_of_magnitude(orders_of_magnitude: Callable[[float, float], Any]
     if is_placeholder(orders_of_magnitude) or not callable(orders_of_magnitude):
         return _not_yet("define orders_of_magnitude(slow_ns, fast_ns): how many factors of 10 separate the two "
                         "latencies.")
-    for slow, fast in ((1200.0, 480.0), (5000.0, 50.0), (300.0, 300.0)):
+    for slow, fast in ORDER_CASES:
         got = orders_of_magnitude(slow, fast)
         if got is None or got is Ellipsis:
             return _not_yet("orders_of_magnitude returns nothing yet: return a number.")
         try:
             got = float(got)
         except (TypeError, ValueError):
-            return _hint(f"return one number; yours returned {type(got).__name__}.")
+            return _hint(f"return one number; yours returned {type(got).__name__}.",
+                         "return the count of factors of 10 as a float, not a list or a string.")
         want = math.log10(slow / fast)
         if math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
             continue
         if math.isclose(got, slow / fast, rel_tol=1e-9):
-            return _hint("that is the factor (slow / fast); an order of magnitude is a factor of 10, so take log10 "
-                         "of the factor.")
+            return _hint("that is the factor (slow / fast). An order of magnitude is a factor of 10: how many "
+                         "factors of 10 make this factor, and which function counts them?",
+                         "a factor of 1000 is three factors of 10: the logarithm to base 10 counts them.")
         if math.isclose(got, -want, rel_tol=1e-9):
-            return _hint("the sign is reversed: divide the slow latency by the fast one.")
+            return _hint("the sign is reversed. The slow latency is the larger one: which goes on top?",
+                         "divide the slow latency by the fast one, not the other way round.")
         if math.isclose(got, math.log(slow / fast), rel_tol=1e-9):
-            return _hint("that is the natural logarithm (np.log); orders of magnitude count factors of 10: np.log10.")
+            return _hint("that is the natural logarithm (np.log), which counts factors of e. Which logarithm counts "
+                         "factors of 10?", "use NumPy's base-10 logarithm, np.log10.")
         if math.isclose(got, math.log10(slow - fast) if slow > fast else -1.0, rel_tol=1e-9):
-            return _hint("orders of magnitude compare a ratio, not a difference: log10(slow / fast).")
-        return _hint(f"for {slow:g} ns against {fast:g} ns the answer is log10({slow / fast:g}) = {want:.3f}; yours "
-                     f"gave {got:.6g}.")
+            return _hint("orders of magnitude compare a ratio, not a difference. How many times slower is one "
+                         "latency than the other?", "take the logarithm of slow / fast, not of slow - fast.")
+        return _hint(f"for {slow:g} ns against {fast:g} ns yours gave {got:.6g}. How many times slower is the "
+                     "slow one, and how many factors of 10 is that?",
+                     f"the factor here is {slow / fast:g}: count its factors of 10 with a base-10 logarithm.")
     return _correct("log10 of the ratio: 1 means ten times slower, 2 a hundred times; 'several orders' would need a "
                     "ratio of 100 or more.")
 

@@ -33,38 +33,64 @@ CPU_N4 = THREADS * 4 * 3 + 7          # not a multiple of the threads nor of 4 x
 
 
 # --------------------------------------------------------------------------- threads_for_link
+# (link GB/s, latency ns, bytes per thread): whole quotients, and fractional ones above and below one half, so that a
+# whole number of threads rounded up is told from one rounded down or to the nearest
+THREADS_CASES = ((55.0, 1200.0, 16), (25.0, 900.0, 64), (12.0, 2000.0, 4), (10.0, 1000.0, 48))
+
+
+def threads_right(got: float, want: float) -> bool:
+    """True for the exact quotient, or for the fewest whole threads that reach it (math.ceil, ``-(-a // b)``,
+    np.ceil): a check judges what the function returns, not how it computes it."""
+    if math.isclose(got, want, rel_tol=1e-6):
+        return True
+    floor = want * (1 - 1e-9)          # a quotient that is whole up to rounding error must not ask for one more
+    return float(got).is_integer() and floor <= got < floor + 1
+
+
 def check_threads_for_link(threads_for_link: Callable[[float, float, int], float]) -> Feedback:
-    """Lesson 08: ``threads_for_link(link_GBps, latency_ns, bytes_per_thread)`` = link x latency / bytes per thread."""
+    """Lesson 08: ``threads_for_link(link_GBps, latency_ns, bytes_per_thread)`` = link x latency / bytes per thread,
+    as a float or rounded up to whole threads."""
     if is_placeholder(threads_for_link) or not callable(threads_for_link):
         return _not_yet("define threads_for_link(link_GBps, latency_ns, bytes_per_thread): Little's law gives the "
                         "bytes in flight, and each thread keeps bytes_per_thread of them.")
-    cases = [(55.0, 1200.0, 16), (25.0, 900.0, 64), (12.0, 2000.0, 4)]
-    for link, lat, per in cases:
+    for link, lat, per in THREADS_CASES:
         got = threads_for_link(link, lat, per)
         if got is None or got is Ellipsis:
             return _not_yet("threads_for_link returns nothing yet: return the number of threads.")
         try:
             got = float(got)
         except (TypeError, ValueError):
-            return _hint(f"return one number (threads); threads_for_link returned {type(got).__name__}.")
+            return _hint(f"return one number (threads); threads_for_link returned {type(got).__name__}.",
+                         "return the count of threads as a number (a float, or an int rounded up).")
         want = link * lat / per
-        if math.isclose(got, want, rel_tol=1e-6):
+        if threads_right(got, want):
             continue
         if math.isclose(got, link * lat, rel_tol=1e-6):
-            return _hint("that is the bytes in flight (Little's law), not the threads: divide by the bytes each "
-                         "thread keeps in flight.")
+            return _hint("that is the bytes in flight (Little's law), not the threads. How many of those bytes "
+                         "does each thread keep in flight?",
+                         "share the bytes in flight out among the threads, bytes_per_thread each.")
         if math.isclose(got, want * 1e9, rel_tol=1e-6) or math.isclose(got, want * 1e-9, rel_tol=1e-6) \
                 or math.isclose(got, want * 1e-18, rel_tol=1e-6) or math.isclose(got, want * 1e18, rel_tol=1e-6):
-            return _hint("off by a power of 10^9: GB/s x ns is already bytes (10^9 B/s x 10^-9 s), so no unit "
-                         "factor is needed.")
+            return _hint("off by a power of 10^9. What are GB/s x ns in bytes?",
+                         "GB/s x ns is already bytes (10^9 B/s x 10^-9 s), so no unit factor is needed.")
         if math.isclose(got, want * 8, rel_tol=1e-6) or math.isclose(got, want / 8, rel_tol=1e-6):
-            return _hint("off by 8: everything here is in bytes (GB/s are gigabytes per second), not bits.")
+            return _hint("off by 8: GB/s count bytes, not bits. Where does your factor 8 come from?",
+                         "everything here is in bytes (gigabytes per second, bytes per thread): drop the 8.")
         if math.isclose(got, link / lat / per, rel_tol=1e-6) or math.isclose(got, lat / link / per, rel_tol=1e-6):
-            return _hint("Little's law multiplies: bytes in flight = bandwidth x latency, not a ratio of the two.")
-        return _hint(f"for {link} GB/s, {lat} ns and {per} B per thread the answer is link x latency / bytes per "
-                     f"thread; yours gave {got:.6g}.")
-    return _correct("bytes in flight = bandwidth x latency (GB/s x ns = bytes), shared out at bytes_per_thread each: "
-                    "fewer threads than that leave the link idle part of every round trip.")
+            return _hint("Little's law multiplies: bytes in flight = bandwidth x latency, not a ratio of the two. "
+                         "Which of your operations divides?",
+                         "multiply link_GBps by latency_ns for the bytes in flight, then share them out.")
+        if got.is_integer() and want - 1 < got < want * (1 - 1e-9):     # the whole number just below the quotient
+            return _hint(f"you rounded down: {got:.0f} threads of {per} B keep fewer bytes in flight than the link "
+                         "needs. Which way must a whole number of threads round for the link to stay full?",
+                         "round up (math.ceil), or return the quotient itself as a float.")
+        return _hint(f"for {link} GB/s, {lat} ns and {per} B per thread yours gave {got:.6g}. How many bytes must "
+                     "be in flight to keep the link busy, and how many does one thread keep?",
+                     "Little's law gives the bytes in flight from the bandwidth and the latency (GB/s x ns is "
+                     "bytes); then count the threads that keep that many, bytes_per_thread each.")
+    return _correct("bytes in flight = bandwidth x latency (GB/s x ns = bytes), shared out at bytes_per_thread each "
+                    "(as a float, or rounded up to whole threads): fewer threads than that leave the link idle part "
+                    "of every round trip.")
 
 
 # --------------------------------------------------------------------------- read_inflight
@@ -143,9 +169,10 @@ def _build(source: str, live: bool) -> Any:
 
 def _explain(exc: Exception) -> Feedback:
     return kernel_failure_hint(exc, KERNEL, "a read past the end of src",
-                               ". In a loop that issues several loads per iteration, run it only while the LAST of "
-                               "them is in bounds (i + 3 * step < n4 for four), and finish the rest with a one-load "
-                               "tail loop.")
+                               ". In a loop that issues several loads per iteration, which of its loads must the "
+                               "loop's condition keep in bounds?",
+                               "run that loop only while the LAST load of an iteration is in bounds, and finish "
+                               "what is left with a one-load tail loop.")
 
 
 def _correctness(src: np.ndarray, partial: np.ndarray) -> Feedback | None:
@@ -153,13 +180,18 @@ def _correctness(src: np.ndarray, partial: np.ndarray) -> Feedback | None:
     if total == want:
         return None
     if total == 0:
-        return _hint("partial[] is all zero: each thread must write its sum to partial[its global index] at the end.")
+        return _hint("partial[] is all zero. Where does a thread's sum go when the thread is done?",
+                     "at the end, each thread writes its sum to partial[its global index].")
     if total < want:
         return _hint(f"the threads' sums add up to {total:.0f}, the data to {want:.0f}: some float4 were not read. "
-                     "After the loop with several loads per iteration, a one-load tail loop must read the elements "
-                     "left over (n4 is not a multiple of 4 x the threads).")
+                     "n4 is not a multiple of 4 x the threads: which elements does the loop with several loads per "
+                     "iteration leave over, and does a tail loop read them?",
+                     "after that loop, a one-load tail loop (from where the loop stopped, one step at a time, while "
+                     "i < n4) reads what is left.")
     return _hint(f"the threads' sums add up to {total:.0f}, the data to {want:.0f}: some float4 were read twice. "
-                 "After four loads at i, i + step, i + 2*step, i + 3*step the next iteration starts at i + 4*step.")
+                 "Where must the next iteration start, given the loads this one issued?",
+                 "after four loads at i, i + step, i + 2*step and i + 3*step, the next iteration starts past the last "
+                 "of them, not one step on.")
 
 
 def check_read_inflight(source: str) -> Feedback:
@@ -207,9 +239,11 @@ def _check_on_cpu(fn: Any, source: str) -> tuple[Feedback | None, int]:
     width = int(np.max(accesses["size"])) if len(accesses) else 0
     if width and loads["lines"].sum() * LINE_BYTES > 1.5 * loads["useful_bytes"].sum():
         per = loads["lines"].sum() * LINE_BYTES / loads["useful_bytes"].sum()
-        return _hint(f"the sums are right, but a warp's load touches {per:.1f}x the 128-byte lines its bytes need: "
-                     "consecutive threads should read consecutive float4s in each load (i, i + step, ... with "
-                     "step = all the threads), not a run of their own (lesson 09 shows what scattered lines cost)."), 0
+        return _hint(f"the sums are right, but a warp's load touches {per:.1f}x the 128-byte lines its bytes need. "
+                     "In each load, do consecutive threads read consecutive float4s (lesson 09 shows what scattered "
+                     "lines cost)?",
+                     "give each load the addresses i, i + step, ... with step = all the threads, not a run of the "
+                     "thread's own elements."), 0
     return None, width
 
 
@@ -221,17 +255,18 @@ def _judge_in_flight(source: str, width: int) -> Feedback:
     have = f"{THREADS:,} threads x {loads_per_thread} load(s) x {width} B = {in_flight / 1024:.0f} KiB in flight"
     little = f"Little's law: {link:.1f} GB/s x {lat:.0f} ns = {need / 1024:.0f} KiB ({which})"
     if loads_per_thread <= 1:
-        return _hint(f"every element is read once, but {have}; {little}. {ONE_LOAD}")
+        return _hint(f"every element is read once, but {have}; {little}. {ONE_LOAD}", ONE_LOAD_STEP)
     if in_flight < need:
-        return _hint(f"every element is read once, but {have} is below {little}. Issue more, or wider, independent "
-                     "loads per iteration.")
+        return _hint(f"every element is read once, but {have} is below {little}. How could each thread keep more "
+                     "bytes in flight?", "issue more, or wider, independent loads per iteration.")
     return _correct(f"every element read once, coalesced, and {have} >= {little}: enough for the link (checked on the "
                     f"CPU backend and against the record; live, the check times it against {TARGET:.0%} of the "
                     "pinned copy rate).")
 
 
-ONE_LOAD = ("One load per iteration waits a whole round trip before the next: issue several loads (at i, i + step, "
-            "i + 2*step, ...) before using any.")
+ONE_LOAD = ("One load per iteration waits a whole round trip before the next: how could one thread keep several "
+            "loads in flight at once?")
+ONE_LOAD_STEP = "issue several independent loads (at i, i + step, i + 2*step, ...) before using any of them."
 
 
 def _check_live(fn: Any, source: str) -> Feedback:
@@ -266,9 +301,11 @@ def _check_live(fn: Any, source: str) -> Feedback:
         return _hint(f"every element is read once, but with {THREADS:,} threads it read {rate:.1f} GB/s = "
                      f"{rate / link:.0%} of the {link:.1f} GB/s pinned copy measured just now (target "
                      f"{TARGET:.0%}). "
-                     + (ONE_LOAD if loads_per_thread <= 1 else "Keep more independent loads in flight per thread "
-                        f"(your loop body has {loads_per_thread}).")
-                     + " If another learner shares the GPU, run the check again.")
+                     + (ONE_LOAD if loads_per_thread <= 1 else "How could each thread keep more bytes in flight "
+                        f"(your loop body has {loads_per_thread} loads)?")
+                     + " If another learner shares the GPU, run the check again.",
+                     ONE_LOAD_STEP if loads_per_thread <= 1 else "issue more, or wider, independent loads per "
+                     "iteration.")
     return _correct(f"{rate:.1f} GB/s = {rate / link:.0%} of the {link:.1f} GB/s pinned copy measured in the same "
                     f"run, with only {THREADS:,} threads: their independent loads keep the link's round trip full.")
 

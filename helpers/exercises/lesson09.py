@@ -55,10 +55,12 @@ def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
                             "are byte // 32; return how many distinct sectors the 32 threads touch.")
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
             return _hint(f"for stride {stride}, offset {offset} you returned {got!r}, not a whole number: a sector is "
-                         "touched or not. Use integer division `//` to find the sector of a byte.")
+                         "touched or not. Which division gives the sector a byte falls in?",
+                         "use integer division `//` to find the sector of a byte, and count sectors, not fractions.")
         if not isinstance(got, (int, np.integer, float, np.floating)):
             return _hint(f"return a number (how many sectors); for stride {stride}, offset {offset} you returned "
-                         f"{type(got).__name__}.")
+                         f"{type(got).__name__}.", "return the count of distinct sectors, len(...) of them, not the "
+                         "sectors themselves.")
         got_all.append(int(got))
         want_all.append(traced_sectors(stride, offset, width))
     got_a, want_a = np.array(got_all), np.array(want_all)
@@ -70,31 +72,40 @@ def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
     first_bad = int(np.flatnonzero(got_a != want_a)[0])
     stride, offset, width = cases[first_bad]
     if np.array_equal(got_a, SECTOR * want_a):
-        return _hint("you returned bytes, 32 times the sectors: count the sectors (a sector is 32 bytes; the bytes "
-                     "that move are 32 x sectors).")
+        return _hint("you returned bytes, 32 times the sectors. What does the function count?",
+                     "count the sectors: a sector is 32 bytes, so do not multiply the count by 32.")
     useful = np.array([32 * 4 * w for _, _, w in cases])
     if np.array_equal(got_a, useful) or np.array_equal(got_a, useful // SECTOR):
         return _hint("that is what the threads asked for (useful bytes, or their size in sectors), whatever the "
-                     "stride: count the sectors their addresses actually fall in.")
+                     "stride. Does the stride change which sectors the addresses fall in?",
+                     "compute each thread's byte address from its element index, then count the sectors those "
+                     "bytes actually fall in.")
     aligned = np.array([traced_sectors(s, 0, w) for s, _, w in cases])
     if np.array_equal(got_a, aligned):
         return _hint(f"right when the warp starts on a line, wrong for offset {offset}: add the offset to every "
-                     "thread's element index (element offset + t * stride); a misaligned start touches one sector "
-                     "more (draw it: view.draw_warp(1, 1)).")
+                     "thread's element index. What does a misaligned start do to the sectors (draw it: "
+                     "view.draw_warp(1, 1))?",
+                     "thread t reads element offset + t * stride: use the offset in every thread's address; a "
+                     "misaligned start touches one sector more.")
     span = np.array([_span_sectors(*c) for c in cases])
     if np.array_equal(got_a, span) or np.array_equal(got_a, span - 1):
-        return _hint(f"you counted every sector from the warp's first byte to its last; at stride {stride} the "
-                     "threads skip sectors, which are not fetched. Count only the sectors that some thread's bytes "
-                     "fall in (distinct values of byte // 32).")
+        return _hint(f"you counted every sector from the warp's first byte to its last. At stride {stride}, are the "
+                     "sectors between the threads fetched too?",
+                     "the threads skip sectors, which are not fetched: count only the distinct sectors that some "
+                     "thread's bytes fall in.")
     floats = np.array([traced_sectors(s, o, 1) for s, o, _ in cases])
     if np.array_equal(got_a, floats):
-        return _hint(f"right for float, wrong for width {width}: a thread reads 4 * width bytes, and stride and "
-                     "offset count elements of that size (a float4 element is 16 bytes).")
+        return _hint(f"right for float, wrong for width {width}. A thread reads 4 * width bytes: in which unit do "
+                     "stride and offset count?",
+                     "stride and offset count elements of 4 * width bytes (a float4 element is 16 bytes): scale "
+                     "the element index by that size, and the last byte is that many bytes on, less one.")
     if np.array_equal(got_a, want_a - 1) or np.array_equal(got_a, want_a + 1):
-        return _hint("off by one: count the distinct sectors themselves (for example len(set(...))), not the "
-                     "distance between the first and the last.")
-    return _hint(f"for stride {stride}, offset {offset}, width {width} the trace counts {want_all[first_bad]} sectors; "
-                 f"you returned {got_all[first_bad]}. Draw that warp with view.draw_warp({stride}, {offset}, {width}).")
+        return _hint("off by one. Do you count the distinct sectors themselves, or the distance between the first "
+                     "and the last?", "collect the distinct sectors (a set) and count them, for example len(set(...)).")
+    return _hint(f"for stride {stride}, offset {offset}, width {width} you returned {got_all[first_bad]}. Draw that "
+                 f"warp with view.draw_warp({stride}, {offset}, {width}): which sectors do its threads' bytes fall in?",
+                 f"the trace counts {want_all[first_bad]} sectors there: for each thread take its first and its last "
+                 "byte, the sector of each (byte // 32), and count the distinct sectors of all 32 threads.")
 
 
 # --------------------------------------------------------------------------- coalesce
@@ -142,19 +153,30 @@ def check_coalesce(source: str) -> Feedback:
     if not result.passed:
         text = result.message
         if "did not run" in text and ("outside" in text or "OutOfBounds" in text or "bounds" in text.lower()):
-            return _hint("a load or store fell outside the matrix. In a row-major matrix element (r, c) is at "
-                         "r * cols + c, so thread t's row is t / cols and its column t % cols (divide by the row "
-                         f"length, cols, not rows). [{text[:300]}]")
+            return _hint("a load or store fell outside the matrix. In a row-major matrix a row holds cols "
+                         "consecutive elements: for thread t, how many whole rows come before it, and where in its "
+                         f"row is it? [{text[:300]}]",
+                         "thread t's row is t divided by the row length (cols, not rows), its column what is left "
+                         "over.")
         if "differs" in text:
-            return _hint("the copy is wrong: " + text + " The pair must be r = t / cols and c = t % cols (both by "
-                         "cols), so that every t in 0 .. rows*cols-1 names a different element.")
-        return Feedback("hint", text)
+            return _hint("the copy is wrong: " + text + " Do your r and c name a different element for every t in "
+                         "0 .. rows*cols-1?",
+                         "r and c both come from dividing t by the same number, the row length cols: one is the "
+                         "quotient, the other the remainder.")
+        if "did not run" in text:
+            return _hint(text, "read the first error line: it names the line of your source and what the compiler "
+                         "expected there (a missing `;`, a name not declared).")
+        return _hint(text + " Which of r and c must change from one thread to the next, for neighbouring threads to "
+                     "read neighbouring floats?",
+                     "in a row-major matrix the column is the fast index: compute r and c so that t and t + 1 have "
+                     "the same row and neighbouring columns.")
     try:
         ex.trace_copy(source, rows=GUARD_ROWS, cols=GUARD_COLS)
     except CpuBackendError as exc:
         return _hint(f"with a {GUARD_ROWS} x {GUARD_COLS} matrix the last block has threads past the end, and one of "
-                     f"them read or wrote outside the arrays: keep `if (t < rows * cols)`. "
-                     f"[{str(exc).splitlines()[0][:200]}]")
+                     f"them read or wrote outside the arrays: keep `if (t < rows * cols)`. What stops the threads "
+                     f"past the end? [{str(exc).splitlines()[0][:200]}]",
+                     "the guard must wrap both the load and the store, with the index lines inside or before it.")
     from ..mode import detect
 
     where = "on the CPU backend"
@@ -163,9 +185,13 @@ def check_coalesce(source: str) -> Feedback:
             problem = _live_copy(source)
         except Exception as exc:  # noqa: BLE001 (a check never raises)
             return _hint(f"the kernel passed on the CPU backend but did not build or run on the GPU: "
-                         f"{type(exc).__name__}: {str(exc)[:400]}")
+                         f"{type(exc).__name__}: {str(exc)[:400]}. What does the GPU's compiler accept that the "
+                         "CPU backend does not, or the other way round?",
+                         "read the error's first line: it names the line of your source and what went wrong.")
         if problem:
-            return _hint(problem + ", though the CPU backend copied it right: look for a race or uninitialised value.")
+            return _hint(problem + ", though the CPU backend copied it right. What can differ between two runs of "
+                         "the same kernel?", "look for a race (two threads writing one element) or a value read "
+                         "before it is set.")
         where = "on the CPU backend and on the GPU"
     room = "" if result.fixed_sectors <= result.ideal_sectors else f" (the minimum is {result.ideal_sectors})"
     return _correct(f"the copy is exact {where}, and its loads from src touch {result.fixed_sectors} sectors instead "

@@ -76,7 +76,8 @@ def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
         try:
             got = float(got)
         except (TypeError, ValueError):
-            return _hint(f"return one number of bytes; for {what} you returned {type(got).__name__}.")
+            return _hint(f"return one number of bytes; for {what} you returned {type(got).__name__}.",
+                         "add up the bytes over all lines and return that total, a number.")
         span, lines = traced_link(addresses, size)
         touched = len(_sectors(addresses, size))
         variants = {"touched": 32 * touched + h * lines, "sectors": span + h * lines, "no_h": 32 * span,
@@ -90,25 +91,34 @@ def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
 
         what, addresses, size, h, got, want, span, lines, _ = wrong[0]
         if everywhere("touched"):
-            return _hint(f"for {what} you counted the touched sectors, not the span ({span}). Assumption 2: a line's "
-                         "completion carries every sector from the first to the last touched one, gaps included: "
-                         "per line, last - first + 1.")
+            return _hint(f"for {what} you counted the touched sectors, not the span. Assumption 2: what does a "
+                         "line's completion carry when the touched sectors have gaps between them?",
+                         "a line's completion carries every sector from the first to the last touched one, gaps "
+                         "included: per line, last - first + 1.")
         if everywhere("sectors"):
-            return _hint("span is counted in sectors: multiply it by 32 bytes.")
+            return _hint("span is counted in sectors, and the link carries bytes: did you multiply it by 32 (the "
+                         "bytes of one sector)?", "32 bytes per span sector, then add the overhead.")
         if everywhere("useful") or everywhere("useful_h"):
-            return _hint("that counts the bytes the threads asked for; the link carries whole 32-byte sectors.")
+            return _hint("that counts the bytes the threads asked for. In which units does the link move data?",
+                         "the link carries whole 32-byte sectors: count the sectors the loads touch, per line.")
         if everywhere("no_h"):
-            return _hint(f"each read request costs h bytes beyond its data (h = {h:g} for {what}, {lines} requests): "
-                         "add h * lines.")
+            return _hint(f"each read request costs h bytes beyond its data (h = {h:g} for {what}): did you add "
+                         "h * lines? How many read requests does the model make?",
+                         "one read per distinct 128-byte line: add h for each of them.")
         if everywhere("per_sector") or everywhere("per_load"):
-            return _hint("the overhead h is paid once per read request, and the model makes one read request per "
-                         "distinct 128-byte line here, not per sector or per load.")
+            return _hint("the overhead h is paid once per read request. How many read requests does the model make: "
+                         "one per sector, per load, or per line?",
+                         "the model makes one read request per distinct 128-byte line, so h is added once per line.")
         if len(np.unique(addresses)) < len(addresses):
-            return _hint(f"for {what} you returned {got:g} bytes, expected {want:g}: the addresses repeat and come "
-                         "in any order. Count distinct sectors and distinct lines (np.unique), as the model's one "
-                         "read per line assumes.")
-        return _hint(f"for {what} (size {size}, h = {h:g}) you returned {got:g} bytes; the model counts "
-                     f"{span} span sectors in {lines} lines, so 32 * {span} + {h:g} * {lines} = {want:g}.")
+            return _hint(f"for {what} you returned {got:g} bytes: the addresses repeat and come in any order. Does "
+                         "your code count each distinct sector and line once (np.unique), as the model's one read "
+                         "per line assumes?",
+                         "take np.unique of the sectors first, then of their lines, and compute the spans from "
+                         "those.")
+        return _hint(f"for {what} (size {size}, h = {h:g}) you returned {got:g} bytes. Which sectors do the loads "
+                     "touch, which lines hold them, and how many sectors does each line's read carry?",
+                     f"the model counts {span} span sectors in {lines} lines there: 32 bytes per span sector plus h "
+                     "per line.")
     return _correct("one read per distinct line, carrying the sectors from the first to the last touched one: a "
                     "stride that skips sectors inside a line still pays for them, and a misaligned warp pays one "
                     "line more. Section 3's counters show this holds for lines no two warps share; where two warps "
@@ -150,20 +160,27 @@ def _variants(c: Any, m: Any) -> dict[str, float]:
     }
 
 
-_VARIANT_HINTS = {
-    "sum": "you added the link time and the request time. The model takes the larger of the two (an "
-           "assumption: the two limits overlap, the slower one sets the pace), then adds the launch time.",
-    "gb": "link_GBps is in GB/s: multiply it by 1e9 to divide bytes by bytes per second.",
-    "sectors": "request_sectors counts 32-byte sectors: the link carries 32 * request_sectors bytes of data.",
-    "lines": "that is the trace's lines and spans, before the L2 merges warps' requests. The model charges what "
-             "crosses the link: counts.requests read requests (section 3's counters) and the "
-             "counts.request_sectors they ask for.",
-    "no_launch": "add model.launch_seconds: every launch pays its fixed cost (lesson 06), on top of the larger term.",
-    "no_h": "each read request on the link also costs model.overhead_bytes: the link term is "
-            "(32 * request_sectors + overhead_bytes * requests) / link rate.",
-    "link_only": "that is only the link time: at large strides the request rate limits (requests / "
-                 "request_rate); take the larger of the two.",
-    "requests_only": "that is only the request time: at stride 1 the link limits; take the larger of the two.",
+_VARIANT_HINTS = {   # (question, smaller step)
+    "sum": ("you added the link time and the request time. Two limits that overlap: does the time add them, or is "
+            "it the larger of the two, the slower one setting the pace (an assumption of section 4)?",
+            "take max(link time, request time), then add the launch time."),
+    "gb": ("link_GBps is in GB/s: did you multiply it by 1e9 before dividing bytes by it?",
+           "bytes / (link_GBps * 1e9) is seconds; bytes / link_GBps is nanoseconds."),
+    "sectors": ("request_sectors counts 32-byte sectors: are the link's bytes request_sectors, or "
+                "32 * request_sectors?", "the link carries 32 bytes of data per requested sector, plus the "
+                "overhead per request."),
+    "lines": ("that is the trace's lines and spans, before the L2 merges warps' requests. What crosses the link, "
+              "per section 3's counters?",
+              "the model charges counts.requests read requests and the counts.request_sectors they ask for."),
+    "no_launch": ("every launch pays a fixed cost too (lesson 06): did you add model.launch_seconds?",
+                  "add model.launch_seconds on top of the larger term."),
+    "no_h": ("each read request on the link also costs model.overhead_bytes. Where is that cost in your link "
+             "term?", "the link term's bytes are the data (32 per requested sector) plus overhead_bytes per request."),
+    "link_only": ("that is only the link time. What limits the time at large strides, where every float needs "
+                  "its own request?", "the request time is requests / request_rate: take the larger of the two."),
+    "requests_only": ("that is only the request time. What limits the time at stride 1, where few requests carry "
+                      "many bytes?", "the link time is the bytes on the link over the link rate: take the larger "
+                      "of the two."),
 }
 
 
@@ -184,16 +201,21 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
             try:
                 got = float(got)
             except (TypeError, ValueError):
-                return _hint(f"return a time in seconds (a number); you returned {type(got).__name__}.")
+                return _hint(f"return a time in seconds (a number); you returned {type(got).__name__}.",
+                             "compute the two terms as numbers and return the larger plus the launch time.")
             want = m.cost(c)[0]
             if math.isclose(got, want, rel_tol=1e-6):
                 continue
             for name, value in _variants(c, m).items():
                 if math.isclose(got, value, rel_tol=1e-6) and not math.isclose(value, want, rel_tol=1e-6):
-                    return _hint(_VARIANT_HINTS[name])
+                    return _hint(*_VARIANT_HINTS[name])
             return _hint(f"for {label} with link {m.link_GBps:g} GB/s, h = {m.overhead_bytes:g} B, "
                          f"r = {m.request_rate:.3g}/s and launch {m.launch_seconds * 1e6:g} us you returned "
-                         f"{got:.4g} s; the model gives {want:.4g} s.")
+                         f"{got:.4g} s. Which two limits does section 4's formula compare, and in which units is "
+                         "each quantity?",
+                         f"the model gives {want:.4g} s there: the link term (bytes on the link / bytes per second), "
+                         "the request term (requests / requests per second), the larger of the two, plus the "
+                         "launch time.")
     extra = ""
     if model is not None:
         try:

@@ -93,12 +93,14 @@ class SimDriver:
         if self.problem:
             return
         if op.stream is None:
-            self.problem = _hint(f"a {op.kind} went to the default stream (no stream given): the legacy default stream "
-                                 "waits for every other stream and they wait for it, so nothing overlaps. Pass the "
-                                 "chunk's stream: memcpy_htod_async(dst, src, stream), add(..., stream=stream).")
+            self.problem = _hint(f"a {op.kind} went to the default stream (no stream given). What does the legacy "
+                                 "default stream do to the work of the other streams (section 2)?",
+                                 "it waits for every other stream and they wait for it, so nothing overlaps: pass "
+                                 "the chunk's stream, memcpy_htod_async(dst, src, stream), add(..., stream=stream).")
             return
         if not isinstance(op.stream, SimStream):
-            self.problem = _hint(f"{op.stream!r} is not a stream: make them with drv.Stream().")
+            self.problem = _hint(f"{op.stream!r} is not a stream. Where do the streams come from?",
+                                 "make two with drv.Stream() before the loop and pass one of them.")
             return
         self.ops.append(op)
         op.stream.pending.append(op)
@@ -107,25 +109,29 @@ class SimDriver:
         if self.problem:
             return False
         if kind == "device" and not isinstance(what, DeviceBuffer):
-            self.problem = _hint(f"the {role} must be a device buffer (da, db or dc from buffers[i % 2]); you passed "
-                                 f"{type(what).__name__}.")
+            self.problem = _hint(f"the {role} must be a device buffer; you passed {type(what).__name__}. Which "
+                                 "buffers live on the device here?",
+                                 "da, db and dc, from the chunk's buffer set buffers[i % 2].")
         elif kind == "host" and not isinstance(what, np.ndarray):
-            self.problem = _hint(f"the {role} must be a slice of a host array such as a[first:last]; you passed "
-                                 f"{what!r}."[:400])
+            self.problem = _hint(f"the {role} must be host memory; you passed {what!r}."[:400],
+                                 "pass a slice of a host array, such as a[first:last].")
         elif kind == "host" and isinstance(what, np.ndarray) and what.dtype != np.float32:
-            self.problem = _hint(f"the {role} is {what.dtype}, not float32: copy slices of a, b and c themselves.")
+            self.problem = _hint(f"the {role} is {what.dtype}, not float32. Where did the conversion come from?",
+                                 "copy slices of a, b and c themselves, with no astype or arithmetic on them.")
         return self.problem is None
 
     def memcpy_htod_async(self, dest: Any, src: Any, stream: Any = None) -> None:
         if isinstance(src, DeviceBuffer) and isinstance(dest, np.ndarray) and not self.problem:
-            self.problem = _hint("memcpy_htod_async takes (device destination, host source, stream): "
-                                 "the arguments are swapped.")
+            self.problem = _hint("the arguments of memcpy_htod_async are swapped. Which comes first in PyCUDA's "
+                                 "copies, the destination or the source?",
+                                 "memcpy_htod_async takes (device destination, host source, stream).")
         if not (self._need(dest, "device", "destination of memcpy_htod_async")
                 and self._need(src, "host", "source of memcpy_htod_async")):
             return
         if src.size > dest.size:
-            self.problem = _hint(f"memcpy_htod_async copies {src.size} floats into a buffer of {dest.size}: copy one "
-                                 "chunk, a[first:first + chunk], not the whole array.")
+            self.problem = _hint(f"memcpy_htod_async copies {src.size} floats into a buffer of {dest.size}. How much "
+                                 "of a does one chunk need on the device?",
+                                 "copy one chunk, a slice of a from first to last, not the whole array.")
             return
         view = src  # read when the copy runs, as a DMA engine would
 
@@ -136,14 +142,15 @@ class SimDriver:
 
     def memcpy_dtoh_async(self, dest: Any, src: Any, stream: Any = None) -> None:
         if isinstance(dest, DeviceBuffer) and isinstance(src, np.ndarray) and not self.problem:
-            self.problem = _hint("memcpy_dtoh_async takes (host destination, device source, stream): "
-                                 "the arguments are swapped.")
+            self.problem = _hint("the arguments of memcpy_dtoh_async are swapped. Which comes first in PyCUDA's "
+                                 "copies, the destination or the source?",
+                                 "memcpy_dtoh_async takes (host destination, device source, stream).")
         if not (self._need(dest, "host", "destination of memcpy_dtoh_async")
                 and self._need(src, "device", "source of memcpy_dtoh_async")):
             return
         if dest.size > src.size:
-            self.problem = _hint(f"memcpy_dtoh_async copies {dest.size} floats out of a buffer of {src.size}: copy "
-                                 "one chunk back, into c[first:last].")
+            self.problem = _hint(f"memcpy_dtoh_async copies {dest.size} floats out of a buffer of {src.size}. Where "
+                                 "in c does this chunk's result go?", "copy one chunk back, into c[first:last].")
             return
 
         def run() -> None:
@@ -157,19 +164,23 @@ class SimDriver:
             return
         for role, buf in (("first", da), ("second", db), ("third", dc)):
             if isinstance(buf, np.ndarray):
-                self.problem = _hint(f"the {role} argument of add is a host array: the kernel works on the device "
-                                     "buffers, add(da, db, dc, ...), after the copies put the chunk there.")
+                self.problem = _hint(f"the {role} argument of add is a host array. Which memory does the kernel "
+                                     "read and write in the copy path?",
+                                     "the kernel works on the device buffers, add(da, db, dc, ...), after the copies "
+                                     "put the chunk there.")
                 return
             if not self._need(buf, "device", f"{role} argument of add"):
                 return
         if not isinstance(n, np.int32):
-            self.problem = _hint(f"pass the element count as np.int32(...): the kernel takes a 4-byte int, and "
-                                 f"PyCUDA needs a sized NumPy integer (you passed {type(n).__name__}).")
+            self.problem = _hint(f"you passed the element count as {type(n).__name__}. The kernel takes a 4-byte int: "
+                                 "how does PyCUDA know to pack 4 bytes? (np.int32 is a sized NumPy integer.)",
+                                 "pass the chunk's element count wrapped as np.int32(...).")
             return
         try:
             threads = int(np.prod(block)) * int(np.prod(grid))
         except TypeError:
-            self.problem = _hint("launch with block=(256, 1, 1) and grid=(blocks, 1).")
+            self.problem = _hint("add could not read the launch's shape. What do block= and grid= take?",
+                                 "launch with block=(256, 1, 1) and grid=(blocks, 1), both tuples.")
             return
         count = min(int(n), threads, da.size, db.size, dc.size)
 
@@ -233,46 +244,63 @@ def check_double_buffered_add(double_buffered_add: Callable[..., Any]) -> Feedba
             if is_placeholder(result):
                 return _not_yet("double_buffered_add does nothing yet: make two streams with drv.Stream(), then "
                                 "loop over the chunks.")
-            return _hint("double_buffered_add queued no work: for each chunk, memcpy_htod_async a and b, add, "
-                         "memcpy_dtoh_async c, on the chunk's stream.")
+            return _hint("double_buffered_add queued no work. What must happen to each chunk?",
+                         "for each chunk, memcpy_htod_async a and b, add, memcpy_dtoh_async c, on the chunk's "
+                         "stream.")
         used = {id(op.stream) for op in drv.ops}
         if not any(op.kind == "add" for op in drv.ops):
-            return _hint("no kernel was launched: call add(da, db, dc, np.int32(m), block=(256, 1, 1), "
-                         "grid=(blocks, 1), stream=stream) for each chunk.")
+            return _hint("no kernel was launched. Which step computes the chunk's sums?",
+                         "call add(da, db, dc, np.int32(m), block=(256, 1, 1), grid=(blocks, 1), stream=stream) for "
+                         "each chunk.")
         if len(drv.streams) > 2:
-            return _hint(f"you made {len(drv.streams)} streams: make two, once, before the loop, and alternate them "
-                         "(a stream per chunk also breaks the pairing of streams with buffer sets).")
+            return _hint(f"you made {len(drv.streams)} streams. How many streams does double buffering need, and when "
+                         "should they be made?",
+                         "make two, once, before the loop, and alternate them (a stream per chunk also breaks the "
+                         "pairing of streams with buffer sets).")
         pending = sum(len(s.pending) for s in drv.streams)
         if pending:
             if not any(kind == "sync" for kind, _ in drv.log):
-                return _hint("no synchronisation: asynchronous copies return at once, so c is not written when your "
-                             "function returns. Wait for both streams at the end (stream.synchronize()).")
-            return _hint(f"{pending} operations were still queued when your function returned: synchronise every "
-                         "stream you used, not only one (for stream in streams: stream.synchronize()).")
+                return _hint("no synchronisation. Is c written when an asynchronous copy call returns?",
+                             "asynchronous copies return at once: wait for both streams at the end "
+                             "(stream.synchronize()).")
+            return _hint(f"{pending} operations were still queued when your function returned. Did you wait for "
+                         "every stream you used?",
+                         "synchronise every stream, not only one (for stream in streams: stream.synchronize()).")
         race = drv.race()
         if race:
             x, y = race
             return _hint(f"two streams use one device buffer at the same time ({x.kind} on {x.stream!r} and {y.kind} "
-                         f"on {y.stream!r}): chunk i must use buffers[i % 2] with stream i % 2, so that a stream "
-                         "reuses only its own buffer set, after its previous chunk is done.")
+                         f"on {y.stream!r}). Which buffer set may a stream reuse safely, and when?",
+                         "chunk i must use buffers[i % 2] with stream i % 2, so that a stream reuses only its own "
+                         "buffer set, after its previous chunk is done.")
         if not np.array_equal(c, a + b):
             wrong = np.flatnonzero(c != a + b)
             first = int(wrong[0])
             if np.all(c[first:] == -1.0) and first % chunk == 0:
                 return _hint(f"c is unwritten from element {first} of {n} on: the last, partial chunk is missing. "
-                             "Loop over range(0, n, chunk) and copy a[first:last] with last = min(first + chunk, n).")
+                             "Does your loop reach the end when n is not a multiple of chunk?",
+                             "loop over the chunk starts up to n, range(0, n, chunk), and cut the last chunk short "
+                             "at n.")
             if np.all(c[wrong] == -1.0) or np.any(np.isnan(c)):
                 pos = first % chunk
                 if pos and pos % BLOCK == 0:
                     return _hint(f"element {first} (position {pos} of its chunk) was never computed: the grid has too "
-                                 f"few blocks. Round up: blocks = (m + {BLOCK - 1}) // {BLOCK} for a chunk of m.")
-                return _hint(f"c is wrong from element {first} (NaN or unwritten): within a stream, the copies of a "
-                             "and b in must come before add, and the copy of c out after it.")
-            return _hint(f"c differs from a + b at {wrong.size} of {n} elements (first at {first}): check which "
-                         "slice each copy moves, and the order copy in, add, copy out.")
+                                 f"few blocks. How many blocks of {BLOCK} cover a chunk of m when m is not a "
+                                 f"multiple of {BLOCK}? Round up, not down.",
+                                 f"a whole number of blocks that covers m is m / {BLOCK} rounded up; in integers, add "
+                                 f"{BLOCK - 1} before the `//`.")
+                return _hint(f"c is wrong from element {first} (NaN or unwritten). In one stream, in which order "
+                             "must the copies in, the kernel and the copy out be issued?",
+                             "within a stream, the copies of a and b in must come before add, and the copy of c "
+                             "out after it.")
+            return _hint(f"c differs from a + b at {wrong.size} of {n} elements (first at {first}). Which slice does "
+                         "each copy move, and in which order?",
+                         "each chunk's copies use the same slice [first:last] of a, b and c, in the order copy in, "
+                         "add, copy out.")
         if len(used) < 2:
             return _hint("c is right, but all the work went to one stream, so it runs one operation after another. "
-                         "Put chunk i on stream i % 2 (two streams, made once, before the loop).")
+                         "How do two streams overlap a chunk's copy out with the next chunk's copies in?",
+                         "put chunk i on stream i % 2 (two streams, made once, before the loop).")
         ratio = drv.schedule() / drv.schedule(one_stream=True)
     return _correct(f"each stream runs copy in, add, copy out in order, and the two streams with their own buffer "
                     f"sets overlap one chunk's copy out with the next chunk's copies in. On the check's model of the "
@@ -300,7 +328,8 @@ def check_transfer_seconds(transfer_seconds: Callable[[int, float, bool], float]
         if any(is_placeholder(v) for v in got.values()):
             return _not_yet("transfer_seconds has no body yet (it returns None): return the seconds.")
         if not all(isinstance(v, (int, float, np.floating, np.integer)) for v in got.values()):
-            return _hint(f"return a number of seconds; you returned {got[False]!r}.")
+            return _hint(f"return a number of seconds; you returned {got[False]!r}.",
+                         "compute the bytes, divide by the bytes per second, and return that number.")
         want = {both: transfer_rule for both, transfer_rule in
                 ((b, transfer_seconds_rule(n, rate, b)) for b in (False, True))}
         ok = {both: np.isclose(got[both], want[both], rtol=1e-6) for both in (False, True)}
@@ -312,25 +341,36 @@ def check_transfer_seconds(transfer_seconds: Callable[[int, float, bool], float]
             g, w = float(got[both]), want[both]
             way = "both directions at once" if both else "one direction at a time"
             if np.isclose(g * 4, w, rtol=1e-6):
-                return _hint(f"{way}: your time is a quarter of the right one. n counts floats; each is 4 bytes.")
+                return _hint(f"{way}: your time is a quarter of the right one. How many bytes is one element?",
+                             "n counts floats; each is 4 bytes.")
             if np.isclose(g, w * 1e3, rtol=1e-6):
-                return _hint(f"{way}: you returned milliseconds; return seconds.")
+                return _hint(f"{way}: you returned milliseconds. Where does your code scale the result?",
+                             "return seconds: bytes / (bytes per second) already is.")
             if np.isclose(g, w * 1e9 / 2**30, rtol=1e-6):
-                return _hint(f"{way}: GB/s means 10^9 bytes per second, not 2^30.")
+                return _hint(f"{way}: GB/s means 10^9 bytes per second, not 2^30. How many bytes per second is one "
+                             "GB/s?", "multiply link_GBps by 1e9, not 2**30.")
             if not both and np.isclose(g, w * 8 / 12, rtol=1e-6):
-                return _hint("one direction at a time: the copy path moves a and b in, then c out: 12 bytes per "
-                             "element, not 8.")
+                return _hint("one direction at a time: what crosses the link in the copy path, besides a and b? "
+                             "That is 12 bytes per element, not 8.",
+                             "c comes back out too: a and b in, then c out, all one after the other.")
             if both and np.isclose(g, w * 12 / 8, rtol=1e-6):
-                return _hint("both directions at once: with the two directions working together, the time is that "
-                             "of the busier one, not of all 12 bytes per element.")
+                return _hint("both directions at once: you counted all 12 bytes per element in turn. With the two "
+                             "directions working together, which one sets the time: the busier one, or their sum?",
+                             "each direction carries its own bytes at link_GBps at the same time: the time is that "
+                             "of the busier direction.")
             if both and np.isclose(g, w * 6 / 8, rtol=1e-6):
-                return _hint("both directions at once: the two directions do not carry half each: a and b (8 bytes "
-                             "per element) go in, c (4 bytes) comes out, so the inbound direction takes longer.")
+                return _hint("both directions at once: the two directions do not carry half each. Which arrays go "
+                             "in, and which comes out?",
+                             "a and b (8 bytes per element) go in, c (4 bytes) comes out: the time is that of the "
+                             "busier direction.")
             if both and np.isclose(g, w * 4 / 8, rtol=1e-6):
-                return _hint("both directions at once: the time is set by the busier direction, the 8 bytes per "
-                             "element of a and b going in, not by c's 4 bytes out.")
-            return _hint(f"{way}, n = {n}, {rate} GB/s: you returned {g:.4g} s, the model gives {w:.4g} s. Bytes "
-                         "over the link divided by link_GBps * 1e9.")
+                return _hint("both directions at once: the time is set by the busier direction, not by c's 4 bytes "
+                             "out. Which direction carries more?",
+                             "the inbound direction carries a and b: 8 bytes per element.")
+            return _hint(f"{way}, n = {n}, {rate} GB/s: you returned {g:.4g} s. How many bytes cross the link, in "
+                         "which direction, and which direction sets the time?",
+                         f"the model gives {w:.4g} s there: bytes over the link divided by link_GBps * 1e9, per "
+                         "direction.")
     extra = ""
     if measured is not None and link_GBps:
         n = max(int(v) for v in measured.column("n"))

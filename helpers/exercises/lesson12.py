@@ -36,31 +36,46 @@ def _model_hint(got: tuple[float, float], case: tuple) -> Feedback | None:
         return bool(np.isclose(a, b, rtol=1e-6))
 
     if close(copy, want_copy / 4) or close(zero, want_zero / 4):
-        return _hint("a quarter of the right time: n counts floats, each 4 bytes, so one pass moves 12n bytes "
-                     "(a, b and c).")
+        return _hint("a quarter of the right time: n counts floats. How many bytes does one pass move for a, b and "
+                     "c, each 4 bytes per element?", "one pass moves 12n bytes: a and b read, c written, 4 bytes "
+                     "each.")
     if close(copy, want_copy * 1e3) or close(zero, want_zero * 1e3):
-        return _hint("you returned milliseconds; return seconds.")
+        return _hint("you returned milliseconds. Where does your code scale the result?",
+                     "return seconds: bytes / (bytes per second) already is.")
     if close(copy, want_copy * 1e9 / 2**30) or close(zero, want_zero * 1e9 / 2**30):
-        return _hint("GB/s means 10^9 bytes per second, not 2^30.")
+        return _hint("GB/s means 10^9 bytes per second, not 2^30. How many bytes per second is one GB/s?",
+                     "multiply each rate by 1e9, not 2**30.")
     if close(copy, want_zero) and close(zero, want_copy):
-        return _hint("return (copy, zero_copy) in that order.")
+        return _hint("the two times are swapped: the exercise asks for (copy, zero_copy) in that order. Which did "
+                     "you return first?", "return copy first, then zero_copy.")
     if not close(zero, want_zero):
         if close(zero, nb / (zc * 1e9)) and k > 1:
-            return _hint("zero-copy: every use crosses PCIe again, so k uses cost k times one use.")
+            return _hint("zero-copy: your time does not grow with k. What does each further use cost when the "
+                         "data stays in host memory?",
+                         "every use crosses PCIe again: multiply the time of one use at zc_GBps by k.")
         if close(zero, k * 8 * n / (zc * 1e9)):
-            return _hint("zero-copy: each use also writes c back over the link: 12 bytes per element, not 8.")
-        return _hint(f"zero-copy for k = {k}, n = {n}: you returned {zero:.4g} s, the model gives {want_zero:.4g} s "
-                     "(k x 12n bytes at zc_GBps).")
+            return _hint("zero-copy: each use reads a and b over the link; what happens to c, 12 bytes per element, "
+                         "not 8?", "the kernel writes c back to host memory over the link too: 12 bytes per "
+                         "element each use.")
+        return _hint(f"zero-copy for k = {k}, n = {n}: you returned {zero:.4g} s. Which bytes cross the link on "
+                     "each use, and how many uses are there?",
+                     f"the model gives {want_zero:.4g} s there: the bytes of one use (a, b and c) at zc_GBps, times "
+                     "the number of uses.")
     if close(copy, k * nb / (link * 1e9) + k * nb / (device * 1e9)) and k > 1:
-        return _hint("copy: the data crosses the link once, whatever k; only the kernels run k times.")
+        return _hint("copy: you pay the link k times. How often does the data cross the link when it is copied to "
+                     "the device?", "the data crosses the link once, whatever k; only the kernels run k times.")
     if close(copy, nb / (link * 1e9)):
-        return _hint("copy: the k kernels on device memory take time too (k x 12n bytes at device_GBps): small, "
-                     "but they are the copy line's slope.")
+        return _hint("copy: you counted only the copies over the link. Where do the k kernels on device memory "
+                     "run, and do they take time?",
+                     "the k kernels move k x 12n bytes at device_GBps: small, but they are the copy line's slope.")
     if close(copy, 8 * n / (link * 1e9) + k * nb / (device * 1e9)):
-        return _hint("copy: c comes back over the link too: 12n bytes cross it, not 8n.")
+        return _hint("copy: you moved a and b over the link. What about c, 12 bytes per element, not 8?",
+                     "c comes back over the link too: 12n bytes cross it, not 8n.")
     if not close(copy, want_copy):
-        return _hint(f"copy for k = {k}, n = {n}: you returned {copy:.4g} s, the model gives {want_copy:.4g} s "
-                     "(12n bytes at link_GBps once, plus k x 12n bytes at device_GBps).")
+        return _hint(f"copy for k = {k}, n = {n}: you returned {copy:.4g} s. How often does the data cross the "
+                     "link, and how often do the kernels run on device memory?",
+                     f"the model gives {want_copy:.4g} s there: the bytes of one pass at link_GBps once, plus k "
+                     "passes at device_GBps.")
     return None
 
 
@@ -75,7 +90,8 @@ def check_model_seconds(model_seconds: Callable[..., tuple[float, float]], *, me
         if is_placeholder(got):
             return _not_yet("model_seconds has no body yet (it returns None): return (copy seconds, zero-copy seconds).")
         if not (isinstance(got, (tuple, list)) and len(got) == 2 and all(_number(v) for v in got)):
-            return _hint(f"return a pair of numbers (copy seconds, zero-copy seconds); you returned {got!r}."[:300])
+            return _hint(f"return a pair of numbers (copy seconds, zero-copy seconds); you returned {got!r}."[:300],
+                         "end with `return copy, zero_copy`: Python makes the pair from the two values.")
         problem = _model_hint(got, case)
         if problem:
             return problem
@@ -127,33 +143,44 @@ def check_chunk_elements(chunk_elements: Callable[[int, int], int], *, measured:
             return _not_yet("chunk_elements has no body yet (it returns None): return the number of elements.")
         want = chunk_elements_rule(budget, sets)
         if not _number(got):
-            return _hint(f"return a number of elements; you returned {got!r}."[:300])
+            return _hint(f"return a number of elements; you returned {got!r}."[:300],
+                         "compute the count with integer arithmetic and return it alone.")
         if isinstance(got, (float, np.floating)):
             if float(got).is_integer() and int(got) == want:
-                return _hint("right value, but a float: a chunk is a whole number of elements; use // (a float "
-                             "slice bound raises TypeError).")
-            return _hint("a chunk is a whole number of elements: use integer division //, and round down to whole "
-                         f"blocks of {BLOCK}.")
+                return _hint("right value, but a float. What happens when a float is used as a slice bound?",
+                             "a chunk is a whole number of elements: use // (a float slice bound raises TypeError).")
+            return _hint("you returned a float: a chunk is a whole number of elements, in whole blocks of "
+                         f"{BLOCK}. Which division keeps integers?",
+                         f"use integer division // and round down to whole blocks of {BLOCK}.")
         got = int(got)
         if got == want:
             continue
         raw = budget // (12 * sets)
         if got == raw or got == budget // 12 // sets:
-            return _hint(f"{budget} bytes, {sets} set(s): {got} is not a whole number of {BLOCK}-thread blocks; round "
-                         f"down: // {BLOCK} * {BLOCK} (and never below one block).")
+            return _hint(f"{budget} bytes, {sets} set(s): {got} is not a whole number of {BLOCK}-thread blocks. How "
+                         f"do you round a count down to a multiple of {BLOCK}?",
+                         f"divide by {BLOCK} with //, then multiply by {BLOCK} (and never go below one block).")
         if got in (budget // 12 // BLOCK * BLOCK, max(BLOCK, budget // 12 // BLOCK * BLOCK)) and sets == 2:
-            return _hint("with overlap there are two buffer sets (one per stream): each gets half the budget.")
+            return _hint("with overlap there are two buffer sets (one per stream). How much of the budget does "
+                         "each get?", "each set gets half the budget: the bytes per element double with two sets.")
         if got in (budget // (3 * sets) // BLOCK * BLOCK, max(BLOCK, budget // (3 * sets) // BLOCK * BLOCK)):
-            return _hint("that counts bytes as elements: each float is 4 bytes, so a set of three buffers takes "
-                         "12 bytes per element.")
+            return _hint("that counts bytes as elements. How many bytes does one element of a float32 buffer "
+                         "take?", "each float is 4 bytes, so a set of three buffers takes 12 bytes per element.")
         if got in (budget // (4 * sets) // BLOCK * BLOCK, max(BLOCK, budget // (4 * sets) // BLOCK * BLOCK)):
-            return _hint("a buffer set holds three arrays, a, b and c: 12 bytes per element, not 4.")
+            return _hint("that is one buffer per set. How many arrays does a buffer set hold?",
+                         "a, b and c: three arrays of 4 bytes per element, 12 bytes per element, not 4.")
         if got in (budget // (8 * sets) // BLOCK * BLOCK, max(BLOCK, budget // (8 * sets) // BLOCK * BLOCK)):
-            return _hint("the result c needs its device buffer too: three arrays, 12 bytes per element.")
+            return _hint("that counts a and b only. Where does the kernel write its result: does c need its device "
+                         "buffer too?",
+                         "the result c needs its device buffer too: three arrays, 12 bytes per element.")
         if got < BLOCK <= want:
-            return _hint(f"for a budget of {budget} bytes you returned {got}: never less than one block "
-                         f"({BLOCK} elements).")
-        return _hint(f"for a budget of {budget} bytes and {sets} set(s) you returned {got}; expected {want}.")
+            return _hint(f"for a budget of {budget} bytes you returned {got}. What is the smallest chunk a launch "
+                         f"of whole {BLOCK}-thread blocks can use?", f"never less than one block ({BLOCK} elements): "
+                         "take the larger of one block and your count.")
+        return _hint(f"for a budget of {budget} bytes and {sets} set(s) you returned {got}. How many bytes does one "
+                     "element cost across all the sets, and how many whole blocks fit?",
+                     f"the chunk there is {want}: the budget over the bytes per element, rounded down to whole "
+                     f"blocks of {BLOCK}.")
     extra = ""
     if measured is not None:
         rows = [r for r in measured.rows if r["method"] != "zero_copy"]

@@ -38,25 +38,36 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, seconds_per_gib: flo
         want = reads_needed_rule(register, read, share)
         exact = register * (1 - share) / (share * read)
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
-            return _hint(f"you returned {got:.3f} reads: a count of reads is a whole number. Round up (math.ceil): "
-                         "rounding down leaves the registration above the share.")
+            return _hint(f"you returned {got:.3f} reads: a count of reads is a whole number. Which way must you "
+                         "round so that the registration stays within the share?",
+                         "round up (math.ceil): rounding down leaves the registration above the share.")
         if not isinstance(got, (int, np.integer, float, np.floating)):
-            return _hint(f"return a whole number of reads; you returned {got!r}.")
+            return _hint(f"return a whole number of reads; you returned {got!r}.",
+                         "compute k as a number, round it to a whole count, and return it alone.")
         got = int(got)
         if got == want:
             continue
         if got == math.ceil(register / (share * read) - 1e-9) or got == math.floor(register / (share * read)):
-            return _hint("the share is of the TOTAL time, registration included: solve register / (register + "
-                         "k * read) <= share for k, which gives k >= register * (1 - share) / (share * read), "
-                         "not register / (share * read).")
+            return _hint("the share is of the TOTAL time, registration included, not of the reading time. Write the "
+                         "condition register / (register + k * read) <= share: what do you get when you solve it "
+                         "for k?",
+                         "multiply both sides by (register + k * read): register then appears on both sides; "
+                         "gather it on one side and the term with k on the other, then divide.")
         if got == math.floor(exact) and got < want:
             return _hint(f"for register = {register} s, read = {read} s, share = {share} you returned {got}, one too "
-                         "few: round up, not down, so the share is not exceeded.")
+                         "few. Should you round up or down so that the share is not exceeded?",
+                         "k must reach the bound, not stop short of it: the next whole number above it (math.ceil).")
         if got > 0 and register / (register + got * read) <= share:
             return _hint(f"{got} reads do bring the registration under {share:.0%} (for register = {register} s, "
-                         f"read = {read} s), but fewer do too: the question asks for the fewest, {want}.")
-        return _hint(f"for register = {register} s, read = {read} s, share = {share} you returned {got}; the fewest "
-                     f"reads is {want}: register / (register + k * read) must be <= share.")
+                         f"read = {read} s), but fewer do too: the question asks for the fewest. Where is the "
+                         "bound on k exactly?",
+                         "solve register / (register + k * read) = share for k, then round up to the next whole "
+                         "number.")
+        return _hint(f"for register = {register} s, read = {read} s, share = {share} you returned {got}. With k "
+                     "reads, what share of the total time is the registration, and for which k does it first drop "
+                     "to the share?",
+                     f"the fewest reads is {want} there: try your k and k - 1 in register / (register + k * read) "
+                     "and compare with share.")
     extra = ""
     if seconds_per_gib is not None and read_seconds is not None:
         k = int(reads_needed(seconds_per_gib, read_seconds))
@@ -100,28 +111,38 @@ def check_can_register(can_register: Callable[..., Any]) -> Feedback:
         if is_placeholder(got):
             return _not_yet("can_register returns `...`: return True or False.")
         if not isinstance(got, (bool, np.bool_)):
-            return _hint(f"return True or False; for {what} you returned {got!r}.")
+            return _hint(f"return True or False; for {what} you returned {got!r}.",
+                         "wrap the whole condition in bool(...): `and` returns one of its operands, not a bool.")
         want = can_register_rule(array, page)
         if got == want:
             continue
         contiguous = array.flags.c_contiguous or array.flags.f_contiguous
         starts = array.ctypes.data % page == 0
         if got and page != 4096 and can_register_rule(array, 4096):
-            return _hint(f"you accepted {what}: with {page}-byte pages it is not a whole number of pages. Use the "
-                         "page_size argument, not 4096.")
+            return _hint(f"you accepted {what}: with {page}-byte pages it is not a whole number of pages. Where does "
+                         "your code still assume 4096 instead of the page_size argument?",
+                         "replace every 4096 in the tests with page_size.")
         if got and not contiguous:
-            return _hint(f"you accepted {what}: its elements are not one unbroken address range, and the driver pins "
-                         "one range. Test array.flags.c_contiguous (or f_contiguous).")
+            return _hint(f"you accepted {what}: its elements are not one unbroken address range. How many ranges "
+                         "does the driver pin, and what would it pin between the elements?",
+                         "test array.flags.c_contiguous (or f_contiguous).")
         if got and not starts:
-            return _hint(f"you accepted {what}: array.ctypes.data % page_size is not 0, so its first page holds "
-                         "bytes before the array, which would be pinned too.")
+            return _hint(f"you accepted {what}: its first byte is not on a page boundary, so its first page holds "
+                         "bytes before the array. Which attribute gives the first byte's address "
+                         "(array.ctypes.data), and how do you test it is a multiple of the page size?",
+                         "the array starts on a page boundary when the remainder of that address divided by "
+                         "page_size is 0.")
         if got and array.nbytes % page:
             return _hint(f"you accepted {what}: it starts on a page boundary but ends inside a page "
-                         f"({array.nbytes} bytes is not a multiple of {page}). The driver pins whole pages, so "
-                         "test the size too: array.nbytes % page_size == 0.")
+                         f"({array.nbytes} bytes is not a multiple of {page}). What would the driver pin past its "
+                         "last byte?",
+                         "the driver pins whole pages, so test the size too: its bytes must be a whole number of "
+                         "pages.")
         return _hint(f"you refused {what}, which is contiguous, starts on a page boundary and is a whole number of "
-                     "pages long. Test the address (array.ctypes.data), not the index, and the size in bytes "
-                     "(array.nbytes), not the number of elements.")
+                     "pages long. Do you test the address and the size in bytes (array.nbytes), or an index and a "
+                     "number of elements?",
+                     "test the first byte's address (array.ctypes.data), not the index, and the size in bytes "
+                     "(array.nbytes), not array.size.")
     return _correct("the driver pins whole pages of one unbroken address range: a strided view or a partial page "
                     "would pin what is not yours, so RegisteredArray refuses them before calling cuMemHostRegister.")
 

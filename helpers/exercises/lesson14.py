@@ -37,24 +37,31 @@ def check_incomplete(incomplete: Callable[[dict[str, Any]], Any], *, rows: list[
         if is_placeholder(got):
             return _not_yet("incomplete returns `...`: return a count of trials.")
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
-            return _hint(f"you returned {got}, a fraction: return the NUMBER of trials (the table next to it shows "
-                         "the trials), an int.")
+            return _hint(f"you returned {got}, a fraction. Does the exercise ask for a share of the trials or for "
+                         "how many?", "return the NUMBER of trials (the table next to it shows the trials), an int: "
+                         "do not divide by the trials.")
         if not isinstance(got, (int, np.integer, float, np.floating)) or isinstance(got, bool):
-            return _hint(f"return a whole number of trials; you returned {got!r}.")
+            return _hint(f"return a whole number of trials; you returned {got!r}.",
+                         "count with sum(...) over the trials and return that number.")
         got = int(got)
         if got == want:
             continue
         written = row["written_at_flag"]
         if got == sum(w < row["n"] for w in written):
-            return _hint("you counted the trials with -1, in which the host never saw the flag (it timed out): that "
-                         "is a different failure. Count only 0 <= w < n.")
+            return _hint("you also counted the trials with -1. What does -1 mean: did the host see the flag there?",
+                         "-1 means the host never saw the flag (it timed out), a different failure: count only "
+                         "trials that saw the flag with part of the payload.")
         if got == sum(w == row["n"] for w in written):
-            return _hint("you counted the COMPLETE payloads: count the trials where the flag was seen with fewer "
-                         "than n elements written.")
+            return _hint("you counted the COMPLETE payloads. Which trials are the hazard?",
+                         "count the trials where the flag was seen with fewer than n elements written.")
         if got == sum(0 <= w < row["n"] - 1 for w in written) or got == sum(0 < w < row["n"] for w in written):
-            return _hint("an off-by-one: the payload is complete when all n elements are written, so incomplete is "
-                         "0 <= w < n (0 written is incomplete too, n - 1 is incomplete too).")
-        return _hint(f"for written_at_flag = {written} and n = {row['n']} you returned {got}; expected {want}.")
+            return _hint("an off-by-one at one end of the range. Is a trial with 0 elements written incomplete? "
+                         "One with n - 1?",
+                         "both are: the payload is complete only when all n elements are written, and -1 is not a "
+                         "count of elements.")
+        return _hint(f"for written_at_flag = {written} and n = {row['n']} you returned {got}. Which values of w mean "
+                     "the flag was seen before the whole payload?",
+                     f"{want} trials here: w from 0 up to, not including, n.")
     extra = ""
     if rows:
         counts = {r["kernel"]: int(incomplete(r)) for r in rows if r.get("direction") == "gpu_to_host"}
@@ -122,39 +129,45 @@ def review_publish(source: str) -> Feedback | None:
     flag_writes = list(_FLAG_WRITE.finditer(body))
     if not payload_writes or not flag_writes:
         missing = "`payload[i] = value;`" if not payload_writes else "`*flag = raise;`"
-        return _hint(f"the check reads your source and cannot find {missing}: write the payload as payload[i] = ... "
-                     "and raise the flag with *flag = raise (through the parameters themselves).")
+        return _hint(f"the check reads your source and cannot find {missing}. Does your kernel write through the "
+                     "parameters themselves?",
+                     "write the payload as payload[i] = ... and raise the flag with *flag = raise.")
     last_payload, flag = payload_writes[-1], flag_writes[0].start()
     if flag < last_payload:
-        return _hint("the flag is written before the payload: a host polling the flag would see it and read a payload "
-                     "still being written (publish_flag_first in section 3). Write the whole payload first.")
+        return _hint("the flag is written before the payload. What would a host polling the flag read "
+                     "(publish_flag_first in section 3)?", "write the whole payload first, the flag last.")
     for start, end in _loops(body):
         if start < last_payload < end and start < flag < end:
-            return _hint("the flag is raised inside the loop that writes the payload, so it goes up after the first "
-                         "element: raise it once, after the loop.")
+            return _hint("the flag is raised inside the loop that writes the payload. When does it go up, and what "
+                         "has been written by then?", "raise it once, after the loop.")
     system_fences = [m.start() for m in _FENCE_SYSTEM.finditer(body)]
     between = [f for f in system_fences if last_payload < f < flag]
     if not between:
         if any(last_payload < m.start() < flag for m in _FENCE_DEVICE.finditer(body)):
-            return _hint("__threadfence() orders your writes only as threads of this GPU see them; the host is "
-                         "outside its scope. Use __threadfence_system().")
+            return _hint("__threadfence() orders your writes only as threads of this GPU see them. Is the host "
+                         "inside its scope? Section 3 names the fence whose scope is the whole system.",
+                         "use the system-scope fence, __threadfence_system(), in the same place.")
         if any(f < last_payload for f in system_fences):
-            return _hint("the fence comes before the payload writes: it orders what was written before it, so the "
-                         "payload writes after it are not ordered before the flag. Put __threadfence_system() after "
-                         "the payload loop, just before the flag store.")
+            return _hint("the fence comes before the payload writes. Which writes does a fence order: those before "
+                         "it, or those after it?",
+                         "it orders what was written before it, so move it after the payload loop, just before the "
+                         "flag store.")
         if any(f > flag for f in system_fences):
-            return _hint("the fence comes after the flag: by then the flag may already be visible before the payload. "
-                         "Put __threadfence_system() between the payload loop and the flag store.")
-        return _hint("no fence between the payload and the flag: CUDA's memory model does not order two stores to "
+            return _hint("the fence comes after the flag. By then, could the flag already be visible before the "
+                         "payload?", "move the fence between the payload loop and the flag store.")
+        return _hint("no fence between the payload and the flag. Does CUDA's memory model order two stores to "
                      "different addresses as the host sees them (the H200 happened to keep them in order, section "
-                     "3, but nothing promises it). Call __threadfence_system() between the two.")
+                     "3, but does anything promise it)?",
+                     "nothing does: put a fence whose scope includes the host (section 3) between the payload loop "
+                     "and the flag store.")
     cast = flag_writes[0].group("cast") if "cast" in flag_writes[0].groupdict() else None
     atomic = flag_writes[0].group(0).lstrip().startswith("atomicExch")
     flag_param = next((p for p in params.split(",") if re.search(r"\bflag\s*$", p.strip())), "")
     if not (atomic or "volatile" in flag_param or (cast and "volatile" in cast)):
         return _hint("the flag is not volatile: the compiler may keep the store in a register or merge it with "
-                     "others, so it need not reach memory when the code says. Declare the parameter "
-                     "`volatile unsigned int *flag`.")
+                     "others, so it need not reach memory when the code says. Which qualifier makes every access "
+                     "through a pointer a real one (section 3)?",
+                     "add the volatile qualifier to the flag parameter's type (the parameter list may change).")
     return None
 
 
@@ -227,10 +240,13 @@ def check_publish(source: str) -> Feedback:
         n = PUBLISH_N_GPU
         early = [w for w in at_flag if 0 <= w < n]
         if -1 in at_flag:
-            return _hint("the host did not see the flag within 2 s in some trial: is the flag store reached?")
+            return _hint("the host did not see the flag within 2 s in some trial: is the flag store reached?",
+                         "check that the store to the flag runs in the one thread launched, after the loop, and "
+                         "writes raise.")
         if early:
             return _hint(f"in {len(early)} of {len(at_flag)} trials the host saw the flag with only {min(early)} of {n} "
-                         "elements written: the flag must be the last store, after __threadfence_system().")
+                         "elements written. What must come between the payload and the flag store?",
+                         "the flag must be the last store, after a fence whose scope includes the host.")
     where = (f"on the CPU backend and on the GPU: in all {len(at_flag)} trials the host saw the whole payload when it "
              "saw the flag" if live
              else "on the CPU backend (live, the check polls the flag while the GPU runs the same source)")
@@ -240,7 +256,9 @@ def check_publish(source: str) -> Feedback:
 
 def _run_hint(exc: Exception) -> Feedback:
     """The hint for a publish kernel that did not build or run."""
-    return kernel_failure_hint(exc, "publish", "an access past the end of the payload", ": loop while i < n, not i <= n.")
+    return kernel_failure_hint(exc, "publish", "an access past the end of the payload",
+                               ": which indices does your loop write, and which is the last element of the payload?",
+                               "loop while i < n, not i <= n.")
 
 
 def _result_problem(payload: np.ndarray, flag: int) -> Feedback | None:
@@ -248,14 +266,17 @@ def _result_problem(payload: np.ndarray, flag: int) -> Feedback | None:
     want_value = payload.dtype.type(PUBLISH_TRIALS)
     n = payload.size
     if not np.any(payload):
-        return _hint("the payload is still all zeros: write value into every element, payload[i] = value for i "
-                     "from 0 to n - 1.")
+        return _hint("the payload is still all zeros. Which elements must the kernel write, and with what?",
+                     "write value into every element, payload[i] = value for i from 0 to n - 1.")
     if not np.all(payload == want_value):
         done = int(np.count_nonzero(payload == want_value))
-        return _hint(f"{done} of {n} payload elements hold value after the kernel: one thread runs (block = grid = "
-                     "1), so it must loop over all n elements itself.")
+        return _hint(f"{done} of {n} payload elements hold value after the kernel. One thread runs (block = grid = "
+                     "1): must it loop over all n elements itself?",
+                     "write the payload in a loop over i from 0 to n - 1 in that one thread.")
     if flag != PUBLISH_TRIALS:
-        return _hint(f"the flag holds {flag} after the kernel, not raise ({PUBLISH_TRIALS}): set *flag = raise.")
+        return _hint(f"the flag holds {flag} after the kernel, not raise ({PUBLISH_TRIALS}). Which value must the "
+                     "flag store write (the exercise says *flag = raise)?",
+                     "store the parameter raise, not a constant: the host waits for that value.")
     return None
 
 

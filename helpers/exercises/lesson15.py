@@ -39,23 +39,34 @@ def check_platform_class(platform_class: Callable[[dict[str, int]], Any]) -> Fee
             return _not_yet("platform_class returns `...`: return one of 'discrete_pcie', 'integrated', "
                             "'coherent_c2c'.")
         if got not in CLASSES:
-            return _hint(f"return one of {', '.join(CLASSES)}; for {what} you returned {got!r}.")
+            return _hint(f"return one of {', '.join(CLASSES)}; for {what} you returned {got!r}.",
+                         "return one of the three strings exactly as written, lower case with underscores.")
         if got == want:
             continue
         if want == "integrated":
             return _hint(f"you called {what} {got!r}. Which attribute says that the GPU and the CPU share one "
-                         "DRAM? Section 1's table names it.")
+                         "DRAM? Section 1's table names it.",
+                         "test INTEGRATED first: a GPU that shares the CPU's DRAM is integrated, whatever the other "
+                         "attributes say.")
         if want == "coherent_c2c":
             return _hint(f"you called {what} {got!r}. What does a coherent link let the GPU do with the CPU's "
-                         "page tables and with atomics that PCIe does not? Look for the attributes that say so.")
+                         "page tables and with atomics that PCIe does not? Look for the attributes that say so.",
+                         "a coherent link shows as two attributes together: the GPU walks the CPU's own page tables "
+                         "(the _USES_HOST_PAGE_TABLES one), and host atomics are native.")
         if attributes["PAGEABLE_MEMORY_ACCESS"] and not attributes["PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"]:
             return _hint(f"you called {what} {got!r}. It can read pageable memory, but through HMM: the driver "
                          "mirrors the CPU's page tables and migrates pages over PCIe (section 5). Which attribute "
-                         "tells HMM from ATS?")
+                         "tells HMM from ATS?",
+                         "PAGEABLE_MEMORY_ACCESS alone is HMM; only with the page-table attribute that ends in "
+                         "_USES_HOST_PAGE_TABLES does the GPU use the CPU's own tables.")
         if attributes["HOST_NATIVE_ATOMIC_SUPPORTED"]:
             return _hint(f"you called {what} {got!r}. PCIe can carry atomic operations too (PCIe AtomicOps), so "
-                         "native host atomics alone do not make a link coherent. What else must hold?")
-        return _hint(f"you called {what} {got!r}; it reads host memory over PCIe without coherence.")
+                         "native host atomics alone do not make a link coherent. What else must hold?",
+                         "require the page-table attribute of ATS as well, not the atomics alone.")
+        return _hint(f"you called {what} {got!r}; it reads host memory over PCIe without coherence. Which "
+                     "attributes would it need for another class?",
+                     "a PCIe GPU is the class left when neither the integrated test nor the coherent-link test "
+                     "holds.")
     return _correct("INTEGRATED says one DRAM; a coherent link shows as the GPU walking the CPU's own page tables "
                     "(ATS) with native host atomics; HMM or PCIe atomics alone still leave a PCIe GPU.")
 
@@ -110,24 +121,35 @@ def check_passes_until_migration_wins(passes: Callable[..., Any], *, measured: l
             if got is not None:
                 return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {got!r}. Compare "
                              "what ONE MORE pass costs on each side: if a migrating pass is not cheaper, can it "
-                             "ever catch up?")
+                             "ever catch up?",
+                             "the cost of one more pass is (8-pass time - 1-pass time) / 7 on each side: when "
+                             "migrating's is not smaller, return None.")
             continue
         if got is None:
             return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned None, but migrating "
-                         "does catch up. What does each extra pass cost on each side, once the first is paid?")
+                         "does catch up. What does each extra pass cost on each side, once the first is paid?",
+                         "the cost of one more pass is (8-pass time - 1-pass time) / 7 on each side; if migrating's "
+                         "is smaller, its line crosses zero-copy's at some k.")
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
             return _hint(f"you returned {got:.3f} passes: a kernel makes whole passes. Which whole number is the "
-                         "first one past the crossing?")
+                         "first one past the crossing?",
+                         "return the smallest whole k at which migrating's time is below zero-copy's: test whole "
+                         "k one by one, or round the crossing the right way.")
         if not isinstance(got, (int, np.integer, float, np.floating)):
-            return _hint(f"return a whole number of passes or None; you returned {got!r}.")
+            return _hint(f"return a whole number of passes or None; you returned {got!r}.",
+                         "return k itself (an int), or None when migrating never wins.")
         if int(got) == want:
             continue
         if int(got) == 8 or int(got) == 1:
             return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {int(got)}: the two "
                          "measured points are only where the lines are pinned. Write each time as a line in k "
-                         "(first pass, then a cost per extra pass) and find where they cross.")
+                         "(first pass, then a cost per extra pass) and find where they cross.",
+                         "time(k) = 1-pass time + (k - 1) x cost of one more pass, on each side; find the first "
+                         "whole k with migrating's time below zero-copy's.")
         return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {int(got)}. Is that the "
-                     "FIRST whole k at which migrating takes less time? Try your k and k - 1 in both lines.")
+                     "FIRST whole k at which migrating takes less time? Try your k and k - 1 in both lines.",
+                     "write both times as lines, time(k) = 1-pass time + (k - 1) x cost of one more pass, and "
+                     "evaluate them at your k and at k - 1: migrating must be below zero-copy at k, not at k - 1.")
     extra = ""
     if measured and nbytes:
         def seconds(kind: str, k: int) -> float:
