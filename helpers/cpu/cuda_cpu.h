@@ -137,7 +137,8 @@ struct instr_rec {           // one warp-level request, trace.py's INSTRUCTION_D
 #pragma pack(pop)
 
 enum fault_kind : int32_t { OK = 0, OUT_OF_BOUNDS = 1, MISALIGNED = 2, READ_ONLY = 3, NULL_POINTER = 4, OTHER = 5,
-                            CRASHED = 6, CANCELLED = 7 };
+                            CRASHED = 6, CANCELLED = 7, TRACE_FULL = 8 };
+enum trace_cap : int32_t { WARP_CAP = 0, TOTAL_CAP = 1 };   // TRACE_FULL's param: which cap was reached
 
 struct error_info {
     int32_t kind;
@@ -160,6 +161,8 @@ struct launch {
     uint64_t max_warps;      // 0: run every warp
     int32_t tracing;
     int32_t raw_warps;       // when tracing: keep every access of the first raw_warps warps
+    uint64_t warp_cap;       // when tracing: the most accesses one warp may make (its `cur` vector)
+    uint64_t total_cap;      // when tracing: the most bytes the rows and raw accesses may hold together
     instr_rec* rows;         // when tracing: one row per warp-level request; free with zc_free_trace
     uint64_t row_count;
     trace_rec* raw;          // the accesses of the first raw_warps warps
@@ -236,6 +239,15 @@ inline void leave_critical() {
     if (R.pending) stop_now();
 }
 
+// Room for one more access in the running warp's trace, up to the launch's cap per warp (else TRACE_FULL).
+// Grown by hand so that the vector's capacity, not only its size, stays within the cap.
+inline void room_in_warp(std::vector<trace_rec>& cur) {
+    if (cur.size() < cur.capacity()) return;
+    const uint64_t cap = R.L->warp_cap;
+    if (cur.size() >= cap) throw fault{TRACE_FULL, WARP_CAP, (int64_t)g.warp, cap, 0};
+    cur.reserve((size_t)std::min<uint64_t>(cap, std::max<uint64_t>(256, 2 * (uint64_t)cur.capacity())));
+}
+
 // Check (and, when tracing, record) an access of `size` bytes at `q` into array `a`.
 inline void access(const volatile void* q, size_t size, size_t align, int flags, const array_info* a) {
     if (!a) return;  // an unchecked pointer to local memory (not global traffic)
@@ -250,6 +262,7 @@ inline void access(const volatile void* q, size_t size, size_t align, int flags,
     if (store && (a->flags & 1)) throw fault{READ_ONLY, a->param, off, size, store};
     if (g.tracing) {
         enter_critical();
+        room_in_warp(g.trace->cur);
         g.trace->cur.push_back(trace_rec{((uint64_t)(a->param + 1) << 40) + (uint64_t)off, g.warp, g.seq, g.lane,
                                          (uint8_t)flags, (int16_t)a->param, (uint32_t)size});
         leave_critical();
@@ -400,13 +413,30 @@ ZC_M1(uint1, unsigned int) ZC_M2(uint2, unsigned int) ZC_M3(uint3, unsigned int)
 ZC_M1(double1, double) ZC_M2(double2, double)
 
 // ---------------------------------------------------------------- the launch loop
+// The bytes the trace keeps (rows and raw accesses), counted by capacity: what they hold in memory.
+inline uint64_t kept_bytes(const trace_state& t) {
+    return (uint64_t)t.rows.capacity() * sizeof(instr_rec) + (uint64_t)t.raw.capacity() * sizeof(trace_rec);
+}
+
+// Room for `need` elements in `v`, one of t's kept vectors, within the launch's total cap (else TRACE_FULL).
+template <class T> void room_in_trace(std::vector<T>& v, size_t need, const trace_state& t, uint32_t warp) {
+    if (need <= v.capacity()) return;
+    const uint64_t cap = R.L->total_cap;
+    const uint64_t others = kept_bytes(t) - (uint64_t)v.capacity() * sizeof(T);
+    const uint64_t most = others < cap ? (cap - others) / sizeof(T) : 0;
+    if (need > most) throw fault{TRACE_FULL, TOTAL_CAP, (int64_t)warp, cap, 0};
+    v.reserve((size_t)std::min<uint64_t>(most, std::max<uint64_t>(need, 2 * (uint64_t)v.capacity())));
+}
+
 // The requests of one warp (its accesses sorted by k and kind), as trace.py's _group makes them.
 inline void flush_warp() {
     trace_state& t = *g.trace;
     auto& cur = t.cur;
     if (cur.empty()) return;
-    if (cur[0].warp < (uint32_t)R.L->raw_warps)
+    if (cur[0].warp < (uint32_t)R.L->raw_warps) {
+        room_in_trace(t.raw, t.raw.size() + cur.size(), t, cur[0].warp);
         t.raw.insert(t.raw.end(), cur.begin(), cur.end());
+    }
     std::stable_sort(cur.begin(), cur.end(), [](const trace_rec& x, const trace_rec& y) {
         return x.seq != y.seq ? x.seq < y.seq : x.flags < y.flags; });
     for (size_t i = 0, j; i < cur.size(); i = j) {
@@ -430,6 +460,7 @@ inline void flush_warp() {
             row.lines += 1;
             row.span_sectors += (uint32_t)(t.units[b - 1] - t.units[a] + 1);
         }
+        room_in_trace(t.rows, t.rows.size() + 1, t, row.warp);
         t.rows.push_back(row);
     }
     cur.clear();
@@ -508,6 +539,8 @@ inline void loop(launch* L, void (*body)(void**, const array_info*), void** args
 //    whose handler jumps back too. Kernel code is arithmetic and checked loads and stores, which
 //    may be cut anywhere; the few places that hold a lock (malloc in the trace, a C++ throw) are
 //    critical sections during which the stop waits until the section ends.
+//  * Tracing keeps at most launch::warp_cap accesses of the running warp and launch::total_cap
+//    bytes of rows and raw accesses: a traced endless loop ends with TRACE_FULL, not out of memory.
 //  * -fstack-clash-protection (compiler.py) makes a large local array touch the guard page by
 //    page, so a stack overflow faults in the guard rather than writing over another mapping.
 inline int cancel_signal() {
