@@ -104,6 +104,92 @@ def test_sigint_stops_a_running_launch_and_raises_keyboard_interrupt(mod: cpu.So
     _next_launch_works(mod)
 
 
+HEAP = r"""
+#include <string>
+#include <vector>
+extern "C" __global__ void churn_new(int *out, int forever) {
+    unsigned k = 0;
+    while (forever) {                          // sizes past malloc's per-thread cache: every call takes its lock
+        float *p = new float[64 + (k++ % 4096)];
+        p[0] = 1.0f;
+        float *volatile keep = p;              // the compiler may not drop the new/delete pair
+        delete[] keep;
+    }
+    out[threadIdx.x] = 1;
+}
+extern "C" __global__ void churn_containers(int *out, int forever) {
+    unsigned k = 0;
+    while (forever) {
+        std::vector<float> v(64 + (k++ % 4096), 1.0f);
+        std::string s(100 + k % 3000, 'x');
+        float *volatile keep_v = v.data();
+        char *volatile keep_s = s.data();
+    }
+    out[threadIdx.x] = 1;
+}
+extern "C" __global__ void fill(int *out, int value) { out[threadIdx.x] = value; }
+"""
+
+
+def test_a_kernel_looping_in_new_and_delete_stops_at_its_timeout_and_on_sigint_every_time(tmp_path: Path) -> None:
+    """Issue 20: a stop that jumped out of malloc left its lock held, and the next launch (or Python's next free
+    of that memory) froze. The kernel's new/delete, std::vector and std::string now end their malloc first."""
+    script = textwrap.dedent('''
+        import os, signal, sys, threading, time
+        import numpy as np
+        from helpers import cpu
+        mod = cpu.SourceModule(sys.argv[1], name="heap.cu")
+        out = np.zeros(4, np.int32)
+        for name in ("churn_new", "churn_containers"):
+            for _ in range(8):
+                t0 = time.monotonic()
+                try:
+                    mod.get_function(name)(out, np.int32(1), block=(1, 1, 1), grid=(1, 1), timeout=0.05)
+                except cpu.KernelTimeoutError:
+                    print("timeout", name, f"{time.monotonic() - t0 - 0.05:.4f}", flush=True)
+            for _ in range(4):
+                timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+                timer.start()
+                t0 = time.monotonic()
+                try:
+                    mod.get_function(name)(out, np.int32(1), block=(1, 1, 1), grid=(1, 1), timeout=30)
+                except KeyboardInterrupt:
+                    print("interrupt", name, f"{time.monotonic() - t0 - 0.05:.4f}", flush=True)
+                timer.join()
+        mod.get_function("fill")(out, np.int32(5), block=(4, 1, 1), grid=(1, 1))
+        print("next", out.tolist(), flush=True)
+    ''')
+    try:
+        done = subprocess.run([sys.executable, "-c", script, HEAP], capture_output=True, text=True, timeout=120,
+                              cwd=Path(__file__).resolve().parent.parent)
+    except subprocess.TimeoutExpired as exc:
+        said = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout
+        pytest.fail(f"the process froze; it had printed: {said!r}")
+    lines = [line.split() for line in done.stdout.splitlines()]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sum(1 for w in lines if w[0] == "timeout") == 16, done.stdout
+    assert sum(1 for w in lines if w[0] == "interrupt") == 8, done.stdout
+    assert all(float(w[2]) < 1.0 for w in lines if w[0] in ("timeout", "interrupt")), done.stdout  # stop latency
+    assert lines[-1] == ["next", "[5,", "5,", "5,", "5]"], done.stdout
+
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the version script is a Linux linker's")
+def test_the_kernel_librarys_operator_new_replaces_nothing_in_the_process(mod: cpu.SourceModule) -> None:
+    """The library exports only zc_*: looking up operator new through it finds libstdc++'s, not its own."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("stdc++")
+    if name is None:
+        pytest.skip("libstdc++ is not found by name")
+
+    def operator_new(lib: ctypes.CDLL) -> int | None:
+        return ctypes.cast(lib._Znwm, ctypes.c_void_p).value
+
+    assert operator_new(mod._lib) == operator_new(ctypes.CDLL(name))
+
+
 # ---------------------------------------------------------------------------- crashes
 @pytest.mark.skipif(not X86, reason="integer division by zero traps (SIGFPE) on x86 only")
 def test_integer_division_by_zero_is_a_crash_error_naming_signal_kernel_and_thread(mod: cpu.SourceModule) -> None:

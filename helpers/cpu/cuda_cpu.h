@@ -21,9 +21,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -208,7 +210,7 @@ struct runner {
     bool started = false;
     std::atomic<int> active{0};            // the kernel thread is inside the launch loop
     std::atomic<int> cancel{0};            // Python asked to stop (timeout or interrupt)
-    volatile sig_atomic_t critical = 0;    // inside malloc or a C++ throw: an asynchronous stop waits
+    volatile sig_atomic_t critical = 0;    // depth of critical sections (malloc, free, a C++ throw): a stop waits
     volatile sig_atomic_t pending = 0;     // a stop arrived during a critical section
     volatile sig_atomic_t signo = 0, sigcode = 0, overflow = 0;
     volatile uint64_t fault_addr = 0;
@@ -226,17 +228,19 @@ static runner R;  // one per module: a stuck launch of one module does not block
 
 [[noreturn]] inline void stop_now() { siglongjmp(R.jump, 1); }
 
+// Critical sections nest (the trace's push_back calls operator new, which is one too); only the kernel
+// thread changes the depth, the signal handler only reads it.
 inline void enter_critical() {
-    R.critical = 1;
+    R.critical = R.critical + 1;
     std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
-// The end of a critical section: honour a stop that arrived during it.
+// The end of a critical section: once the outermost one ends, honour a stop that arrived during it.
 inline void leave_critical() {
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    R.critical = 0;
+    R.critical = R.critical - 1;
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (R.pending) stop_now();
+    if (R.critical == 0 && R.pending) stop_now();
 }
 
 // Room for one more access in the running warp's trace, up to the launch's cap per warp (else TRACE_FULL).
@@ -537,8 +541,10 @@ inline void loop(launch* L, void (*body)(void**, const array_info*), void** args
 //  * Stopping (timeout, interrupt): a flag checked before every thread of the launch, and, for a
 //    kernel thread stuck inside one CUDA thread (an endless loop), a signal sent to that thread
 //    whose handler jumps back too. Kernel code is arithmetic and checked loads and stores, which
-//    may be cut anywhere; the few places that hold a lock (malloc in the trace, a C++ throw) are
-//    critical sections during which the stop waits until the section ends.
+//    may be cut anywhere; the places that take malloc's lock (the trace's vectors, a C++ throw, and
+//    the kernel's own new/delete, std::vector and std::string: see "the kernel's heap" below) are
+//    critical sections during which the stop waits until the section ends. Cutting malloc short
+//    would leave its lock held, and the next free of that memory, from Python, would wait forever.
 //  * Tracing keeps at most launch::warp_cap accesses of the running warp and launch::total_cap
 //    bytes of rows and raw accesses: a traced endless loop ends with TRACE_FULL, not out of memory.
 //  * -fstack-clash-protection (compiler.py) makes a large local array touch the guard page by
@@ -694,7 +700,73 @@ inline int start(launch* L, void (*body)(void**, const array_info*), void** args
 // An empty thread body, for measuring what the launch loop alone costs.
 inline void empty_body(void**, const array_info*) { asm volatile(""); }
 
+// ---------------------------------------------------------------- the kernel's heap
+// malloc and free inside a critical section: a stop that arrives meanwhile waits until they return.
+inline void* heap_alloc(std::size_t n, std::size_t align) noexcept {
+    void* p = nullptr;
+    enter_critical();
+    if (align <= alignof(std::max_align_t)) p = std::malloc(n ? n : 1);
+    else if (posix_memalign(&p, align, n ? n : 1) != 0) p = nullptr;
+    leave_critical();
+    return p;
+}
+
+inline void heap_free(void* p) noexcept {
+    enter_critical();
+    std::free(p);
+    leave_critical();
+}
+
+// operator new's contract: call the new-handler until the allocation succeeds, or throw std::bad_alloc.
+inline void* heap_new(std::size_t n, std::size_t align) {
+    for (;;) {
+        if (void* p = heap_alloc(n, align)) return p;
+        std::new_handler handler = std::get_new_handler();
+        if (!handler) throw std::bad_alloc();
+        handler();
+    }
+}
+
+inline void* heap_new_nothrow(std::size_t n, std::size_t align) noexcept {
+    try {
+        return heap_new(n, align);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
 }  // namespace cpu
+
+// The kernel library's own operator new and delete: every new/delete in the kernel, and every
+// allocation of std::vector, std::string and the other containers it uses, goes through the critical
+// section above. compiler.py links the library with a version script that exports only the zc_*
+// functions, so these bind inside the library and the process's allocator is not replaced.
+#if defined(__linux__)
+void* operator new(std::size_t n) { return cpu::heap_new(n, 0); }
+void* operator new[](std::size_t n) { return cpu::heap_new(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) { return cpu::heap_new(n, (std::size_t)a); }
+void* operator new[](std::size_t n, std::align_val_t a) { return cpu::heap_new(n, (std::size_t)a); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return cpu::heap_new_nothrow(n, 0); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return cpu::heap_new_nothrow(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return cpu::heap_new_nothrow(n, (std::size_t)a);
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return cpu::heap_new_nothrow(n, (std::size_t)a);
+}
+void operator delete(void* p) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p) noexcept { cpu::heap_free(p); }
+void operator delete(void* p, std::size_t) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { cpu::heap_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { cpu::heap_free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { cpu::heap_free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { cpu::heap_free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { cpu::heap_free(p); }
+#endif
 
 // ---------------------------------------------------------------- atomics (exact: threads run one at a time)
 template <class T> using zc_val = std::remove_cv_t<T>;

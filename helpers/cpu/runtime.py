@@ -18,7 +18,8 @@ stopped after ``timeout`` seconds (``ZC_CPU_TIMEOUT``, else 60) with :class:`Ker
 by Jupyter's interrupt (SIGINT) with KeyboardInterrupt, and a crash inside the kernel
 (SIGFPE, SIGSEGV, a stack overflow, abort) becomes :class:`KernelCrashError`; the Python
 process and the backend stay usable. A launch of more than ``ZC_CPU_MAX_THREADS`` threads
-(default 2**28) is refused with an estimate of its time.
+(default 2**28) is refused with an estimate of its time. On Linux a kernel's own ``new``/``delete`` (and
+``std::vector``, ``std::string``) may be stopped too: the stop waits until malloc returns.
 
 A trace's memory is capped (:class:`TraceTooLargeError` when a cap is reached, so a traced endless
 loop ends in a few milliseconds rather than filling the machine's memory): one warp may make at
