@@ -104,6 +104,92 @@ def test_sigint_stops_a_running_launch_and_raises_keyboard_interrupt(mod: cpu.So
     _next_launch_works(mod)
 
 
+HEAP = r"""
+#include <string>
+#include <vector>
+extern "C" __global__ void churn_new(int *out, int forever) {
+    unsigned k = 0;
+    while (forever) {                          // sizes past malloc's per-thread cache: every call takes its lock
+        float *p = new float[64 + (k++ % 4096)];
+        p[0] = 1.0f;
+        float *volatile keep = p;              // the compiler may not drop the new/delete pair
+        delete[] keep;
+    }
+    out[threadIdx.x] = 1;
+}
+extern "C" __global__ void churn_containers(int *out, int forever) {
+    unsigned k = 0;
+    while (forever) {
+        std::vector<float> v(64 + (k++ % 4096), 1.0f);
+        std::string s(100 + k % 3000, 'x');
+        float *volatile keep_v = v.data();
+        char *volatile keep_s = s.data();
+    }
+    out[threadIdx.x] = 1;
+}
+extern "C" __global__ void fill(int *out, int value) { out[threadIdx.x] = value; }
+"""
+
+
+def test_a_kernel_looping_in_new_and_delete_stops_at_its_timeout_and_on_sigint_every_time(tmp_path: Path) -> None:
+    """Issue 20: a stop that jumped out of malloc left its lock held, and the next launch (or Python's next free
+    of that memory) froze. The kernel's new/delete, std::vector and std::string now end their malloc first."""
+    script = textwrap.dedent('''
+        import os, signal, sys, threading, time
+        import numpy as np
+        from helpers import cpu
+        mod = cpu.SourceModule(sys.argv[1], name="heap.cu")
+        out = np.zeros(4, np.int32)
+        for name in ("churn_new", "churn_containers"):
+            for _ in range(8):
+                t0 = time.monotonic()
+                try:
+                    mod.get_function(name)(out, np.int32(1), block=(1, 1, 1), grid=(1, 1), timeout=0.05)
+                except cpu.KernelTimeoutError:
+                    print("timeout", name, f"{time.monotonic() - t0 - 0.05:.4f}", flush=True)
+            for _ in range(4):
+                timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+                timer.start()
+                t0 = time.monotonic()
+                try:
+                    mod.get_function(name)(out, np.int32(1), block=(1, 1, 1), grid=(1, 1), timeout=30)
+                except KeyboardInterrupt:
+                    print("interrupt", name, f"{time.monotonic() - t0 - 0.05:.4f}", flush=True)
+                timer.join()
+        mod.get_function("fill")(out, np.int32(5), block=(4, 1, 1), grid=(1, 1))
+        print("next", out.tolist(), flush=True)
+    ''')
+    try:
+        done = subprocess.run([sys.executable, "-c", script, HEAP], capture_output=True, text=True, timeout=120,
+                              cwd=Path(__file__).resolve().parent.parent)
+    except subprocess.TimeoutExpired as exc:
+        said = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout
+        pytest.fail(f"the process froze; it had printed: {said!r}")
+    lines = [line.split() for line in done.stdout.splitlines()]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sum(1 for w in lines if w[0] == "timeout") == 16, done.stdout
+    assert sum(1 for w in lines if w[0] == "interrupt") == 8, done.stdout
+    assert all(float(w[2]) < 1.0 for w in lines if w[0] in ("timeout", "interrupt")), done.stdout  # stop latency
+    assert lines[-1] == ["next", "[5,", "5,", "5,", "5]"], done.stdout
+
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the version script is a Linux linker's")
+def test_the_kernel_librarys_operator_new_replaces_nothing_in_the_process(mod: cpu.SourceModule) -> None:
+    """The library exports only zc_*: looking up operator new through it finds libstdc++'s, not its own."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("stdc++")
+    if name is None:
+        pytest.skip("libstdc++ is not found by name")
+
+    def operator_new(lib: ctypes.CDLL) -> int | None:
+        return ctypes.cast(lib._Znwm, ctypes.c_void_p).value
+
+    assert operator_new(mod._lib) == operator_new(ctypes.CDLL(name))
+
+
 # ---------------------------------------------------------------------------- crashes
 @pytest.mark.skipif(not X86, reason="integer division by zero traps (SIGFPE) on x86 only")
 def test_integer_division_by_zero_is_a_crash_error_naming_signal_kernel_and_thread(mod: cpu.SourceModule) -> None:
@@ -236,6 +322,74 @@ def test_rows_counted_in_cpp_equal_the_python_grouping_of_the_same_accesses() ->
                                    max_warps=cpu.runtime.RAW_WARPS)
     assert len(t.instructions) > 0
     assert t.instructions.tobytes() == again.instructions.tobytes()
+
+
+ENDLESS = r"""
+extern "C" __global__ void endless(const float *src, float *out, int forever) {
+    float acc = 0.0f;
+    unsigned k = 0;
+    while (forever) { acc += src[k++ % 64]; }
+    out[threadIdx.x] = acc;
+}
+extern "C" __global__ void heavy(const float *src, float *out, int reps) {
+    float acc = 0.0f;                                // reps loads per thread, each its own request
+    for (int r = 0; r < reps; ++r) acc += src[(threadIdx.x + r) % 64];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+"""
+
+
+def test_an_endless_traced_kernel_stops_at_the_per_warp_cap_with_memory_bounded(tmp_path: Path) -> None:
+    """Issue 20: a traced endless loop grew the trace without bound (1.5 GB in 2 s); it now stops at the cap
+    per warp, in milliseconds, well before its timeout, and the next launch and trace work."""
+    script = textwrap.dedent('''
+        import resource, sys, time
+        import numpy as np
+        from helpers import cpu
+        mod = cpu.SourceModule(sys.argv[1], name="endless.cu")
+        src, out = np.ones(64, np.float32), np.zeros(64, np.float32)
+        mod.get_function("heavy").trace(src, out, np.int32(4), block=(32, 1, 1), grid=(2, 1))   # warm up
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        t0 = time.monotonic()
+        try:
+            mod.get_function("endless").trace(src, out, np.int32(1), block=(32, 1, 1), grid=(1, 1), timeout=2)
+        except cpu.TraceTooLargeError as exc:
+            print("error", exc.cap, exc.limit, exc.warp, f"{time.monotonic() - t0:.3f}")
+            print("message", exc)
+        grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        print("grew", grew)
+        t = mod.get_function("heavy").trace(src, out, np.int32(4), block=(32, 1, 1), grid=(2, 1))
+        print("next", t.requests, float(out[0]))
+    ''')
+    done = subprocess.run([sys.executable, "-c", script, ENDLESS], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = {line.split()[0]: line.split(maxsplit=1)[1] for line in done.stdout.splitlines()}
+    assert "error" in found, done.stdout + done.stderr
+    cap, limit, warp, seconds = found["error"].split()
+    assert (cap, int(limit), warp) == ("warp", cpu.runtime.TRACE_WARP_CAP, "0") and float(seconds) < 1.5
+    message = found["message"]
+    assert "1,048,576 loads and stores" in message and "32,768 per thread" in message and "endless loop" in message
+    assert int(found["grew"]) < 64 * 1024, f"the endless trace grew the peak RSS by {int(found['grew']) >> 10} MiB"
+    assert found["next"] == "10 4.0"   # 4 loads and a store per thread, 2 warps
+
+
+def test_the_total_trace_cap_comes_from_ZC_CPU_TRACE_MB(monkeypatch: pytest.MonkeyPatch) -> None:
+    """256 loads per thread keep 192 KiB of raw accesses per warp: 1 MiB is reached within the first warps."""
+    heavy = cpu.SourceModule(ENDLESS, name="endless.cu").get_function("heavy")
+    src, out = np.ones(64, np.float32), np.zeros(8 * 256, np.float32)
+    monkeypatch.setenv("ZC_CPU_TRACE_MB", "1")
+    with pytest.raises(cpu.TraceTooLargeError) as info:
+        heavy.trace(src, out, np.int32(256), block=(256, 1, 1), grid=(8, 1))
+    err = info.value
+    assert err.cap == "total" and err.limit == 1 << 20 and 0 < err.warp < 8 and err.kernel == "heavy"
+    assert "1 MiB" in str(err) and "ZC_CPU_TRACE_MB" in str(err) and "max_warps=" in str(err)
+    monkeypatch.delenv("ZC_CPU_TRACE_MB")
+    t = heavy.trace(src, out, np.int32(256), block=(256, 1, 1), grid=(8, 1))   # the default cap holds it
+    assert t.requests == 64 * 257 and len(t.accesses) == 32 * 32 * 257 and (out == 256).all()
+    monkeypatch.setenv("ZC_CPU_TRACE_MB", "0")
+    with pytest.raises(cpu.LaunchConfigError, match="ZC_CPU_TRACE_MB"):
+        heavy.trace(src, out, np.int32(1), block=(32, 1, 1), grid=(1, 1))
 
 
 # ---------------------------------------------------------------------------- options and arguments

@@ -9,7 +9,8 @@ A learner's kernel cannot take the notebook down: a launch stops after ``timeout
 (``ZC_CPU_TIMEOUT``, else 60; KernelTimeoutError), on Jupyter's interrupt (KeyboardInterrupt),
 and a crash inside it (division by zero, a stray access, a stack overflow, abort) becomes a
 KernelCrashError; the next launch works. A launch of more than ``ZC_CPU_MAX_THREADS``
-threads is refused with an estimate of its time (LaunchTooLargeError).
+threads is refused with an estimate of its time (LaunchTooLargeError); a trace whose memory
+would pass its caps (an endless loop while tracing) stops with TraceTooLargeError.
 
 Submodules: runtime (launching), transform (source rewrite + feature scan), compiler
 (build + cache), memory (address registry), trace, driver (the few ``pycuda.driver`` names lesson 05
@@ -20,8 +21,8 @@ live outside the backend: helpers.pcie_model, helpers.sector_explorer, helpers.c
 from .errors import (ArraySizeError, BuildCacheError, CompileOptionError, CpuBackendError, CxxCompilerNotFoundError,
                      KernelArgumentError, KernelArgumentWarning, KernelCompileError, KernelCrashError,
                      KernelTimeoutError, LaunchConfigError, LaunchTooLargeError, MemoryAccessError,
-                     MisalignedAccessError, NullPointerError, OutOfBoundsError, ReadOnlyWriteError, UnknownPointerError,
-                     UnsupportedFeatureError)
+                     MisalignedAccessError, NullPointerError, OutOfBoundsError, ReadOnlyWriteError,
+                     TraceTooLargeError, UnknownPointerError, UnsupportedFeatureError)
 from .memory import In, InOut, Out, device_pointer, mapped_empty, register, unregister
 from .runtime import Function, SourceModule, load_kernel
 from .trace import Trace
@@ -32,6 +33,7 @@ __all__ = [
     "CpuBackendError", "CxxCompilerNotFoundError", "KernelCompileError", "UnsupportedFeatureError",
     "KernelArgumentError", "UnknownPointerError", "LaunchConfigError", "MemoryAccessError", "OutOfBoundsError",
     "MisalignedAccessError", "ReadOnlyWriteError", "NullPointerError",
-    "KernelCrashError", "KernelTimeoutError", "LaunchTooLargeError", "BuildCacheError", "CompileOptionError",
+    "KernelCrashError", "KernelTimeoutError", "LaunchTooLargeError", "TraceTooLargeError", "BuildCacheError",
+    "CompileOptionError",
     "ArraySizeError", "KernelArgumentWarning",
 ]

@@ -2,7 +2,7 @@
 
 The library is cached under ``$ZC_CPU_CACHE`` (or ``$XDG_CACHE_HOME/zero-copy-course/cpu``,
 or ``~/.cache/zero-copy-course/cpu``), named by a hash of the C++ text, the header
-``cuda_cpu.h``, the compiler's identity, the flags and any headers found through ``-I``:
+``cuda_cpu.h`` (and ``exports.map``), the compiler's identity, the flags and any headers found through ``-I``:
 the same source compiles once per machine, and editing the header or changing compiler
 rebuilds.
 
@@ -33,9 +33,14 @@ from typing import Sequence
 
 from .errors import BuildCacheError, CxxCompilerNotFoundError, KernelCompileError
 
-__all__ = ["HEADER", "FLAGS", "LIBRARY_SUFFIX", "cache_dir", "prepare_cache", "find_compiler", "build", "build_timeout"]
+__all__ = ["HEADER", "EXPORTS", "FLAGS", "LIBRARY_SUFFIX", "link_flags", "cache_dir", "prepare_cache", "find_compiler",
+           "build", "build_timeout"]
 
 HEADER = Path(__file__).with_name("cuda_cpu.h")
+# On Linux the library exports only runtime.py's zc_* functions (a version script): cuda_cpu.h's operator new
+# and delete, which make the kernel's allocations safe to stop, then bind inside the library and replace nothing
+# else in the process.
+EXPORTS = HEADER.with_name("exports.map")
 # -O2 for speed; -ffp-contract=off so a*b+c is never fused: results then equal numpy's;
 # -fstack-clash-protection (Linux compilers) so a large local array faults in the kernel thread's stack guard.
 # On macOS, Apple's clang builds a loadable library with -dynamiclib (a .dylib); elsewhere -shared (a .so).
@@ -46,6 +51,12 @@ LIBRARY_SUFFIX = ".dylib" if sys.platform == "darwin" else ".so"
 # clang (Apple's too) assumes every side-effect-free loop ends and may delete an endless one, so a hanging kernel
 # would return at once instead of meeting the launch timeout; -fno-finite-loops keeps the loop, as g++ does.
 CLANG_FLAGS = ("-fno-finite-loops",)
+
+
+def link_flags() -> tuple[str, ...]:
+    """Linker flags beyond FLAGS: the version script on Linux (see EXPORTS); -Xlinker, as a path may hold commas."""
+    return ("-Xlinker", f"--version-script={EXPORTS}") if sys.platform.startswith("linux") else ()
+
 
 _loaded: dict[str, ctypes.CDLL] = {}
 
@@ -160,8 +171,8 @@ def build(cpp: str, source_name: str = "kernel.cu", options: Sequence[str] = (),
     """
     compiler = find_compiler()
     options = (*(CLANG_FLAGS if "clang" in _identity(compiler).lower() else ()), *options)
-    key = hashlib.sha256("\0".join([cpp, HEADER.read_text(), _identity(compiler), *FLAGS, *options, key_extra])
-                         .encode()).hexdigest()[:24]
+    key = hashlib.sha256("\0".join([cpp, HEADER.read_text(), EXPORTS.read_text(), _identity(compiler), *FLAGS,
+                                    *options, key_extra]).encode()).hexdigest()[:24]
     if key in _loaded:
         return _loaded[key]
     directory = prepare_cache()
@@ -180,7 +191,7 @@ def _compile(compiler: str, cpp: str, key: str, directory: Path, source_name: st
         with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as tmp:
             src, out = Path(tmp) / f"{key}.cpp", Path(tmp) / f"{key}{LIBRARY_SUFFIX}"
             src.write_text(cpp)
-            cmd = [compiler, *FLAGS, *options, "-I", str(HEADER.parent), str(src), "-o", str(out)]
+            cmd = [compiler, *FLAGS, *options, *link_flags(), "-I", str(HEADER.parent), str(src), "-o", str(out)]
             try:
                 result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
             except subprocess.TimeoutExpired:

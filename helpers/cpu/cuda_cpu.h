@@ -21,9 +21,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -137,7 +139,8 @@ struct instr_rec {           // one warp-level request, trace.py's INSTRUCTION_D
 #pragma pack(pop)
 
 enum fault_kind : int32_t { OK = 0, OUT_OF_BOUNDS = 1, MISALIGNED = 2, READ_ONLY = 3, NULL_POINTER = 4, OTHER = 5,
-                            CRASHED = 6, CANCELLED = 7 };
+                            CRASHED = 6, CANCELLED = 7, TRACE_FULL = 8 };
+enum trace_cap : int32_t { WARP_CAP = 0, TOTAL_CAP = 1 };   // TRACE_FULL's param: which cap was reached
 
 struct error_info {
     int32_t kind;
@@ -160,6 +163,8 @@ struct launch {
     uint64_t max_warps;      // 0: run every warp
     int32_t tracing;
     int32_t raw_warps;       // when tracing: keep every access of the first raw_warps warps
+    uint64_t warp_cap;       // when tracing: the most accesses one warp may make (its `cur` vector)
+    uint64_t total_cap;      // when tracing: the most bytes the rows and raw accesses may hold together
     instr_rec* rows;         // when tracing: one row per warp-level request; free with zc_free_trace
     uint64_t row_count;
     trace_rec* raw;          // the accesses of the first raw_warps warps
@@ -205,7 +210,7 @@ struct runner {
     bool started = false;
     std::atomic<int> active{0};            // the kernel thread is inside the launch loop
     std::atomic<int> cancel{0};            // Python asked to stop (timeout or interrupt)
-    volatile sig_atomic_t critical = 0;    // inside malloc or a C++ throw: an asynchronous stop waits
+    volatile sig_atomic_t critical = 0;    // depth of critical sections (malloc, free, a C++ throw): a stop waits
     volatile sig_atomic_t pending = 0;     // a stop arrived during a critical section
     volatile sig_atomic_t signo = 0, sigcode = 0, overflow = 0;
     volatile uint64_t fault_addr = 0;
@@ -223,17 +228,28 @@ static runner R;  // one per module: a stuck launch of one module does not block
 
 [[noreturn]] inline void stop_now() { siglongjmp(R.jump, 1); }
 
+// Critical sections nest (the trace's push_back calls operator new, which is one too); only the kernel
+// thread changes the depth, the signal handler only reads it.
 inline void enter_critical() {
-    R.critical = 1;
+    R.critical = R.critical + 1;
     std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
-// The end of a critical section: honour a stop that arrived during it.
+// The end of a critical section: once the outermost one ends, honour a stop that arrived during it.
 inline void leave_critical() {
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    R.critical = 0;
+    R.critical = R.critical - 1;
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (R.pending) stop_now();
+    if (R.critical == 0 && R.pending) stop_now();
+}
+
+// Room for one more access in the running warp's trace, up to the launch's cap per warp (else TRACE_FULL).
+// Grown by hand so that the vector's capacity, not only its size, stays within the cap.
+inline void room_in_warp(std::vector<trace_rec>& cur) {
+    if (cur.size() < cur.capacity()) return;
+    const uint64_t cap = R.L->warp_cap;
+    if (cur.size() >= cap) throw fault{TRACE_FULL, WARP_CAP, (int64_t)g.warp, cap, 0};
+    cur.reserve((size_t)std::min<uint64_t>(cap, std::max<uint64_t>(256, 2 * (uint64_t)cur.capacity())));
 }
 
 // Check (and, when tracing, record) an access of `size` bytes at `q` into array `a`.
@@ -250,6 +266,7 @@ inline void access(const volatile void* q, size_t size, size_t align, int flags,
     if (store && (a->flags & 1)) throw fault{READ_ONLY, a->param, off, size, store};
     if (g.tracing) {
         enter_critical();
+        room_in_warp(g.trace->cur);
         g.trace->cur.push_back(trace_rec{((uint64_t)(a->param + 1) << 40) + (uint64_t)off, g.warp, g.seq, g.lane,
                                          (uint8_t)flags, (int16_t)a->param, (uint32_t)size});
         leave_critical();
@@ -400,13 +417,30 @@ ZC_M1(uint1, unsigned int) ZC_M2(uint2, unsigned int) ZC_M3(uint3, unsigned int)
 ZC_M1(double1, double) ZC_M2(double2, double)
 
 // ---------------------------------------------------------------- the launch loop
+// The bytes the trace keeps (rows and raw accesses), counted by capacity: what they hold in memory.
+inline uint64_t kept_bytes(const trace_state& t) {
+    return (uint64_t)t.rows.capacity() * sizeof(instr_rec) + (uint64_t)t.raw.capacity() * sizeof(trace_rec);
+}
+
+// Room for `need` elements in `v`, one of t's kept vectors, within the launch's total cap (else TRACE_FULL).
+template <class T> void room_in_trace(std::vector<T>& v, size_t need, const trace_state& t, uint32_t warp) {
+    if (need <= v.capacity()) return;
+    const uint64_t cap = R.L->total_cap;
+    const uint64_t others = kept_bytes(t) - (uint64_t)v.capacity() * sizeof(T);
+    const uint64_t most = others < cap ? (cap - others) / sizeof(T) : 0;
+    if (need > most) throw fault{TRACE_FULL, TOTAL_CAP, (int64_t)warp, cap, 0};
+    v.reserve((size_t)std::min<uint64_t>(most, std::max<uint64_t>(need, 2 * (uint64_t)v.capacity())));
+}
+
 // The requests of one warp (its accesses sorted by k and kind), as trace.py's _group makes them.
 inline void flush_warp() {
     trace_state& t = *g.trace;
     auto& cur = t.cur;
     if (cur.empty()) return;
-    if (cur[0].warp < (uint32_t)R.L->raw_warps)
+    if (cur[0].warp < (uint32_t)R.L->raw_warps) {
+        room_in_trace(t.raw, t.raw.size() + cur.size(), t, cur[0].warp);
         t.raw.insert(t.raw.end(), cur.begin(), cur.end());
+    }
     std::stable_sort(cur.begin(), cur.end(), [](const trace_rec& x, const trace_rec& y) {
         return x.seq != y.seq ? x.seq < y.seq : x.flags < y.flags; });
     for (size_t i = 0, j; i < cur.size(); i = j) {
@@ -430,6 +464,7 @@ inline void flush_warp() {
             row.lines += 1;
             row.span_sectors += (uint32_t)(t.units[b - 1] - t.units[a] + 1);
         }
+        room_in_trace(t.rows, t.rows.size() + 1, t, row.warp);
         t.rows.push_back(row);
     }
     cur.clear();
@@ -506,8 +541,12 @@ inline void loop(launch* L, void (*body)(void**, const array_info*), void** args
 //  * Stopping (timeout, interrupt): a flag checked before every thread of the launch, and, for a
 //    kernel thread stuck inside one CUDA thread (an endless loop), a signal sent to that thread
 //    whose handler jumps back too. Kernel code is arithmetic and checked loads and stores, which
-//    may be cut anywhere; the few places that hold a lock (malloc in the trace, a C++ throw) are
-//    critical sections during which the stop waits until the section ends.
+//    may be cut anywhere; the places that take malloc's lock (the trace's vectors, a C++ throw, and
+//    the kernel's own new/delete, std::vector and std::string: see "the kernel's heap" below) are
+//    critical sections during which the stop waits until the section ends. Cutting malloc short
+//    would leave its lock held, and the next free of that memory, from Python, would wait forever.
+//  * Tracing keeps at most launch::warp_cap accesses of the running warp and launch::total_cap
+//    bytes of rows and raw accesses: a traced endless loop ends with TRACE_FULL, not out of memory.
 //  * -fstack-clash-protection (compiler.py) makes a large local array touch the guard page by
 //    page, so a stack overflow faults in the guard rather than writing over another mapping.
 inline int cancel_signal() {
@@ -661,7 +700,73 @@ inline int start(launch* L, void (*body)(void**, const array_info*), void** args
 // An empty thread body, for measuring what the launch loop alone costs.
 inline void empty_body(void**, const array_info*) { asm volatile(""); }
 
+// ---------------------------------------------------------------- the kernel's heap
+// malloc and free inside a critical section: a stop that arrives meanwhile waits until they return.
+inline void* heap_alloc(std::size_t n, std::size_t align) noexcept {
+    void* p = nullptr;
+    enter_critical();
+    if (align <= alignof(std::max_align_t)) p = std::malloc(n ? n : 1);
+    else if (posix_memalign(&p, align, n ? n : 1) != 0) p = nullptr;
+    leave_critical();
+    return p;
+}
+
+inline void heap_free(void* p) noexcept {
+    enter_critical();
+    std::free(p);
+    leave_critical();
+}
+
+// operator new's contract: call the new-handler until the allocation succeeds, or throw std::bad_alloc.
+inline void* heap_new(std::size_t n, std::size_t align) {
+    for (;;) {
+        if (void* p = heap_alloc(n, align)) return p;
+        std::new_handler handler = std::get_new_handler();
+        if (!handler) throw std::bad_alloc();
+        handler();
+    }
+}
+
+inline void* heap_new_nothrow(std::size_t n, std::size_t align) noexcept {
+    try {
+        return heap_new(n, align);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
 }  // namespace cpu
+
+// The kernel library's own operator new and delete: every new/delete in the kernel, and every
+// allocation of std::vector, std::string and the other containers it uses, goes through the critical
+// section above. compiler.py links the library with a version script that exports only the zc_*
+// functions, so these bind inside the library and the process's allocator is not replaced.
+#if defined(__linux__)
+void* operator new(std::size_t n) { return cpu::heap_new(n, 0); }
+void* operator new[](std::size_t n) { return cpu::heap_new(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) { return cpu::heap_new(n, (std::size_t)a); }
+void* operator new[](std::size_t n, std::align_val_t a) { return cpu::heap_new(n, (std::size_t)a); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return cpu::heap_new_nothrow(n, 0); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return cpu::heap_new_nothrow(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return cpu::heap_new_nothrow(n, (std::size_t)a);
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return cpu::heap_new_nothrow(n, (std::size_t)a);
+}
+void operator delete(void* p) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p) noexcept { cpu::heap_free(p); }
+void operator delete(void* p, std::size_t) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { cpu::heap_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { cpu::heap_free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { cpu::heap_free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { cpu::heap_free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { cpu::heap_free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { cpu::heap_free(p); }
+#endif
 
 // ---------------------------------------------------------------- atomics (exact: threads run one at a time)
 template <class T> using zc_val = std::remove_cv_t<T>;

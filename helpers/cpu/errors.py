@@ -21,6 +21,7 @@ __all__ = [
     "KernelCrashError",
     "KernelTimeoutError",
     "LaunchTooLargeError",
+    "TraceTooLargeError",
     "CompileOptionError",
     "ArraySizeError",
     "KernelArgumentWarning",
@@ -122,6 +123,19 @@ class KernelTimeoutError(CpuBackendError, TimeoutError):
 
 class LaunchTooLargeError(LaunchConfigError):
     """A launch with more threads than the CPU backend runs in reasonable time (``ZC_CPU_MAX_THREADS``)."""
+
+
+class TraceTooLargeError(CpuBackendError):
+    """A trace reached its memory cap and was stopped (lesson 09): one warp made more than
+    ``TRACE_WARP_CAP`` accesses (``cap == "warp"``), or the trace's requests and kept accesses
+    reached ``$ZC_CPU_TRACE_MB`` (``cap == "total"``); ``limit`` is that cap (accesses or bytes)."""
+
+    def __init__(self, message: str, *, kernel: str, cap: str, limit: int, warp: int) -> None:
+        super().__init__(message)
+        self.kernel = kernel
+        self.cap = cap
+        self.limit = limit
+        self.warp = warp
 
 
 class CompileOptionError(CpuBackendError, ValueError):

@@ -18,7 +18,13 @@ stopped after ``timeout`` seconds (``ZC_CPU_TIMEOUT``, else 60) with :class:`Ker
 by Jupyter's interrupt (SIGINT) with KeyboardInterrupt, and a crash inside the kernel
 (SIGFPE, SIGSEGV, a stack overflow, abort) becomes :class:`KernelCrashError`; the Python
 process and the backend stay usable. A launch of more than ``ZC_CPU_MAX_THREADS`` threads
-(default 2**28) is refused with an estimate of its time.
+(default 2**28) is refused with an estimate of its time. On Linux a kernel's own ``new``/``delete`` (and
+``std::vector``, ``std::string``) may be stopped too: the stop waits until malloc returns.
+
+A trace's memory is capped (:class:`TraceTooLargeError` when a cap is reached, so a traced endless
+loop ends in a few milliseconds rather than filling the machine's memory): one warp may make at
+most ``TRACE_WARP_CAP`` accesses (24 MiB), and the requests and kept accesses of the whole trace
+may hold at most ``ZC_CPU_TRACE_MB`` MiB (default 256).
 """
 
 from __future__ import annotations
@@ -41,15 +47,16 @@ from . import memory
 from .compiler import build
 from .errors import (CompileOptionError, CpuBackendError, KernelArgumentError, KernelArgumentWarning,
                      KernelCrashError, KernelTimeoutError, LaunchConfigError, LaunchTooLargeError, MemoryAccessError,
-                     MisalignedAccessError, NullPointerError, OutOfBoundsError, ReadOnlyWriteError)
+                     MisalignedAccessError, NullPointerError, OutOfBoundsError, ReadOnlyWriteError, TraceTooLargeError)
 from .trace import INSTRUCTION_DTYPE, RECORD_DTYPE, Trace
 from .transform import KernelSignature, Param, quoted_includes, transform
 
-__all__ = ["SourceModule", "Function", "load_kernel", "launch_timeout", "max_threads",
-           "TRACE_MAX_WARPS", "RAW_WARPS"]
+__all__ = ["SourceModule", "Function", "load_kernel", "launch_timeout", "max_threads", "trace_memory_cap",
+           "TRACE_MAX_WARPS", "RAW_WARPS", "TRACE_WARP_CAP"]
 
 TRACE_MAX_WARPS = 1 << 14   # warps a trace runs when max_warps is not given (the trace is then sampled)
 RAW_WARPS = 32              # warps whose every access a trace keeps (Trace.accesses)
+TRACE_WARP_CAP = 1 << 20    # accesses one warp may make in a trace: 32,768 per thread, 24 MiB of records
 _GPU_ONLY_OPTIONS = ("nvcc", "keep", "no_extern_c", "arch", "code", "cache_dir")
 
 _SCALAR_TYPES: dict[str, str] = {
@@ -79,7 +86,8 @@ class _ErrorInfo(ctypes.Structure):
 
 class _Launch(ctypes.Structure):
     _fields_ = [("grid", ctypes.c_uint32 * 3), ("block", ctypes.c_uint32 * 3), ("max_warps", ctypes.c_uint64),
-                ("tracing", ctypes.c_int32), ("raw_warps", ctypes.c_int32), ("rows", ctypes.c_void_p),
+                ("tracing", ctypes.c_int32), ("raw_warps", ctypes.c_int32), ("warp_cap", ctypes.c_uint64),
+                ("total_cap", ctypes.c_uint64), ("rows", ctypes.c_void_p),
                 ("row_count", ctypes.c_uint64), ("raw", ctypes.c_void_p), ("raw_count", ctypes.c_uint64),
                 ("trace_vec", ctypes.c_void_p), ("threads_started", ctypes.c_uint64), ("elapsed_ns", ctypes.c_uint64),
                 ("err", _ErrorInfo)]
@@ -90,7 +98,7 @@ _SIZES = {0: ("array_info", ctypes.sizeof(_ArrayInfo)), 1: ("error_info", ctypes
           2: ("launch", ctypes.sizeof(_Launch)), 3: ("trace_rec", RECORD_DTYPE.itemsize),
           4: ("instr_rec", INSTRUCTION_DTYPE.itemsize)}
 
-_OK, _CRASHED, _CANCELLED = 0, 6, 7
+_OK, _CRASHED, _CANCELLED, _TRACE_FULL = 0, 6, 7, 8
 
 
 def _env_number(name: str, default: float, kind: type = float) -> Any:
@@ -119,6 +127,11 @@ def launch_timeout(timeout: float | None = None) -> float:
 def max_threads() -> int:
     """The most threads one launch may run: ``$ZC_CPU_MAX_THREADS``, else 2**28."""
     return int(_env_number("ZC_CPU_MAX_THREADS", 1 << 28, int))
+
+
+def trace_memory_cap() -> int:
+    """The most bytes a trace's requests and kept accesses may hold: ``$ZC_CPU_TRACE_MB`` MiB, else 256."""
+    return int(float(_env_number("ZC_CPU_TRACE_MB", 256.0)) * (1 << 20))
 
 
 def _parse_options(options: Sequence[str] | None, include_dirs: Sequence[str | os.PathLike[str]] | None,
@@ -405,6 +418,8 @@ class Function:
         launch.max_warps = int(max_warps or 0)
         launch.tracing = int(tracing)
         launch.raw_warps = RAW_WARPS if tracing else 0
+        if tracing:
+            launch.warp_cap, launch.total_cap = TRACE_WARP_CAP, trace_memory_cap()
         lib = self.module._lib
         with _launch_lock:
             if self.module._stuck:
@@ -444,9 +459,19 @@ class Function:
                 f"{self._state(launch)} An endless loop? Check each loop's condition and step. A launch that "
                 "needs longer: pass timeout=seconds, or set ZC_CPU_TIMEOUT.",
                 kernel=self.name, grid=g, block=b, timeout=limit)  # type: ignore[arg-type]
+        if kind == _TRACE_FULL:
+            raise self._trace_full(launch, g, b)
         if kind:
             raise self._error(launch.err, arrays)
         return launch
+
+    def _trace_full(self, launch: _Launch, g: tuple[int, ...], b: tuple[int, ...]) -> TraceTooLargeError:
+        """The error of a trace stopped at one of its memory caps (cuda_cpu.h's TRACE_FULL)."""
+        err = launch.err
+        per_warp, limit, warp = err.param == 0, int(err.size), int(err.offset)
+        what = _warp_cap_reached(warp, limit, err) if per_warp else _total_cap_reached(warp, limit)
+        return TraceTooLargeError(f"Tracing {self.name} (grid {g}, block {b}) stopped: {what} {self._state(launch)}",
+                                  kernel=self.name, cap="warp" if per_warp else "total", limit=limit, warp=warp)
 
     @staticmethod
     def _state(launch: _Launch) -> str:
@@ -481,7 +506,9 @@ class Function:
         ``TRACE_MAX_WARPS``, so that a trace's memory and time stay bounded); the trace's
         ``scale`` then extrapolates to the whole launch. Stores of traced warps do happen.
         The requests are counted in the C++ runtime as each warp ends; ``Trace.accesses``
-        keeps the single accesses of the first ``RAW_WARPS`` warps only.
+        keeps the single accesses of the first ``RAW_WARPS`` warps only. A warp that makes more
+        than ``TRACE_WARP_CAP`` accesses, or a trace that would hold more than ``$ZC_CPU_TRACE_MB``
+        MiB (default 256), stops with :class:`TraceTooLargeError`.
         """
         if max_warps is not None and (isinstance(max_warps, bool) or not isinstance(max_warps, (int, np.integer))
                                       or max_warps < 1):
@@ -560,6 +587,24 @@ _SIGNAL_MEANING = {
                "that ends without returning its value?)"),
     "SIGABRT": "abort(): a failed check in C++ code (abort, std::terminate, a failed assert)",
 }
+
+
+def _warp_cap_reached(warp: int, limit: int, err: _ErrorInfo) -> str:
+    """Why a trace stopped at its cap per warp, and what to do."""
+    who = f"thread {tuple(int(v) for v in err.thread)} of block {tuple(int(v) for v in err.block)}"
+    return (f"warp {warp} ({who}) reached {limit:,} loads and stores, the most one warp may make in a trace "
+            f"(TRACE_WARP_CAP: {limit // 32:,} per thread, {limit * RECORD_DTYPE.itemsize / 2**20:g} MiB of records). "
+            "A thread that never stops loading or storing is the usual cause: an endless loop? Check each loop's "
+            "condition and step. A kernel that really makes that many accesses per thread: trace it on a smaller "
+            "problem (fewer iterations per thread).")
+
+
+def _total_cap_reached(warp: int, limit: int) -> str:
+    """Why a trace stopped at its total cap, and what to do."""
+    return (f"its requests and kept accesses reached {limit / 2**20:g} MiB at warp {warp}, the most one trace may "
+            f"hold (ZC_CPU_TRACE_MB). Trace fewer warps (e.g. max_warps={max(1, warp // 2)}), a smaller grid or less "
+            "work per thread; an endless loop in a thread? Check each loop's condition and step. Raise "
+            "ZC_CPU_TRACE_MB only if you mean it: a trace of that size takes that much memory again in Python.")
 
 
 def _copy(address: int | None, count: int, dtype: np.dtype) -> np.ndarray:
