@@ -104,6 +104,9 @@ _UNSUPPORTED: list[tuple[str, str, str]] = [
     (r"\b__grid_constant__\b", "__grid_constant__ parameters", "they need the GPU's parameter space."),
     (r"\b(asm|__asm__)\b", "inline PTX assembly (asm)", "PTX cannot run on a CPU."),
     (r"\b(malloc|free)\s*\(", "device-side malloc/free", "allocate arrays in Python and pass them in."),
+    (r"\b(throw|try)\b", "C++ exceptions in a kernel (throw/try)",
+     "nvcc refuses them in device code, and here a throw could not be stopped safely; return an error code in an "
+     "output array instead."),
     (r"\b__(half2?|nv_bfloat16\w*)\b", "half-precision types (__half, __nv_bfloat16)", "cuda_fp16.h is not emulated."),
     (r"\bnvcuda::|\bwmma::", "tensor-core fragments (wmma)", "tensor cores cannot be emulated."),
     (r"\b(assert|__trap|__brkpt)\s*\(", "assert/__trap in a kernel",
