@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -122,7 +123,9 @@ def _second_run(record: dict) -> dict:
     that lets the command be tested while data/ holds one H200 record. Not a measurement."""
     rng = np.random.default_rng(7)
     other = copy.deepcopy(record)
-    other["provenance"]["date"] = "2026-12-04T03:00:00+00:00"  # after the reference, not in the future
+    # after the reference (whichever record is newest in data/), not in the future
+    later = records.parse_date(record["provenance"]["date"]) + timedelta(minutes=30)
+    other["provenance"]["date"] = later.isoformat()
     for kind in pcie_model.CHECK_SWEEPS:
         for row in other["experiments"][kind]["rows"]:
             k = float(rng.uniform(0.97, 1.03))
