@@ -22,17 +22,33 @@ pattern: bookkeeping inside the L2, not requests on the bus; the model does not 
 
 Time
 ----
-From the counts (``requests``, ``request_sectors``)::
+From the counts (``requests``, ``request_sectors``, ``half_lines``)::
 
-    t = max((32 B * request_sectors + h * requests) / link,   requests / r)  +  t_launch
+    t = max((32 B * request_sectors + h * requests) / link,   requests / r,   half_lines / q)  +  t_launch
 
 ``link`` is not fitted: it is the fastest pinned host-to-device copy in the same record.
 :func:`calibrate` fits ``h`` (bytes per request on the link beyond its data), ``r`` (requests per
-second) and ``t_launch`` to the zero-copy rows of the record's **stride** sweep only. Stores, which the
-records do not calibrate, are charged ``32 B * span + h`` per warp line on the other direction of the
-link (PCIe is full duplex; writes are posted, nothing comes back) and are an extrapolation.
-Assumptions (labelled, not facts): the two terms overlap completely (the larger sets the pace), and
-``h`` is the same for every request.
+second), ``q`` (64-byte halves of lines per second) and ``t_launch`` to the zero-copy rows of the
+record's **stride** sweep only. Stores, which the records do not calibrate, are charged
+``32 B * span + h`` per warp line on the other direction of the link (PCIe is full duplex; writes are
+posted, nothing comes back) and are an extrapolation. Assumptions (labelled, not facts): the terms
+overlap completely (the largest sets the pace), and ``h`` is the same for every request.
+
+The third term, ``half_lines``: per warp-level line request, the 64-byte halves of the 128-byte line
+its threads need (a need inside one half counts 1, a need in both halves 2), counted from the trace
+*before* the L2 merges anything, so no race enters it. What the quiet H200 records (1 GiB a point) show,
+and the two-term form cannot: offsets 8 and 16 make the same PCIe requests and completion bytes (the
+counters agree to 0.1 %), yet offset 16 (two 64-byte requests, each inside one half: 2 halves a line)
+runs 24 % faster than offset 8 (a 32-byte and a 96-byte request that straddles the middle: 3 halves a
+line); and offsets 1-7 and 25-31, where the counters show a fifth fewer PCIe requests than at offsets
+9-23 (the L2 merged them), take the same time (within 1.5 % in the quietest record): merging saves a
+packet, not this cost. The stride sweep alone pins ``q``: strides 12 and 16 (one request of 2 halves
+per line) and 24 (4 halves per 3 lines) sit on it. Which unit works in 64-byte pieces the fit does not
+show: an x86 host reads its memory in 64-byte cache lines, and the GPU's L2 may move sectors in pairs;
+both are hypotheses. The records of 2026-12-02 (16 MiB a point) show another regime - offsets 1-7 and
+25-31 ran 5-10 % faster than 9-23 there (and faster than in any 1 GiB record) - so the term may belong
+to large footprints on that machine, not to every read. Without ``q`` (``Model.half_line_rate`` = 0)
+:meth:`Model.cost` is the two-term form lesson 10 writes out.
 
 ``h`` against the counted header: the counters put exactly 12 bytes of header on every completion
 (PCIe Base Specification 5.0, sect. 2.2.9: a 3-DW completion header). ``h`` is measured against a
@@ -50,12 +66,24 @@ load latency can exceed 768 without refuting a tag limit.
 Held out, honestly
 ------------------
 The form (merging, the race, the larger of two terms) was chosen while looking at the offset sweeps and
-the counters of the H200 records of 2026-12-02, so their offset sweeps test only the fitted numbers.
-Records made after the form was fixed test the form. ``python -m helpers model`` fits on the oldest H200
-record with quiet sweeps and counters (helpers/experiments/quiet.py) and checks on every other H200
-record; records whose sweeps are not quiet (16 MiB, 5 repeats) are reported, labelled, and do not decide.
-Beside the errors it reports how much two runs' own measurements of the same points differ
-(:func:`run_to_run`, the floor under any held-out error).
+the counters of the H200 records of 2026-12-02; the third term while looking at the offset sweeps of
+the three quiet records of 2026-12-04. Their offset sweeps therefore test only the fitted numbers (the
+numbers are fitted on the stride sweep alone); records made after 2026-12-04 test the form.
+``python -m helpers model`` fits on the oldest H200 record with quiet sweeps and counters
+(helpers/experiments/quiet.py) and checks on every other H200 record; records whose sweeps are not quiet
+(16 MiB, 5 repeats) are reported, labelled, and do not decide.
+
+The floor. Beside the errors, :func:`run_to_run` reports how much two runs' own measurements of the same
+points differ: per point, each run's spread (longest minus shortest repeat, over the median), whether the
+two runs agree within it (their repeats overlap: *reproducible*), and the error of the fit record's own
+measurements taken as the prediction of the check record's (``first_as_model``). No model fitted on one
+run can be expected to do better than that run itself; :func:`check` says whether the model's error is
+within that floor (``noise_floor``), and, when the floor itself exceeds :data:`TARGET_MEDIAN` or
+:data:`TARGET`, that the targets cannot be reached on that record and why. On the quiet H200 records the
+first (02:20) differs from the two later ones (02:31, 04:47) in every request-bound point (strides 24-64,
+offsets 1-31): they agree within their repeats at 13 and 5 of 47 points, the first predicting them with
+median 5.5 % / 6.5 % and up to 17.5 % / 22.9 % error (stride 32); the two later ones agree at 38 of 47,
+median 1.7 %, up to 10.3 %.
 
 The launch time is bounded below by the median time of the smallest zero-copy read in the record's
 ``kernel_bandwidth`` experiment (4 KiB, launched with the same grid as the sweeps): the launch, the
@@ -81,7 +109,7 @@ from .errors import CourseError
 __all__ = ["Model", "Counts", "Prediction", "Row", "ModelError", "calibrate", "compare_with_record", "check",
            "Race", "CountRow", "pattern_counts", "compare_counts", "fit_race", "counts_summary",
            "counts_table", "header_bytes", "counter_rows", "is_quiet", "choose_records", "read_counts",
-           "header_table", "explain_h", "check_table",
+           "header_table", "explain_h", "check_table", "run_to_run", "same_counts_floor",
            "link_GBps", "launch_floor_seconds", "sweep_points", "strided_trace", "launch_counts",
            "FIT_SWEEPS", "CHECK_SWEEPS", "TARGET", "TARGET_MEDIAN"]
 
@@ -95,6 +123,7 @@ _ELEMENT_BYTES = {"read_strided": 4, "read_strided_float4": 16}  # the kernels o
 COMPLETION_HEADER_BYTES = 12
 READ_REQUEST_BYTES = 16
 COUNT_TARGET = 0.02   # largest |error| of a predicted count against Nsight Compute's
+HALF_LINE_BYTES = 64  # half a 128-byte line; an x86 host's cache line
 
 
 class ModelError(CourseError):
@@ -114,6 +143,8 @@ class Counts:
     store_span_sectors: float = 0.0
     requests: float = 0.0         # PCIe read requests, after the L2 merges what it can (the race of :class:`Race`)
     request_sectors: float = 0.0  # per PCIe read request, first to last sector it asks for, summed
+    half_lines: float = 0.0       # per warp-level load line request, the 64-byte halves of the line it needs, summed
+                                  # (before any merging: no race)
 
     @property
     def completion_bytes(self) -> float:
@@ -214,7 +245,23 @@ def _trace_counts(trace: Trace, race: Race = Race()) -> Counts:
         lines, span = len(line), int((sectors[ends] - sectors[starts] + 1).sum())
     requests, request_sectors = _request_counts(trace, race)
     return Counts(float(rows["useful_bytes"].sum()), float(loads["lines"].sum()), float(lines), float(span),
-                  float(stores["lines"].sum()), float(stores["span_sectors"].sum()), requests, request_sectors)
+                  float(stores["lines"].sum()), float(stores["span_sectors"].sum()), requests, request_sectors,
+                  float(_half_lines(a)))
+
+
+def _half_lines(a: np.ndarray) -> int:
+    """Per warp-level load (warp, seq), the distinct 64-byte halves of 128-byte lines its accesses ``a`` touch,
+    summed: a line whose needed sectors lie in one half counts 1, in both halves 2."""
+    if not len(a):
+        return 0
+    half = 2 * SECTOR_BYTES
+    first = (a["addr"] // np.uint64(half)).astype(np.int64)
+    last = ((a["addr"] + a["size"].astype(np.uint64) - np.uint64(1)) // np.uint64(half)).astype(np.int64)
+    width = last - first + 1
+    units = np.repeat(first, width) + (np.arange(width.sum()) - np.repeat(np.cumsum(width) - width, width))
+    keys = np.stack([np.repeat(a["warp"].astype(np.int64), width), np.repeat(a["seq"].astype(np.int64), width),
+                     units], axis=1)
+    return int(len(np.unique(keys, axis=0)))
 
 
 def launch_counts(make_trace: Callable[[int], Trace], useful_bytes: float, warps: int = 16,
@@ -388,7 +435,7 @@ class Prediction:
     useful_GBps: float
     payload_bytes: float
     requests: float
-    bound: str  # "link", "requests" or "writes"
+    bound: str  # "link", "requests", "half_lines" or "writes"
 
 
 @dataclass(frozen=True)
@@ -402,13 +449,19 @@ class Model:
     launch_floor_seconds: float = 0.0
     calibrated_on: str = "not calibrated"
     race: Race = Race()
+    # 64-byte halves of lines per second (the third term of the module docstring); 0: no such term, the two-term
+    # form lesson 10 writes out (its exercise builds such models)
+    half_line_rate: float = 0.0
 
     def cost(self, c: Counts) -> tuple[float, str]:
-        """(seconds, bound) of a launch with counts ``c``: its PCIe read requests and the sectors they ask for."""
+        """(seconds, bound) of a launch with counts ``c``: its PCIe read requests and the sectors they ask for, and
+        (with a ``half_line_rate``) the 64-byte halves of lines its warps' loads need."""
         link = self.link_GBps * 1e9
         terms = {"link": (SECTOR_BYTES * c.request_sectors + self.overhead_bytes * c.requests) / link,
                  "requests": c.requests / self.request_rate,
                  "writes": (SECTOR_BYTES * c.store_span_sectors + self.overhead_bytes * c.store_lines) / link}
+        if self.half_line_rate > 0:
+            terms["half_lines"] = c.half_lines / self.half_line_rate
         bound = max(terms, key=terms.__getitem__)
         return float(terms[bound] + self.launch_seconds), bound
 
@@ -420,9 +473,13 @@ class Model:
 
     def describe(self) -> str:
         """One line with the parameters, for a lesson to print."""
+        halves = "" if self.half_line_rate <= 0 else (
+            f"at most {self.half_line_rate / 1e9:.3g} G 64-byte halves of lines/s "
+            f"({HALF_LINE_BYTES * self.half_line_rate / 1e9:.1f} GB/s in whole halves), ")
         return (f"link {self.link_GBps:.1f} GB/s, {self.overhead_bytes:.0f} bytes per read request beyond its data, "
-                f"at most {self.request_rate / 1e9:.3g} G read requests/s, launch {self.launch_seconds * 1e6:.1f} us "
-                f"(at least {self.launch_floor_seconds * 1e6:.1f} us; {self.calibrated_on})")
+                f"at most {self.request_rate / 1e9:.3g} G read requests/s, {halves}launch "
+                f"{self.launch_seconds * 1e6:.1f} us (at least {self.launch_floor_seconds * 1e6:.1f} us; "
+                f"{self.calibrated_on})")
 
     def parameters(self) -> dict[str, Any]:
         """The parameters as a JSON-ready dict."""
@@ -430,7 +487,9 @@ class Model:
                 "request_rate_per_s": self.request_rate, "launch_seconds": self.launch_seconds,
                 "launch_floor_seconds": self.launch_floor_seconds, "calibrated_on": self.calibrated_on,
                 "race_lower_first": self.race.lower_first, "race_refetch": self.race.refetch,
-                "overhead_beyond_counted_header_bytes": self.overhead_bytes - COMPLETION_HEADER_BYTES}
+                "overhead_beyond_counted_header_bytes": self.overhead_bytes - COMPLETION_HEADER_BYTES,
+                "half_line_rate_per_s": self.half_line_rate,
+                "half_line_GBps": HALF_LINE_BYTES * self.half_line_rate / 1e9}
 
 
 # ---------------------------------------------------------------------- records
@@ -500,10 +559,11 @@ class Point:
     seconds: float
 
 
-def sweep_points(record: Any, kinds: tuple[str, ...] = CHECK_SWEEPS) -> list[Point]:
-    """The zero-copy rows of the record's sweeps ``kinds`` (those it has), in order."""
+def _timed_rows(record: Any, kinds: tuple[str, ...] = CHECK_SWEEPS) -> list[tuple[tuple[str, str, int, int], float,
+                                                                                   np.ndarray]]:
+    """((kind, kernel, stride, offset), useful bytes, every repeat's seconds) of the record's zero-copy sweep rows."""
     experiments = _as_record(record)["experiments"]
-    points = []
+    out = []
     for kind in kinds:
         if kind not in experiments:
             continue
@@ -516,9 +576,16 @@ def sweep_points(record: Any, kinds: tuple[str, ...] = CHECK_SWEEPS) -> list[Poi
                 useful = float(row["nbytes"])
             else:
                 useful = float(_ELEMENT_BYTES.get(kernel, 4) * int(row.get("count", params.get("count", 0))))
-            points.append(Point(kind, kernel, int(row.get("stride", 1)), int(row.get("offset_floats", 0)),
-                                int(params.get("block", 256)), useful, float(np.median(row["seconds"]))))
-    return points
+            out.append(((kind, kernel, int(row.get("stride", 1)), int(row.get("offset_floats", 0))), useful,
+                        np.asarray(row["seconds"], float)))
+    return out
+
+
+def sweep_points(record: Any, kinds: tuple[str, ...] = CHECK_SWEEPS) -> list[Point]:
+    """The zero-copy rows of the record's sweeps ``kinds`` (those it has), in order."""
+    block = {kind: int(e["params"].get("block", 256)) for kind, e in _as_record(record)["experiments"].items()}
+    return [Point(kind, kernel, stride, offset, block[kind], useful, float(np.median(seconds)))
+            for (kind, kernel, stride, offset), useful, seconds in _timed_rows(record, kinds)]
 
 
 def _counts(point: Point, race: Race = Race()) -> Counts:
@@ -526,10 +593,10 @@ def _counts(point: Point, race: Race = Race()) -> Counts:
 
 
 # ---------------------------------------------------------------------- fitting
-def _fit(link: float, seconds: np.ndarray, payload: np.ndarray, lines: np.ndarray, line_requests: np.ndarray,
-         floor: float) -> tuple[float, float, float]:
-    # payload: 32 B x requested sectors; lines and line_requests: the PCIe read requests (both terms)
-    """(overhead_bytes, request_rate, launch_seconds) minimising the largest |log(predicted/measured)|
+def _fit(link: float, seconds: np.ndarray, payload: np.ndarray, requests: np.ndarray, half_lines: np.ndarray,
+         floor: float) -> tuple[float, float, float, float]:
+    # payload: 32 B x requested sectors; requests: the PCIe read requests; half_lines: what the third term counts
+    """(overhead_bytes, request_rate, half_line_rate, launch_seconds) minimising the largest |log(predicted/measured)|
     (plus a tenth of the rms), with launch_seconds in [floor, max(floor, 0.9 x the shortest time)]."""
     log_meas = np.log(seconds)
     # The launch time is fitted only where the sweep can tell it apart: with quiet sweeps every point lasts
@@ -537,26 +604,30 @@ def _fit(link: float, seconds: np.ndarray, payload: np.ndarray, lines: np.ndarra
     # there it stays at the record's measured floor (the smallest zero-copy read's time).
     t_max = floor if float(seconds.min()) > 100 * floor else max(floor, 0.9 * float(seconds.min()))
 
-    def best(hs: np.ndarray, rs: np.ndarray, ts: np.ndarray) -> tuple[float, float, float]:
-        H, R, T = (x.ravel() for x in np.meshgrid(hs, rs, ts, indexing="ij"))
-        on_link = (payload + H[:, None] * lines) / (link * 1e9)
-        predicted = np.maximum(on_link, line_requests / R[:, None]) + T[:, None]
+    def best(hs: np.ndarray, rs: np.ndarray, qs: np.ndarray, ts: np.ndarray) -> tuple[float, float, float, float]:
+        H, R, Q, T = (x.ravel() for x in np.meshgrid(hs, rs, qs, ts, indexing="ij"))
+        on_link = (payload + H[:, None] * requests) / (link * 1e9)
+        predicted = np.maximum(np.maximum(on_link, requests / R[:, None]), half_lines / Q[:, None]) + T[:, None]
         err = np.abs(np.log(predicted) - log_meas)
         score = err.max(axis=-1) + 0.1 * np.sqrt((err ** 2).mean(axis=-1))
         i = int(np.argmin(score))
-        return float(H[i]), float(R[i]), float(T[i])
+        return float(H[i]), float(R[i]), float(Q[i]), float(T[i])
 
-    h, r, t0 = best(np.linspace(0.0, 256.0, 65), np.logspace(7, 11, 81), np.linspace(floor, t_max, 19))
-    dh, dr, dt = 4.0, 0.05, (t_max - floor) / 18
-    for _ in range(14):  # shrink the grid around the best point
-        h, r, t0 = best(np.clip(h + dh * np.linspace(-2, 2, 9), 0, None), r * 10 ** (dr * np.linspace(-2, 2, 9)),
-                        np.clip(t0 + dt * np.linspace(-2, 2, 9), floor, t_max))
+    steps = 1 if t_max == floor else 7
+    h, r, q, t0 = best(np.linspace(0.0, 256.0, 33), np.logspace(7, 11, 41), np.logspace(7, 11, 41),
+                       np.linspace(floor, t_max, steps))
+    dh, dr, dt = 8.0, 0.1, (t_max - floor) / max(steps - 1, 1)
+    for _ in range(16):  # shrink the grid around the best point
+        around = np.linspace(-2, 2, 9)
+        h, r, q, t0 = best(np.clip(h + dh * around, 0, None), r * 10 ** (dr * around), q * 10 ** (dr * around),
+                           np.clip(t0 + dt * around, floor, t_max))
         dh, dr, dt = dh / 2, dr / 2, dt / 2
-    return h, r, t0
+    return h, r, q, t0
 
 
 def calibrate(record: Any) -> Model:
-    """Fit overhead_bytes, request_rate and launch_seconds to the record's zero-copy stride sweep (lesson 10)."""
+    """Fit overhead_bytes, request_rate, half_line_rate and launch_seconds to the record's zero-copy stride sweep
+    (lesson 10)."""
     rec = _as_record(record)
     link, floor = link_GBps(rec), launch_floor_seconds(rec)
     points = sweep_points(rec, FIT_SWEEPS)
@@ -565,12 +636,12 @@ def calibrate(record: Any) -> Model:
                          "record it with `python -m helpers record --only stride` on the GPU")
     race, counted = (fit_race(rec), "counted") if rec["experiments"].get("counters") else (Race(), "not counted")
     counts = [_counts(p, race) for p in points]
-    h, r, t0 = _fit(link, np.array([p.seconds for p in points]),
-                    np.array([SECTOR_BYTES * c.request_sectors for c in counts]), np.array([c.requests for c in counts]),
-                    np.array([c.requests for c in counts]), floor)
+    h, r, q, t0 = _fit(link, np.array([p.seconds for p in points]),
+                       np.array([SECTOR_BYTES * c.request_sectors for c in counts]),
+                       np.array([c.requests for c in counts]), np.array([c.half_lines for c in counts]), floor)
     return Model(link, h, r, t0, floor, f"fitted on the {'+'.join(FIT_SWEEPS)} sweep of {_identity(rec)}"
                  + ("" if counted == "counted" else " (the record has no counters: race of two warps assumed 50/50)"),
-                 race)
+                 race, q)
 
 
 @dataclass(frozen=True)
@@ -613,24 +684,114 @@ def _summary(rows: list[Row]) -> dict[str, Any]:
                       "predicted_GBps": worst.predicted_GBps, "rel_error": worst.rel_error}}
 
 
+def _repeats(record: Any) -> dict[tuple[str, str, int, int], np.ndarray]:
+    """Every timed repeat of every zero-copy sweep point as a useful rate (bytes/s), keyed (kind, kernel, stride,
+    offset)."""
+    return {key: useful / seconds for key, useful, seconds in _timed_rows(record)}
+
+
+def _median_rate(rates: np.ndarray) -> float:
+    """The rate at the median time, as the records' ``useful_GBps`` (not the median of the rates)."""
+    return float(1 / np.median(1 / rates))
+
+
+def _label(key: tuple[str, str, int, int]) -> str:
+    kind, kernel, stride, offset = key
+    return {"stride": f"stride {stride}", "offset": f"offset {offset}"}.get(
+        kind, f"{kind} {kernel.replace('read_strided', 'float').replace('_float4', '4')}")
+
+
+def _spread(rates: np.ndarray) -> float:
+    """A point's spread in one record: (longest - shortest repeat) / median time."""
+    seconds = 1 / rates
+    return float((seconds.max() - seconds.min()) / np.median(seconds))
+
+
 def run_to_run(first: Any, second: Any) -> dict[str, Any] | None:
-    """How much the same sweep points' measured rates differ between two runs (lesson 10).
+    """How much the same sweep points' measured rates differ between two runs (lesson 10): the noise floor.
 
-    The noise floor of any model judged on a second run: no model fitted on one run can predict the
-    other more closely than the two runs agree with each other. None when they share no point."""
-    def rates(record: Any) -> dict[tuple[str, str, int, int], float]:
-        return {(p.kind, p.kernel, p.stride, p.offset): p.useful_bytes / p.seconds for p in sweep_points(record)}
-
-    a, b = rates(first), rates(second)
-    shared = sorted(set(a) & set(b))
+    ``median_abs_difference``/``max_abs_difference``: |rate in ``second`` / rate in ``first`` - 1|.
+    ``first_as_model``: the errors made predicting ``second`` by ``first``'s own measurements, in the model's
+    convention ((predicted - measured) / measured): no model fitted on ``first`` can be expected to predict
+    ``second`` more closely, as its best is to reproduce ``first``. ``spread``: per point, (slowest - fastest
+    repeat) / median in each run. A point is **reproducible** when the two runs' repeats overlap (the fastest
+    repeat of each is no faster than the slowest of the other). ``targets_reachable``: whether ``first_as_model``
+    itself meets :data:`TARGET_MEDIAN` and :data:`TARGET`; ``why`` says, when not. None when they share no point."""
+    a, b = _repeats(first), _repeats(second)
+    shared = [key for key in a if key in b]
     if not shared:
         return None
-    differences = np.array([b[key] / a[key] - 1 for key in shared])
-    worst = shared[int(np.argmax(np.abs(differences)))]
+    rate_a = np.array([_median_rate(a[k]) for k in shared])
+    rate_b = np.array([_median_rate(b[k]) for k in shared])
+    differences = rate_b / rate_a - 1    # as lesson 10 prints it: the second run against the first
+    as_model = rate_a / rate_b - 1       # the first run's rate as the prediction of the second's
+    i = int(np.argmax(np.abs(differences)))
+    j = int(np.argmax(np.abs(as_model)))
+    overlap = [bool(a[k].min() <= b[k].max() and b[k].min() <= a[k].max()) for k in shared]
+    spread = {name: {"median": float(np.median([_spread(r[k]) for k in shared])),
+                     "max": float(max(_spread(r[k]) for k in shared))} for name, r in (("first", a), ("second", b))}
+    by_sweep = {}
+    for kind in CHECK_SWEEPS:
+        chosen = np.abs([e for e, k in zip(as_model, shared) if k[0] == kind])
+        if len(chosen):
+            by_sweep[kind] = {"points": len(chosen), "median_abs_error": float(np.median(chosen)),
+                              "max_abs_error": float(chosen.max()),
+                              "reproducible_points": sum(o for o, k in zip(overlap, shared) if k[0] == kind)}
+    floor_median, floor_max = float(np.median(np.abs(as_model))), float(np.abs(as_model).max())
+    reachable = floor_median <= TARGET_MEDIAN and floor_max <= TARGET
+    why = None if reachable else (
+        f"the targets (median {TARGET_MEDIAN:.0%}, largest {TARGET:.0%}) lie below the noise floor: the fit record's "
+        f"own measurements predict the check record's with median |error| {floor_median:.1%} and up to "
+        f"{floor_max:.1%} ({_label(shared[j])}), and only {sum(overlap)} of {len(shared)} points agree within "
+        "their repeats; a model fitted on the one record cannot be expected to meet them on the other")
     return {"points": len(shared), "median_abs_difference": float(np.median(np.abs(differences))),
             "max_abs_difference": float(np.abs(differences).max()),
-            "worst": {"kind": worst[0], "kernel": worst[1], "stride": worst[2], "offset_floats": worst[3],
-                      "difference": float(differences[int(np.argmax(np.abs(differences)))])}}
+            "worst": {"kind": shared[i][0], "kernel": shared[i][1], "stride": shared[i][2],
+                      "offset_floats": shared[i][3], "difference": float(differences[i])},
+            "first_as_model": {"median_abs_error": floor_median, "max_abs_error": floor_max,
+                               "worst": {"kind": shared[j][0], "kernel": shared[j][1], "stride": shared[j][2],
+                                         "offset_floats": shared[j][3], "rel_error": float(as_model[j])},
+                               "by_sweep": by_sweep},
+            "spread": spread, "reproducible_points": int(sum(overlap)),
+            "not_reproducible": [_label(k) for k, o in zip(shared, overlap) if not o],
+            "targets_reachable": reachable, "why": why}
+
+
+def _against_floor(rows: list[Row], floor: dict[str, Any], fit_record: Any, check_record: Any,
+                   fit_same: dict[str, Any]) -> dict[str, Any]:
+    """The model's errors on the check record's points beside the floor (:func:`run_to_run`); ``fit_same``: the fit
+    record's :func:`same_counts_floor`."""
+    a, b = _repeats(fit_record), _repeats(check_record)
+    model = {(r.kind, r.kernel, r.stride, r.offset_floats): abs(r.rel_error) for r in rows}
+    shared = [k for k in model if k in a and k in b]
+    record = {k: abs(_median_rate(a[k]) / _median_rate(b[k]) - 1) for k in shared}
+    errors = np.array([model[k] for k in shared])
+    fm, fx = floor["first_as_model"]["median_abs_error"], floor["first_as_model"]["max_abs_error"]
+    median, largest = float(np.median(errors)), float(errors.max())
+    within = median <= fm and largest <= fx
+    return {"points": len(shared), "model_median_abs_error": median, "model_max_abs_error": largest,
+            "floor_median_abs_error": fm, "floor_max_abs_error": fx,
+            "median_within_floor": median <= fm, "max_within_floor": largest <= fx, "within_floor": within,
+            # per point: the model no further from the check record than the fit record's own measurement is
+            "points_within_floor": int(sum(model[k] <= record[k] for k in shared)),
+            # what the largest error exceeds the floor by, against what the fit record's own points with the same
+            # counts force on any model of the counts fitted there
+            "largest_excess": max(largest - fx, 0.0), "fit_record_same_counts": fit_same["max_abs_error"],
+            "verdict": _verdict(median, largest, fm, fx, fit_same)}
+
+
+def _verdict(median: float, largest: float, floor_median: float, floor_max: float, fit_same: dict[str, Any]) -> str:
+    def part(name: str, model: float, floor: float) -> str:
+        return f"{name} {model:.1%} {'within' if model <= floor else 'above'} the floor's {floor:.1%}"
+
+    text = (f"{part('median', median, floor_median)}, {part('largest', largest, floor_max)} (the floor: the fit "
+            "record's own measurements as the prediction)")
+    excess = largest - floor_max
+    if 0 < excess <= fit_same["max_abs_error"]:
+        text += (f"; the excess, {excess:.1%}, is no more than the {fit_same['max_abs_error']:.1%} that the fit "
+                 f"record's own points with the same counts ({', '.join(fit_same['group'])}) force on any model of "
+                 "the counts fitted there")
+    return text
 
 
 def check(fit_record: Any, check_record: Any, *, allow_same: bool = False) -> dict[str, Any]:
@@ -669,6 +830,11 @@ def check(fit_record: Any, check_record: Any, *, allow_same: bool = False) -> di
     result["by_sweep"] = by_sweep
     # the measurements' own repeatability across the two runs: the floor under any held-out error
     result["run_to_run"] = None if result["same_run"] else run_to_run(fit_rec, check_rec)
+    fit_same = same_counts_floor(fit_rec, model.race)
+    if result["run_to_run"]:
+        result["run_to_run"]["model_vs_floor"] = _against_floor(checked, result["run_to_run"], fit_rec, check_rec,
+                                                                fit_same)
+    result["noise_floor"] = _noise_floor(result, held, fit_rec, check_rec, model.race, fit_same)
     # counts before times: the trace's counts (with the fit record's race) against each record's counters
     result["counts"] = {label: counts_summary(compare_counts(rec, model.race))
                         for label, rec in (("fit record", fit_rec), ("check record", check_rec))
@@ -676,6 +842,67 @@ def check(fit_record: Any, check_record: Any, *, allow_same: bool = False) -> di
     result["quiet"] = {label: is_quiet(rec) for label, rec in (("fit record", fit_rec), ("check record", check_rec))}
     return result
 
+
+
+def same_counts_floor(record: Any, race: Race = Race()) -> dict[str, Any]:
+    """Within one record: the largest |error| any prediction made from the counts must make (lesson 10).
+
+    Points whose counts per useful byte are the same (strides 32, 48 and 64; offsets 1 to 7; ...) get the same
+    predicted rate from any model of the counts, however it is fitted, even on this very record. Where their
+    measured rates differ, the best single prediction, 2 x fastest x slowest / (fastest + slowest), still misses
+    both by (fastest - slowest) / (fastest + slowest). ``max_abs_error`` is the largest such miss over the groups,
+    ``group`` the points of that group."""
+    groups: dict[tuple[float, ...], list[tuple[str, float]]] = {}
+    for p in sweep_points(record):
+        c = _counts(p, race)
+        key = tuple(round(getattr(c, f) / c.useful_bytes * 1e6, 3) for f in Counts.__dataclass_fields__
+                    if f != "useful_bytes")
+        groups.setdefault(key, []).append((_label((p.kind, p.kernel, p.stride, p.offset)), p.useful_bytes / p.seconds))
+    best, worst = 0.0, []
+    for members in groups.values():
+        rates = [rate for _, rate in members]
+        miss = (max(rates) - min(rates)) / (max(rates) + min(rates))
+        if len(members) > 1 and miss > best:
+            best, worst = miss, [label for label, _ in members]
+    return {"max_abs_error": float(best), "group": worst,
+            "groups": sum(len(m) > 1 for m in groups.values()), "points": sum(len(m) for m in groups.values())}
+
+
+def _noise_floor(result: dict[str, Any], held: list[Row], fit_rec: dict[str, Any], check_rec: dict[str, Any],
+                 race: Race, fit_same: dict[str, Any]) -> dict[str, Any]:
+    """What :func:`check` reports beside the model's errors: the floor, whether the error is within it, and whether
+    the targets are reachable at all."""
+    spread = [_spread(s) for s in _repeats(fit_rec).values()]
+    out: dict[str, Any] = {"fit_record_spread": {"median": float(np.median(spread)), "max": float(max(spread))}}
+    same = {"fit record": fit_same}
+    if not result["same_run"]:
+        same["check record"] = same_counts_floor(check_rec, race)
+    out["same_counts"] = same
+    floor = result["run_to_run"]
+    if floor is None:  # one run: only its repeats' own spread bounds the error on its held-out sweeps
+        out.update(check_record=None, targets_reachable=None, within_floor=None,
+                   why="one run only: no second run to measure the floor between runs; the repeats' spread above "
+                       "bounds only the error on its own held-out sweeps")
+        return out
+    verdict = floor["model_vs_floor"]
+    out.update(check_record={"median_abs_error": floor["first_as_model"]["median_abs_error"],
+                             "max_abs_error": floor["first_as_model"]["max_abs_error"],
+                             "worst": floor["first_as_model"]["worst"],
+                             "reproducible_points": floor["reproducible_points"], "points": floor["points"],
+                             "check_record_spread": floor["spread"]["second"]},
+               targets_reachable=floor["targets_reachable"], within_floor=verdict["within_floor"],
+               verdict=verdict["verdict"], why=floor["why"])
+    inside = same["check record"]
+    if inside["max_abs_error"] > TARGET:
+        out["targets_reachable"] = False
+        out["why"] = ((out["why"] + "; moreover ") if out["why"] else "") + (
+            f"within the check record alone, points with the same counts ({', '.join(inside['group'])}) differ so "
+            f"much that any model of the counts, even one fitted on that record, misses one of them by "
+            f"{inside['max_abs_error']:.1%}, above the largest error allowed ({TARGET:.0%})")
+    if not result["meets_targets"] and out["targets_reachable"]:
+        out["why"] = ("the floor is within the targets, so the model's form or its fitted numbers miss what the "
+                      "check record shows")
+    return out
 
 
 # ---------------------------------------------------------------------- narration for lesson 10
@@ -731,17 +958,28 @@ def explain_h(model: Model, header: float) -> str:
 
 
 def check_table(checks: dict[str, dict[str, Any]]) -> Any:
-    """One row per held-out record: quiet or not, points, errors, counts within target (lesson 10)."""
+    """One row per held-out record: quiet or not, points, errors, the floor beside them, counts within target
+    (lesson 10)."""
     from .tables import table
 
     def counts(c: dict[str, Any]) -> str:
         found = c["counts"].get("check record")
         return "no counters" if found is None else ("yes" if found["within_target"] else "no")
 
+    def floor(c: dict[str, Any]) -> tuple[str, str]:
+        found = (c.get("noise_floor") or {}).get("check_record")
+        if not found:
+            return "one run: none", "-"
+        verdict = c["run_to_run"]["model_vs_floor"]
+        return (f"{found['median_abs_error']:.1%} / {found['max_abs_error']:.1%}",
+                f"median {'yes' if verdict['median_within_floor'] else 'no'}, "
+                f"largest {'yes' if verdict['max_within_floor'] else 'no'}")
+
     rows = []
     for name, c in checks.items():
         own = c.get("check_record_only", c)  # the same run: its own held-out sweeps
         rows.append((name, "yes" if c["quiet"]["check record"] else "no (16 MiB, 5 repeats)", own["points"],
-                     f"{own['median_abs_error']:.1%}", f"{own['max_abs_error']:.1%}", counts(c)))
+                     f"{own['median_abs_error']:.1%}", f"{own['max_abs_error']:.1%}", *floor(c), counts(c)))
     return table(["held out: record (its points only)", "quiet sweeps?", "points", "median abs. error",
-                  "largest abs. error", "counts within 2 %?"], rows)
+                  "largest abs. error", "floor: the fit record as the prediction (median / largest)",
+                  "model within the floor?", "counts within 2 %?"], rows)
