@@ -292,6 +292,8 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": records.command_line(),
         "learners": learners, "lessons": [p.stem for p in chosen], "cpu_count": os.cpu_count(),
         "cell_timeout_seconds": cell_timeout, "class_gpu_seconds": class_setting,
+        # the record whose own times decide, under the class setting, which experiments replay
+        "reference_record": records.reference_record()[1].name,
     }
     solo_figures: dict[str, Any] = {}
     if solo:
