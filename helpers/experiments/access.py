@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import kernels
-from ..timing import time_gpu
+from ..memory.timing import time_gpu
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, seconds_row
 from .result import Result, Row, run
 
@@ -23,7 +23,7 @@ NBYTES = 1 << 30  # mapped host memory every zero-copy point reads across: about
 DEVICE_COUNT = 1 << 28  # 1 GiB of useful floats: far beyond the 60 MB L2, and long beside a launch
 # Useful floats a stride point reads at least (0: none). 2^25 would make strides >= 32 take ~45 ms a launch
 # instead of ~6 ms, but across up to 8 GiB of page-locked memory: too much for a learner's machine or a
-# classroom of 16 sharing one host (helpers/pinned_budget.py), so the default keeps every point within 1 GiB.
+# classroom of 16 sharing one host (helpers/sharing/pinned_budget.py), so the default keeps every point within 1 GiB.
 MIN_COUNT = 0
 REPEATS = 9  # the quiet-sweep rule (helpers/experiments/quiet.py): >= 9 repeats, >= 256 MiB
 
@@ -77,7 +77,7 @@ def _fitting_count(patterns: list[tuple[int, int]], wanted: int) -> int:
 
 def _sweep(patterns: list[tuple[int, int]], counts: list[int], device_count: int, repeats: int) -> list[Row]:
     """Zero-copy points (stride, offset) with their own useful counts, then the same on device memory."""
-    from .. import gpu
+    from ..memory import gpu
 
     kernel = kernels.load_kernel("access_pattern", "read_strided")
     grid = full_grid()
@@ -119,7 +119,7 @@ def vector_width(nbytes: int = NBYTES, device_nbytes: int = 1 << 30, repeats: in
 
 
 def _vector_width(nbytes: int, device_nbytes: int, repeats: int) -> list[Row]:
-    from .. import gpu
+    from ..memory import gpu
 
     grid = full_grid()
     variants: list[tuple[str, int, Any]] = [

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import kernels
-from ..timing import time_gpu
+from ..memory.timing import time_gpu
 from .buffers import BLOCK, device, mapped, seconds_row
 from .result import Result, Row, run
 
@@ -42,7 +42,7 @@ def end_to_end(sizes: Sequence[int] = SIZES, repeats: int = 10) -> Result:
 def _end_to_end(sizes: list[int], repeats: int) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     largest = max(sizes)
     nbytes = largest * 4
@@ -77,7 +77,7 @@ def reuse(n: int = 1 << 24, uses: Sequence[int] = tuple(range(1, 9)), repeats: i
 def _reuse(n: int, uses: list[int], repeats: int) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     nbytes = n * 4
     rows: list[Row] = []
@@ -116,7 +116,7 @@ def out_of_core(n: int = 1 << 27, budgets: Sequence[int] = (64 * MiB, 256 * MiB)
 def _out_of_core(n: int, budgets: list[int], repeats: int) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     nbytes = n * 4
     rows: list[Row] = []

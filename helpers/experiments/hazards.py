@@ -6,8 +6,9 @@ import time
 
 import numpy as np
 
-from .. import gpu, kernels
-from ..gpu_queue import measurement_slot
+from ..memory import gpu
+from .. import kernels
+from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, device, full_grid, mapped
 from .result import Result, Row, run
 

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .. import kernels
-from ..gpu_queue import measurement_slot
+from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
 from .result import Result, Row, run
 
@@ -178,7 +178,7 @@ def _need_lines(nbytes: int, visits: int, what: str) -> None:
 
 def _latency(zero_copy_bytes: int, device_bytes: int, l2_bytes: int, zero_copy_steps: int, device_steps: int,
              l2_steps: int, repeats: int) -> list[Row]:
-    from .. import gpu
+    from ..memory import gpu
 
     _need_lines(zero_copy_bytes, 2 * repeats * zero_copy_steps + 1, "zero-copy chase")
     _need_lines(device_bytes, repeats * device_steps + 1, "device-memory chase")
@@ -252,7 +252,7 @@ def _latency_footprint(device_sizes: list[int], zero_copy_sizes: list[int], devi
                        zero_copy_steps: int, repeats: int, warm_lines: int, target_seconds: float) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     chaser = _Chaser()
     rows: list[Row] = []
@@ -429,7 +429,7 @@ def _loaded_latency(nbytes: int, load_bytes: int, repeats: int, load_threads: li
                     target_seconds: float, min_steps: int) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     chaser = _Chaser()
     reader = kernels.load_kernel("bandwidth", "read_float4")

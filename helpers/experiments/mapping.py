@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import driver_api, gpu, kernels, pages
+from ..memory import driver_api, gpu, pages
+from .. import kernels
 from ..errors import PinningError
-from ..timing import time_gpu, time_host
+from ..memory.timing import time_gpu, time_host
 from . import quiet
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
 from .result import Result, Row, run

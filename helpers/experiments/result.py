@@ -163,9 +163,9 @@ def run(name: str, params: dict[str, Any], measure: Callable[..., list[Row]]) ->
         replayed = reference(name)
         replayed.replay_reason = why
         return replayed
-    from .. import gpu
+    from ..memory import gpu
 
-    from .. import contention
+    from ..sharing import contention
 
     seen = contention.outsiders()
     rows = measure(**params)

@@ -7,8 +7,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import kernels
-from ..timing import time_gpu, time_host
-from ..gpu_queue import measurement_slot
+from ..memory.timing import time_gpu, time_host
+from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, pinned, seconds_row
 from .result import Result, Row, run
 
@@ -75,7 +75,7 @@ def kernel_bandwidth(sizes: Sequence[int] = DEFAULT_SIZES, repeats: int = 10) ->
 
 
 def _kernel_bandwidth(sizes: list[int], repeats: int) -> list[Row]:
-    from .. import gpu
+    from ..memory import gpu
 
     largest = max(sizes)
     grid = full_grid()
@@ -120,7 +120,7 @@ def _row_size(launch: Any, nbytes: int, min_seconds: float, unit: int) -> int:
 
 
 def _inflight(nbytes: int, repeats: int, min_seconds: float) -> list[Row]:
-    from .. import gpu
+    from ..memory import gpu
 
     full = full_grid() * BLOCK
     thread_counts = sorted({32 * 2**k for k in range(20) if 32 * 2**k < full} | {full})
@@ -241,7 +241,7 @@ def _one_block_per_sm(kernel: Any) -> int:
 def _caching(nbytes: int, repeats: int, block: int) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     attributes = gpu.device_attributes()
     grid = attributes["MULTIPROCESSOR_COUNT"]

@@ -15,9 +15,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .. import paths
 from ..errors import CompilerNotFoundError
 
-KERNEL_DIR = Path(__file__).resolve().parent
+KERNEL_DIR = paths.KERNELS
 _KERNEL_NAME = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(')
 
 
@@ -59,7 +60,7 @@ def names(stem: str) -> list[str]:
 
 @lru_cache(maxsize=None)
 def _module(stem: str) -> Any:
-    from .. import gpu
+    from ..memory import gpu
 
     if shutil.which("nvcc") is None:
         raise CompilerNotFoundError(

@@ -1,0 +1,96 @@
+"""The sentence a lesson shows about this machine, where its platform changes the lesson (lessons 00-03, 05 and 11-14).
+
+``platform_note("08")`` reads this machine once (:func:`helpers.platform.facts.current`) and returns what
+differs here from the reference GPU the lesson was written on: an integrated GPU, HMM, WSL2, native host
+atomics, no /proc, a small page-locked memory limit. Pass ``facts`` to see another platform's note.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .. import records
+from .doctor import LESSONS, diagnose, gpu_effects, lesson_effects
+from .facts import Facts, GpuFacts, current, gpu_from_record
+
+__all__ = ["platform_note", "reference_gpu", "recorded_linux_view"]
+
+
+@lru_cache(maxsize=1)
+def reference_gpu() -> GpuFacts | None:
+    """The reference record's GPU (the H200), or None when data/ holds no record."""
+    try:
+        record, _ = records.reference_record()
+    except records.RecordError:
+        return None
+    return gpu_from_record(record["provenance"])
+
+
+def recorded_linux_view() -> str:
+    """The reference record's page-table view of a few buffers, one line each (lessons 01 to 03 without /proc)."""
+    try:
+        record, path = records.reference_record()
+    except records.RecordError as exc:
+        return f"(no recorded view: {exc})"
+    rows = record["experiments"].get("pagemap_pinned", {}).get("rows", [])
+    lines = [f"Recorded on {record['provenance']['gpu']}'s Linux host ({record['provenance']['date'][:10]}, "
+             f"data/{path.name}), /proc/self/pagemap and maps:"]
+    for row in rows:
+        if "pages" in row:
+            lines.append(f"  {row['allocation']:38s} {row['present_pages']:2d} of {row['pages']} pages present; "
+                         f"maps: {' '.join(row['maps_line'].split())}")
+    return "\n".join(lines)
+
+
+def _lesson(lesson: str | int) -> str:
+    key = f"{int(lesson):02d}" if str(lesson).isdigit() else str(lesson)
+    if key not in LESSONS:
+        raise ValueError(f"No lesson {lesson!r}; the lessons are {', '.join(LESSONS)}.")
+    return key
+
+
+def _where(facts: Facts) -> str:
+    plat = diagnose(facts)["platform"]
+    gpu = f"{facts.gpu.name}, " if facts.gpu is not None and facts.mode == "live" else ""
+    return f"{gpu}{', '.join(plat['names'])}"
+
+
+def _overview(facts: Facts, reference: GpuFacts | None) -> str:
+    lessons = diagnose(facts, reference)["lessons"]
+    odd = [f"{lesson} ({entry['status']})" for lesson, entry in lessons.items()
+           if entry["status"] not in ("live", "replay")]
+    if facts.mode == "live":
+        head = "every lesson runs live as written" if not odd else "lessons run live, except " + ", ".join(odd)
+    else:
+        head = "every GPU measurement replays the recorded " + (reference.name if reference else "GPU") + (
+            "" if not odd else "; besides, " + ", ".join(odd))
+    return f"{head}. Each lesson concerned says why; `python -m helpers doctor` lists everything."
+
+
+def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuFacts | None = None) -> str:
+    """What this machine changes in ``lesson``, as a few sentences (lessons 00-03, 05 and 11-14).
+
+    Live, the notes come from this GPU's attributes and this platform; in replay, from the recorded GPU's
+    attributes (what the figures shown hold for) and this platform (no /proc, no compiler).
+    """
+    key = _lesson(lesson)
+    facts = facts or current()
+    reference = reference or reference_gpu()
+    found = lesson_effects(facts, reference)[key]
+    where = f"On this machine ({_where(facts)})"
+    parts = []
+    if key == "00":
+        parts.append(f"{where}: {_overview(facts, reference)}")
+    if facts.mode != "live" and reference is not None and key != "00":
+        recorded = [e.text for e in gpu_effects(reference, None) if e.lesson == key]
+        parts.append(f"Replay: the measurements shown are those of the recorded {reference.name}. "
+                     + (f"For it: {' '.join(recorded)}" if recorded else "Its conclusions hold as written for it."))
+    texts = [e.text for e in found]
+    if texts:
+        parts.append(("" if key == "00" else f"{where}: ") + " ".join(texts))
+    elif facts.mode == "live" and key != "00":
+        parts.append(f"{where}: nothing in this lesson depends on a difference from the reference "
+                     f"{reference.name if reference else 'GPU'}; it runs as written.")
+    if key in ("01", "02", "03") and not facts.proc_available:
+        parts.append(recorded_linux_view())
+    return "\n".join(parts)
