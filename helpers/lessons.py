@@ -75,7 +75,7 @@ LESSONS: tuple[Lesson, ...] = (
            kernels=("access_pattern",), experiments=("stride", "memcpy", "offset", "vector_width"),
            needs=frozenset({CXX})),
     Lesson("10", "model-zero-copy-reads", "Model zero-copy reads", 40,
-           kernels=("access_pattern",), experiments=("stride", "offset", "counters", "latency"),
+           kernels=("access_pattern",), experiments=("stride", "offset", "counters", "latency", "vector_width"),
            needs=frozenset({CXX})),
     Lesson("11", "overlap-copies-with-streams", "Overlap copies with streams", 35,
            kernels=("vector_add",), experiments=("end_to_end", "memcpy", "out_of_core"), needs=frozenset({PINNED})),

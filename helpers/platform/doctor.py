@@ -19,20 +19,32 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .pcie import GT_PER_S, nominal_GBps
+from .. import lessons
+from ..lessons import CXX, PINNED, PROC, ids_of
 from .facts import Facts, GpuFacts
+from .pcie import GT_PER_S, nominal_GBps
 
 __all__ = ["LESSONS", "Effect", "Finding", "diagnose", "render", "lesson_effects", "gpu_effects", "toolkit_findings",
            "pinned_expectation", "platform_summary", "link_GBps", "PINNED_NEEDED_BYTES"]
 
-LESSONS = tuple(f"{n:02d}" for n in range(15))
-KERNEL_LESSONS = ("04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14")  # they compile helpers/kernels/*.cu with nvcc live
-CPU_BACKEND_LESSONS = ("05", "09", "10")  # they compile the same kernels with the C++ compiler, in both modes
-PROC_LESSONS = ("01", "02", "03")  # they read /proc/self/pagemap, maps and status
-# The largest page-locked buffer a lesson's experiment holds at once: memcpy's 1 GiB (lessons 02, 06), the
-# 1 GiB zero-copy footprint of the latency chase (lesson 07) and the out-of-core data set (lessons 11, 12).
+# Which lessons are which, from the course's table of lessons (helpers.lessons):
+LESSONS = lessons.ids()
+KERNEL_LESSONS = tuple(entry.id for entry in lessons.LESSONS if entry.kernels)  # they compile helpers/kernels/*.cu live
+CPU_BACKEND_LESSONS = lessons.needing(CXX)  # they compile the same kernels with the C++ compiler, in both modes
+PROC_LESSONS = lessons.needing(PROC)  # they read /proc/self/pagemap, maps and status
+# The largest page-locked buffer a lesson's experiment holds at once: memcpy's 1 GiB (measure-what-pinning-buys,
+# measure-bandwidth), the 1 GiB zero-copy footprint of the latency chase (measure-latency) and the out-of-core
+# data set (overlap-copies-with-streams, decide-when-zero-copy-wins).
 PINNED_NEEDED_BYTES = 1 << 30
-PINNED_LESSONS = ("02", "06", "07", "11", "12")
+PINNED_LESSONS = lessons.needing(PINNED)
+# The lessons whose figures and model are those of a PCIe link (an integrated GPU has none).
+PCIE_LESSONS = ids_of("measure-bandwidth", "measure-latency", "keep-enough-bytes-in-flight",
+                      "coalesce-and-align-accesses", "model-zero-copy-reads")
+# The lessons a single attribute changes, by slug.
+_START, _PINNING, _GPU_PAGES, _FIRST_KERNEL, _BANDWIDTH, _DECIDE, _WC_REGISTERED, _HAZARDS = ids_of(
+    "start-here", "measure-what-pinning-buys", "map-pages-on-the-gpu", "write-your-first-zero-copy-kernel",
+    "measure-bandwidth", "decide-when-zero-copy-wins", "use-write-combined-and-registered-memory",
+    "avoid-hazards-on-mapped-memory")
 # nvcc's first release that builds each architecture (CUDA release notes: 11.0 sm_80, 11.1 sm_86, 11.8 sm_89
 # and sm_90, 12.8 sm_100 and sm_120).
 FIRST_NVCC = {(8, 0): (11, 0), (8, 6): (11, 1), (8, 9): (11, 8), (9, 0): (11, 8), (10, 0): (12, 8), (12, 0): (12, 8)}
@@ -217,17 +229,17 @@ def gpu_effects(gpu: GpuFacts, reference: GpuFacts | None) -> list[Effect]:
     a = gpu.attributes
     out: list[Effect] = []
     if a.get("INTEGRATED"):
-        for lesson in ("06", "07", "08", "09", "10"):
+        for lesson in PCIE_LESSONS:
             out.append(Effect(lesson, "changed", "INTEGRATED = 1: this GPU shares DRAM with the CPU, so no PCIe link "
                               "lies between them: memcpy is a DRAM-to-DRAM copy and a zero-copy kernel reads the same "
                               "DRAM. The lesson's PCIe figures and model describe the discrete reference GPU, not "
                               "this one."))
-        out.append(Effect("12", "changed", "INTEGRATED = 1: the verdict differs here. The Best Practices Guide (Zero "
+        out.append(Effect(_DECIDE, "changed", "INTEGRATED = 1: the verdict differs here. The Best Practices Guide (Zero "
                           "Copy): 'On integrated GPUs (i.e., GPUs with the integrated field of the CUDA device "
                           "properties structure set to 1), mapped pinned memory is always a performance gain because "
                           "it avoids superfluous copies as integrated GPU and CPU memory are physically the same.'"))
         if gpu.compute_capability < (7, 2):
-            for lesson in ("02", "12", "13"):
+            for lesson in (_PINNING, _DECIDE, _WC_REGISTERED):
                 out.append(Effect(lesson, "changed", f"An integrated GPU older than Xavier ({gpu.arch}): on these "
                                   "Tegra devices pinned memory is not cached for the CPU (CUDA for Tegra), so CPU "
                                   "passes over pinned or mapped arrays are much slower than over ordinary memory; "
@@ -237,33 +249,33 @@ def gpu_effects(gpu: GpuFacts, reference: GpuFacts | None) -> list[Effect]:
                 "NumPy memory, so a demonstration that an unpinned pointer fails does not fail here. Pinned, mapped "
                 "memory still differs: its pages stay resident, while pageable access may fault or migrate pages "
                 "(Programming Guide, system-allocated memory).")
-        out += [Effect("04", "changed", text), Effect("05", "changed", text)]
+        out += [Effect(_GPU_PAGES, "changed", text), Effect(_FIRST_KERNEL, "changed", text)]
     if a.get("PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"):
-        out.append(Effect("02", "changed", "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 1: the Runtime API "
+        out.append(Effect(_PINNING, "changed", "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 1: the Runtime API "
                           "(cudaMallocHost) says page-locking may be skipped on such systems, so /proc may not show "
                           "pinned pages the way the lesson describes."))
     if a.get("UNIFIED_ADDRESSING", 1) == 0:
-        for lesson in ("04", "13"):
+        for lesson in (_GPU_PAGES, _WC_REGISTERED):
             out.append(Effect(lesson, "changed", "UNIFIED_ADDRESSING = 0: a mapped allocation's device address "
                               "differs from its host address; always pass helpers.memory.gpu.device_pointer(array)."))
     if a.get("CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", 1) == 0:
-        for lesson in ("04", "13"):
+        for lesson in (_GPU_PAGES, _WC_REGISTERED):
             out.append(Effect(lesson, "changed", "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 0 (as on WSL2): registered "
                               "memory's host address cannot be used in a kernel; pass the pointer "
                               "cuMemHostGetDevicePointer returns (helpers.memory.gpu.RegisteredArray.device_pointer)."))
     if a.get("HOST_NATIVE_ATOMIC_SUPPORTED"):
-        out.append(Effect("14", "changed", "HOST_NATIVE_ATOMIC_SUPPORTED = 1: the link carries atomics natively, so "
+        out.append(Effect(_HAZARDS, "changed", "HOST_NATIVE_ATOMIC_SUPPORTED = 1: the link carries atomics natively, so "
                           "system-scope atomics (atomicAdd_system) on mapped memory are atomic with the CPU's too; on "
                           "the x86 PCIe reference this attribute is 0."))
     else:
-        out.append(Effect("14", "note", "HOST_NATIVE_ATOMIC_SUPPORTED = 0: atomics on mapped memory are atomic among "
+        out.append(Effect(_HAZARDS, "note", "HOST_NATIVE_ATOMIC_SUPPORTED = 0: atomics on mapped memory are atomic among "
                           "GPU threads, but not with the CPU or other devices (Programming Guide, Mapped Memory)."))
     if not a.get("CONCURRENT_MANAGED_ACCESS", 1):
-        out.append(Effect("00", "note", "CONCURRENT_MANAGED_ACCESS = 0: managed memory cannot be touched by CPU and "
+        out.append(Effect(_START, "note", "CONCURRENT_MANAGED_ACCESS = 0: managed memory cannot be touched by CPU and "
                           "GPU at once here; the course does not use managed memory."))
     sms, ref_sms = gpu.sm_count, reference.sm_count if reference else None
     if sms and ref_sms and sms != ref_sms:
-        out.append(Effect("06", "note", f"{sms} SMs here ({reference.name if reference else ''} has {ref_sms}): the "
+        out.append(Effect(_BANDWIDTH, "note", f"{sms} SMs here ({reference.name if reference else ''} has {ref_sms}): the "
                           "experiments size their grids from this GPU's SM count, and lesson 06 compares zero-copy "
                           "with this machine's own memcpy."))
     link = gpu.pcie
@@ -274,7 +286,7 @@ def gpu_effects(gpu: GpuFacts, reference: GpuFacts | None) -> list[Effect]:
         if link.max_gen and link.gen < link.max_gen:
             text += (f", below the link's Gen{link.max_gen} maximum: an idle GPU lowers its link speed, which rises "
                      "again under load")
-        out.append(Effect("06", "note", text + "."))
+        out.append(Effect(_BANDWIDTH, "note", text + "."))
     return out
 
 

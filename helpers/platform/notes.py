@@ -10,7 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import records
-from .doctor import LESSONS, diagnose, gpu_effects, lesson_effects
+from ..lessons import find, ids, lesson_id
+from .doctor import PROC_LESSONS, diagnose, gpu_effects, lesson_effects
 from .facts import Facts, GpuFacts, current, gpu_from_record
 
 __all__ = ["platform_note", "reference_gpu", "recorded_linux_view"]
@@ -43,10 +44,10 @@ def recorded_linux_view() -> str:
 
 
 def _lesson(lesson: str | int) -> str:
-    key = f"{int(lesson):02d}" if str(lesson).isdigit() else str(lesson)
-    if key not in LESSONS:
-        raise ValueError(f"No lesson {lesson!r}; the lessons are {', '.join(LESSONS)}.")
-    return key
+    found = find(lesson)
+    if found is None:
+        raise ValueError(f"No lesson {lesson!r}; the lessons are {', '.join(ids())}.")
+    return found.id
 
 
 def _where(facts: Facts) -> str:
@@ -74,23 +75,24 @@ def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuF
     attributes (what the figures shown hold for) and this platform (no /proc, no compiler).
     """
     key = _lesson(lesson)
+    start = key == lesson_id("start-here")
     facts = facts or current()
     reference = reference or reference_gpu()
     found = lesson_effects(facts, reference)[key]
     where = f"On this machine ({_where(facts)})"
     parts = []
-    if key == "00":
+    if start:
         parts.append(f"{where}: {_overview(facts, reference)}")
-    if facts.mode != "live" and reference is not None and key != "00":
+    if facts.mode != "live" and reference is not None and not start:
         recorded = [e.text for e in gpu_effects(reference, None) if e.lesson == key]
         parts.append(f"Replay: the measurements shown are those of the recorded {reference.name}. "
                      + (f"For it: {' '.join(recorded)}" if recorded else "Its conclusions hold as written for it."))
     texts = [e.text for e in found]
     if texts:
-        parts.append(("" if key == "00" else f"{where}: ") + " ".join(texts))
-    elif facts.mode == "live" and key != "00":
+        parts.append(("" if start else f"{where}: ") + " ".join(texts))
+    elif facts.mode == "live" and not start:
         parts.append(f"{where}: nothing in this lesson depends on a difference from the reference "
                      f"{reference.name if reference else 'GPU'}; it runs as written.")
-    if key in ("01", "02", "03") and not facts.proc_available:
+    if key in PROC_LESSONS and not facts.proc_available:
         parts.append(recorded_linux_view())
     return "\n".join(parts)

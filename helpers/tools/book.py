@@ -19,11 +19,10 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import paths, records
+from .. import lessons as course_lessons, paths, records
 from ..errors import CourseError
 from ..mode import detect
 
-ROOT = paths.ROOT
 _TIME = re.compile(r"Time to complete:\**\s*(?:about\s+)?(\d+)\s*min", re.IGNORECASE)
 
 
@@ -32,11 +31,12 @@ class BookError(CourseError):
 
 
 def lesson_paths(lessons: Path | None = None) -> list[Path]:
-    """The lessons, ``NN-name.ipynb``, in course order."""
-    folder = lessons or ROOT / "lessons"
-    found = sorted(p for p in folder.glob("[0-9][0-9]-*.ipynb"))
-    if not found:
-        raise BookError(f"no lessons (NN-name.ipynb) in {folder}: run `make book` from a clone of the course.")
+    """The lessons, ``NN-name.ipynb``, in course order (:mod:`helpers.lessons`)."""
+    folder = lessons or paths.LESSONS
+    found = course_lessons.notebooks(folder)
+    missing = [p.name for p in found if not p.exists()]
+    if missing:
+        raise BookError(f"no lesson {', '.join(missing)} in {folder}: run `make book` from a clone of the course.")
     return found
 
 
@@ -140,7 +140,7 @@ def _toc(names: list[str]) -> str:
 
 def companion_pages(lessons: Path | None = None) -> list[Path]:
     """The Markdown pages beside the lessons (the glossary, the instructor guide), which the lessons link to."""
-    return sorted((lessons or ROOT / "lessons").glob("*.md"))
+    return sorted((lessons or paths.LESSONS).glob("*.md"))
 
 
 def _index(rows: list[tuple[str, str, int]]) -> str:
@@ -167,20 +167,20 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
     import nbformat
     from tqdm import tqdm
 
-    output = output or ROOT / "build" / "book"
+    output = output or paths.BUILD / "book"
     source = output.parent / f"{output.name}-src"
-    paths = lesson_paths(lessons)
+    notebook_paths = lesson_paths(lessons)
     with warnings.catch_warnings():  # cells without ids get ids in the copies; the lessons stay as they are
         warnings.simplefilter("ignore")
-        notebooks = [nbformat.read(p, as_version=4) for p in paths]
-    rows = [(p.stem, lesson_title(nb), lesson_minutes(nb, p.name)) for p, nb in zip(paths, notebooks)]
+        notebooks = [nbformat.read(p, as_version=4) for p in notebook_paths]
+    rows = [(entry.name, f"{entry.id} · {entry.title}", entry.minutes) for entry in course_lessons.LESSONS]
     note = provenance_note()
 
     shutil.rmtree(source, ignore_errors=True)
     (source / "lessons").mkdir(parents=True)
     cells = sum(c.cell_type == "code" for nb in notebooks for c in nb.cells)
     with tqdm(total=cells, unit="cell", desc="executing lessons", disable=not progress, file=sys.stderr) as bar:
-        for path, nb in zip(paths, notebooks):
+        for path, nb in zip(notebook_paths, notebooks):
             bar.set_postfix_str(path.stem)
             execute(nb, path.parent, on_cell=lambda: bar.update(1))
             give_figures_alt_text(nb, path.name)
@@ -191,7 +191,7 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
     pages = companion_pages(lessons)
     for page in pages:
         shutil.copy(page, source / "lessons" / page.name)
-    (source / "_toc.yml").write_text(_toc([p.stem for p in paths] + [p.stem for p in pages]), encoding="utf-8")
+    (source / "_toc.yml").write_text(_toc([p.stem for p in notebook_paths] + [p.stem for p in pages]), encoding="utf-8")
     (source / "index.md").write_text(_index(rows), encoding="utf-8")
 
     jupyter_book = Path(sys.executable).with_name("jupyter-book")

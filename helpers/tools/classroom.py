@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .. import paths, records
+from .. import lessons as course_lessons, paths, records
 from ..errors import CourseError
 from ..analysis.summary import headline
 
@@ -49,17 +49,16 @@ class ClassroomError(CourseError):
 
 def resolve_lessons(chosen: list[str] | None, folder: Path = LESSONS_DIR) -> list[Path]:
     """The lesson notebooks named by number (``05``, ``5``) or file name; all of them when ``chosen`` is empty."""
-    every = sorted(folder.glob("[0-9][0-9]-*.ipynb"))
+    every = course_lessons.notebooks(folder)
     if not chosen:
         return every
     found = []
     for name in chosen:
-        match = [p for p in every if p.name == name or p.stem == name
-                 or (name.isdigit() and p.name.startswith(f"{int(name):02d}-"))]
-        if len(match) != 1:
+        entry = course_lessons.find(name)
+        if entry is None:
             raise ClassroomError(f"No single lesson matches {name!r}; use a number (05) or one of: "
                                  + ", ".join(p.name for p in every))
-        found.append(match[0])
+        found.append(entry.notebook(folder))
     return found
 
 

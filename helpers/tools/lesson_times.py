@@ -25,7 +25,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from .. import paths
+from .. import lessons as course_lessons, paths
 
 WORDS_PER_MINUTE = 150
 MINUTES_PER_CODE_LINE = 0.25
@@ -54,7 +54,7 @@ def announced_minutes(notebook: Path) -> int | None:
 
 def table() -> dict[str, tuple[int, int | None]]:
     """Every lesson's (estimate, announced) minutes, by file stem."""
-    return {p.stem: (estimate_minutes(p), announced_minutes(p)) for p in sorted(LESSONS.glob("[0-9][0-9]-*.ipynb"))}
+    return {p.stem: (estimate_minutes(p), announced_minutes(p)) for p in course_lessons.notebooks(LESSONS)}
 
 
 def _stamp(text: str) -> datetime | None:
@@ -80,6 +80,6 @@ def measured_minutes(notebook: Path, idle_gap_minutes: float = IDLE_GAP_MINUTES)
 def report(notebooks: list[Path] | None = None) -> list[dict[str, object]]:
     """Per lesson: the estimate, the announced time and, where the saved notebook holds timings, the measured time
     (``python -m helpers times``)."""
-    chosen = notebooks or sorted(LESSONS.glob("[0-9][0-9]-*.ipynb"))
+    chosen = notebooks or course_lessons.notebooks(LESSONS)
     return [{"lesson": Path(p).stem, "estimate_minutes": estimate_minutes(p), "announced_minutes": announced_minutes(p),
              "measured_minutes": measured_minutes(p)} for p in chosen]

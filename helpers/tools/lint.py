@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .. import paths
+from .. import lessons as course_lessons, paths
 
 ROOT = paths.ROOT
 WORDS = ROOT / ".ci" / "codespell-words.txt"
@@ -44,7 +44,8 @@ _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 
 
 def lessons(root: Path = ROOT) -> list[Path]:
-    return sorted((root / "lessons").glob("[0-9][0-9]-*.ipynb"))
+    """The lessons' notebooks under ``root`` that exist, in course order (:mod:`helpers.lessons`)."""
+    return [p for p in course_lessons.notebooks(root / "lessons") if p.exists()]
 
 
 def _cells(path: Path) -> list[dict]:

@@ -20,10 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from .. import lessons as course_lessons, paths
 from ..errors import CourseError
 
-ROOT = paths.ROOT
 TYPES = ("slide", "subslide", "fragment", "skip", "notes", "-")
 
 
@@ -58,15 +57,15 @@ def mark(nb: Any) -> Any:
 
 def lessons(names: list[str] | None = None, folder: Path | None = None) -> list[Path]:
     """The lesson files named (``06`` or ``06-measure-bandwidth``), or all of them, in course order."""
-    found = sorted((folder or ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))
+    found = course_lessons.notebooks(folder)
     if not names:
         return found
     chosen = []
     for name in names:
-        match = [p for p in found if p.stem == name or p.stem[:2] == name.zfill(2)[:2] and len(name) <= 2]
-        if not match:
-            raise SlidesError(f"no lesson {name!r}: give its number (06) or name ({found[0].stem if found else '?'}).")
-        chosen += match
+        entry = course_lessons.find(name)
+        if entry is None:
+            raise SlidesError(f"no lesson {name!r}: give its number (06) or name ({found[0].stem}).")
+        chosen.append(entry.notebook(folder))
     return chosen
 
 
@@ -95,7 +94,7 @@ def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> 
 def build(names: list[str] | None = None, output: Path | None = None, execute: bool = True,
           reveal_prefix: str | None = None) -> list[Path]:
     """Write one deck per lesson into ``output`` (default ``build/slides/``) and an index page; return the decks."""
-    output = output or ROOT / "build" / "slides"
+    output = output or paths.BUILD / "slides"
     output.mkdir(parents=True, exist_ok=True)
     written = []
     for path in lessons(names):
