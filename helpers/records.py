@@ -1,4 +1,4 @@
-"""Measurement records: the format, provenance, validation on load, atomic save (lesson 00 on).
+"""Measurement records: the format, provenance, validation on load, atomic save (start-here on).
 
 A record is one JSON file in data/ made by ``python -m helpers record`` on a real GPU::
 
@@ -216,7 +216,7 @@ def validate(record: Any, source: str = "record") -> Record:
 
 # --------------------------------------------------------------------------- files
 def load_record(path: str | os.PathLike[str]) -> Record:
-    """Read and validate one record file (lesson 00)."""
+    """Read and validate one record file (start-here)."""
     path = Path(path)
     if not path.is_file():
         raise RecordError(

@@ -1,4 +1,4 @@
-"""A model of what zero-copy reads cost over PCIe: counts first, then time (lesson 10).
+"""A model of what zero-copy reads cost over PCIe: counts first, then time (model-zero-copy-reads).
 
 Counts
 ------
@@ -44,7 +44,7 @@ already absorbed. It can come out above or below 12 B.
 What limits ``r`` is not shown by the fit. One candidate is the requester's tags: every outstanding read
 carries one; 10-bit tags (PCIe 4.0 on, sect. 2.2.6.2) allow up to 768 outstanding reads per requester,
 8-bit tags 256. By Little's law a tag limit caps ``r`` at tags / (time a tag is held); the time a
-dependent load takes (lesson 07) is longer than that, as it includes the path inside the GPU, so ``r`` x
+dependent load takes (measure-latency) is longer than that, as it includes the path inside the GPU, so ``r`` x
 load latency can exceed 768 without refuting a tag limit.
 
 Held out, honestly
@@ -98,7 +98,7 @@ COUNT_TARGET = 0.02   # largest |error| of a predicted count against Nsight Comp
 
 
 class ModelError(CourseError):
-    """A record lacks what the PCIe model needs, or a check would not be a check (lesson 10)."""
+    """A record lacks what the PCIe model needs, or a check would not be a check (model-zero-copy-reads)."""
 
 
 # ---------------------------------------------------------------------- counting
@@ -262,7 +262,8 @@ def _corners(kernel: str, stride: int, offset: int, block: int) -> tuple[Counts,
 
 def pattern_counts(kernel: str, stride: int, offset: int, useful_bytes: float, race: Race = Race(),
                    block: int = 256) -> Counts:
-    """The counts of a ``read_strided``/``read_strided_float4`` launch reading ``useful_bytes`` (lesson 10)."""
+    """The counts of a ``read_strided``/``read_strided_float4`` launch reading ``useful_bytes``
+    (model-zero-copy-reads)."""
     corners = _corners(kernel, stride, offset, block)
     p, f = race.lower_first, race.refetch
     q = 1 - p if race.upper_first_when_lower_covered is None else race.upper_first_when_lower_covered
@@ -312,7 +313,7 @@ def counter_rows(record: Any) -> list[dict[str, Any]]:
 
 
 def compare_counts(record: Any, race: Race) -> list[CountRow]:
-    """Predicted against counted requests and completion bytes, for every profiled launch (lesson 10)."""
+    """Predicted against counted requests and completion bytes, for every profiled launch (model-zero-copy-reads)."""
     out = []
     for row in counter_rows(record):
         c = pattern_counts(row["kernel"], int(row["stride"]), int(row["offset_floats"]), float(row["useful_bytes"]),
@@ -343,7 +344,7 @@ def fit_race(record: Any) -> Race:
 
 
 def counts_table(rows: list[CountRow]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of lesson 10's table: per profiled launch, counted against predicted, per line touched."""
+    """Header and rows of the counts table (model-zero-copy-reads): per launch, counted against predicted, per line."""
     header = ["load", "stride", "offset", "lines touched", "requests / line: counted", "predicted",
               "completion bytes / line: counted", "predicted", "L2 sysmem requests / PCIe request"]
     body = [[r.kernel.replace("read_strided", "float").replace("_float4", "4"), r.stride, r.offset_floats,
@@ -355,7 +356,7 @@ def counts_table(rows: list[CountRow]) -> tuple[list[str], list[list[str]]]:
 
 def header_bytes(record: Any) -> list[dict[str, float]]:
     """Per aligned ``read_strided`` launch: ``pcie__read_bytes / (32 B x span)`` and the bytes per counted
-    completion beyond the data the trace says it carries (lesson 10 reads a 12-byte header in them)."""
+    completion beyond the data the trace says it carries (model-zero-copy-reads reads a 12-byte header in them)."""
     out = []
     for row in counter_rows(record):
         if row["kernel"] != "read_strided" or row["offset_floats"]:
@@ -370,7 +371,7 @@ def header_bytes(record: Any) -> list[dict[str, float]]:
 
 
 def counts_summary(rows: list[CountRow]) -> dict[str, Any]:
-    """Largest and median |error| of the predicted counts, and the L2-to-PCIe request ratio (lesson 10)."""
+    """Largest and median |error| of the predicted counts, and the L2-to-PCIe request ratio (model-zero-copy-reads)."""
     req = np.abs([r.requests_error for r in rows])
     byt = np.abs([r.bytes_error for r in rows])
     return {"launches": len(rows), "max_abs_requests_error": float(req.max()), "max_abs_bytes_error": float(byt.max()),
@@ -393,7 +394,7 @@ class Prediction:
 
 @dataclass(frozen=True)
 class Model:
-    """The PCIe cost model of the module docstring; :func:`calibrate` makes one (lesson 10)."""
+    """The PCIe cost model of the module docstring; :func:`calibrate` makes one (model-zero-copy-reads)."""
 
     link_GBps: float
     overhead_bytes: float
@@ -457,7 +458,7 @@ def is_quiet(record: Any) -> bool:
 def choose_records(found: list[tuple[dict[str, Any], Path]]) -> tuple[tuple[dict[str, Any], Path],
                                                                      list[tuple[dict[str, Any], Path]]]:
     """(fit, checks) among ``found`` (records.matching_records()): fit on the oldest record with quiet sweeps
-    and counters (else the oldest with counters, else the oldest); check on every other one (lesson 10)."""
+    and counters (else the oldest with counters, else the oldest); check on every other one (model-zero-copy-reads)."""
     if not found:
         raise ModelError("no record to fit the model on")
     with_counters = [f for f in found if f[0]["experiments"].get("counters")]
@@ -556,7 +557,8 @@ def _fit(link: float, seconds: np.ndarray, payload: np.ndarray, lines: np.ndarra
 
 
 def calibrate(record: Any) -> Model:
-    """Fit overhead_bytes, request_rate and launch_seconds to the record's zero-copy stride sweep (lesson 10)."""
+    """Fit overhead_bytes, request_rate and launch_seconds to the record's zero-copy stride sweep
+    (model-zero-copy-reads)."""
     rec = _as_record(record)
     link, floor = link_GBps(rec), launch_floor_seconds(rec)
     points = sweep_points(rec, FIT_SWEEPS)
@@ -588,7 +590,7 @@ class Row:
 
 
 def compare_with_record(record: Any, model: Model | None = None) -> list[Row]:
-    """Measured against predicted useful bandwidth at every zero-copy sweep point (lesson 10).
+    """Measured against predicted useful bandwidth at every zero-copy sweep point (model-zero-copy-reads).
 
     Without ``model`` the model is calibrated on ``record`` itself (its stride sweep); the rows
     the model was fitted on have ``fitted`` set."""
@@ -614,7 +616,7 @@ def _summary(rows: list[Row]) -> dict[str, Any]:
 
 
 def run_to_run(first: Any, second: Any) -> dict[str, Any] | None:
-    """How much the same sweep points' measured rates differ between two runs (lesson 10).
+    """How much the same sweep points' measured rates differ between two runs (model-zero-copy-reads).
 
     The noise floor of any model judged on a second run: no model fitted on one run can predict the
     other more closely than the two runs agree with each other. None when they share no point."""
@@ -634,7 +636,7 @@ def run_to_run(first: Any, second: Any) -> dict[str, Any] | None:
 
 
 def check(fit_record: Any, check_record: Any, *, allow_same: bool = False) -> dict[str, Any]:
-    """Fit on ``fit_record``'s stride sweep; judge on the points it was not fitted on (lesson 10).
+    """Fit on ``fit_record``'s stride sweep; judge on the points it was not fitted on (model-zero-copy-reads).
 
     Held out: the other sweeps of ``fit_record`` and every sweep of ``check_record``. Refuses
     (ModelError) when both are the same run (same GPU and date), unless ``allow_same``."""
@@ -678,7 +680,7 @@ def check(fit_record: Any, check_record: Any, *, allow_same: bool = False) -> di
 
 
 
-# ---------------------------------------------------------------------- narration for lesson 10
+# ---------------------------------------------------------------------- narration for model-zero-copy-reads
 def _per_line(rows: list[CountRow], offsets: Any) -> tuple[float, float] | None:
     values = [r.counted_requests / r.lines for r in rows if r.kernel == "read_strided" and r.stride == 1
               and r.offset_floats in set(offsets)]
@@ -686,7 +688,8 @@ def _per_line(rows: list[CountRow], offsets: Any) -> tuple[float, float] | None:
 
 
 def read_counts(rows: list[CountRow]) -> str:
-    """Lesson 10's reading of the counters, as Markdown bullets computed from ``rows`` (no figure typed)."""
+    """The reading of the counters (model-zero-copy-reads), as Markdown bullets computed from ``rows`` (no figure
+    typed)."""
     aligned = [r.counted_requests / r.lines for r in rows if r.offset_floats % 32 == 0]
     out = [f"- Aligned patterns (every stride, `float` and `float4`): {min(aligned):.3f}-{max(aligned):.3f} PCIe read "
            "requests per line touched."]
@@ -706,7 +709,7 @@ def read_counts(rows: list[CountRow]) -> str:
 
 
 def header_table(record: Any) -> tuple[Any, float]:
-    """(table, median bytes per completion beyond its data) of :func:`header_bytes`, for lesson 10."""
+    """(table, median bytes per completion beyond its data) of :func:`header_bytes`, for model-zero-copy-reads."""
     from ..tables import table
 
     rows = header_bytes(record)
@@ -718,7 +721,7 @@ def header_table(record: Any) -> tuple[Any, float]:
 
 
 def explain_h(model: Model, header: float) -> str:
-    """The fitted ``h`` against the counted completion header, in words (lesson 10)."""
+    """The fitted ``h`` against the counted completion header, in words (model-zero-copy-reads)."""
     text = (f"Fitted h = {model.overhead_bytes:.1f} B per request, in units of the pinned copy's payload "
             f"({model.link_GBps:.1f} GB/s); counted: {header:.1f} B of header per completion. A 128-byte line costs "
             f"{(128 + model.overhead_bytes) / 128:.3f}x its data in the copy's units, {(128 + header) / 128:.3f}x "
@@ -731,7 +734,7 @@ def explain_h(model: Model, header: float) -> str:
 
 
 def check_table(checks: dict[str, dict[str, Any]]) -> Any:
-    """One row per held-out record: quiet or not, points, errors, counts within target (lesson 10)."""
+    """One row per held-out record: quiet or not, points, errors, counts within target (model-zero-copy-reads)."""
     from ..tables import table
 
     def counts(c: dict[str, Any]) -> str:

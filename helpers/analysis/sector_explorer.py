@@ -1,4 +1,4 @@
-"""The sector explorer: which 32-byte sectors and 128-byte lines one warp touches (lesson 09).
+"""The sector explorer: which 32-byte sectors and 128-byte lines one warp touches (coalesce-and-align-accesses).
 
 :func:`warp_pattern` builds the trace of warps in which thread ``t`` loads ``width``
 floats at element ``offset + t * stride`` (elements are ``width`` floats, as in
@@ -50,7 +50,7 @@ def predict_pattern(stride: int, offset: int, width: int = 1, model: Model | Non
 
 
 def draw_warp(stride: int, offset: int, width: int = 1, model: Model | None = None) -> Any:
-    """A Figure of the lines one warp touches (lesson 09).
+    """A Figure of the lines one warp touches (coalesce-and-align-accesses).
 
     Requested bytes are dark, the rest of touched sectors light blue, and untouched sectors
     between touched ones in a line hatched grey: the model's read request for the line
@@ -121,7 +121,7 @@ class _null_context:
 
 
 def sector_explorer(model: Model | None = None) -> Any:
-    """Sliders for stride, offset and vector width, redrawing :func:`draw_warp` (lesson 09)."""
+    """Sliders for stride, offset and vector width, redrawing :func:`draw_warp` (coalesce-and-align-accesses)."""
     import ipywidgets as w
 
     model = model or default_model()

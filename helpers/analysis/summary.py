@@ -1,4 +1,5 @@
-"""Headline figures of a record: your GPU against the reference (lesson 08, ``python -m helpers summary``)."""
+"""Headline figures of a record: your GPU against the reference (keep-enough-bytes-in-flight, ``python -m helpers
+summary``)."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def headline(record: Record) -> dict[str, Any]:
 
 def gap_sentence(mine: dict[str, Any], reference: dict[str, Any], labels: list[tuple[str, str]], *,
                  live: bool) -> str:
-    """What the last column of lesson 08's table (keep-enough-bytes-in-flight) shows, computed from the same two
+    """What the last column of keep-enough-bytes-in-flight's table shows, computed from the same two
     :func:`headline` dicts so that it agrees with the table live and in replay: the ratio furthest from 1, where
     the others lie, and what such a ratio means in this mode. ``labels`` are (key, label) pairs; a label's unit,
     after its last comma, is dropped."""

@@ -1,7 +1,7 @@
 """The course's performance targets for the H200, checked against a record (``python -m helpers targets``).
 
 Targets are benchmarks, not unit tests: a record made on another GPU, or on a busy one, may
-miss them without anything being broken. Lesson 06 shows the same figures.
+miss them without anything being broken. The measure-bandwidth lesson shows the same figures.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class Target:
     unit: str
 
 
-# The read floor is 0.92: three records and seven read mechanisms (lesson 08's `inflight`) show
+# The read floor is 0.92: three records and seven read mechanisms (keep-enough-bytes-in-flight's `inflight`) show
 # GPU-initiated reads of host memory plateau at 0.92-0.93 of the copy engine on the H200's link.
 TARGETS = (
     Target("best zero-copy read / pinned memcpy HtoD (same run)",

@@ -1,15 +1,15 @@
 """Alt text for the course's figures: what a figure shows and its headline numbers, read from the figure itself.
 
-Every lesson draws its figures with :mod:`helpers.display.plots`, whose functions give each figure a title, labelled axes
-and labelled series. :func:`describe` turns those into a sentence or two, e.g. "Line chart 'Over PCIe (linear
-scale)': GB/s against bytes moved. memcpy HtoD pinned: highest 55.1 at 1 GiB; ...". A figure can also carry its
-own text in ``fig.alt_text``, which wins.
+Every lesson draws its figures with :mod:`helpers.display.plots`, whose functions give each figure a title, labelled
+axes and labelled series. :func:`describe` turns those into a sentence or two, e.g. "Line chart 'Over PCIe (linear
+scale)': GB/s against bytes moved. memcpy HtoD pinned: highest 55.1 at 1 GiB; ...". A figure can also carry its own text
+in ``fig.alt_text``, which wins.
 
-The text reaches the notebook through IPython: :func:`register` (called by ``course.start()``, the first cell of
-every lesson, e.g. 00-start-here) adds ``{"image/png": {"alt": ...}}`` to the output metadata of every figure
-shown. :func:`embed_in_html` gives such an output an HTML ``<img alt=...>`` beside the PNG, which the book
-(``helpers.tools.book``) and the slides (``helpers.tools.slides``) render in place of a bare image. Not used by the lessons'
-text; nothing here prints.
+The text reaches the notebook through IPython: :func:`register` (called by ``course.start()``, the first cell of every
+lesson, e.g. start-here's) adds ``{"image/png": {"alt": ...}}`` to the output metadata of every figure shown.
+:func:`embed_in_html` gives such an output an HTML ``<img alt=...>`` beside the PNG, which the book
+(``helpers.tools.book``) and the slides (``helpers.tools.slides``) render in place of a bare image. Not used by the
+lessons' text; nothing here prints.
 """
 
 from __future__ import annotations

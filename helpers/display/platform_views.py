@@ -1,4 +1,4 @@
-"""Tables and figures of the platforms lesson's results (15-take-zero-copy-beyond-one-pcie-gpu).
+"""Tables and figures of the platforms lesson's results (take-zero-copy-beyond-one-pcie-gpu).
 
 Each function takes an experiment's :class:`~helpers.experiments.Result` and returns something that shows
 itself in a notebook: a :class:`~helpers.tables.Table` or a matplotlib figure.
@@ -136,8 +136,8 @@ def compare_rows(result: Result, a: str, b: str, *, key: str = "memory", **where
 
 
 def managed_decision(result: Result) -> tuple[str, str]:
-    """Lesson 12's decision-table row for managed memory read k times: (what to choose, the evidence), from the
-    largest size of the ``managed`` experiment (measured in the platforms lesson)."""
+    """The decision-table row (decide-when-zero-copy-wins) for managed memory read k times: (what to choose, the
+    evidence), from the largest size of the ``managed`` experiment (measured in the platforms lesson)."""
     from ..exercises.lesson15 import passes_rule
 
     size = max(r["nbytes"] for r in result.rows)

@@ -83,9 +83,9 @@ def _each(result: Result, reference: Result | None) -> list[tuple[Result, str, s
     return runs
 
 
-# --------------------------------------------------------------------------- lessons 02 and 06
+# --------------------------------------------------------------------------- copies and bandwidth
 def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
-    """Copy bandwidth against size, pinned against pageable (lesson 02)."""
+    """Copy bandwidth against size, pinned against pageable (measure-what-pinning-buys)."""
     with course_style():
         fig, ax = plt.subplots()
         for run, style, suffix in _each(result, reference):
@@ -104,7 +104,7 @@ def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
 
 
 def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
-    """Every way of moving data, against size: copies, zero-copy kernels, device memory (lesson 06)."""
+    """Every way of moving data, against size: copies, zero-copy kernels, device memory (measure-bandwidth)."""
     with course_style():
         fig, (ax_link, ax_all) = plt.subplots(1, 2, figsize=(11, 4.2))
         series = [
@@ -133,7 +133,7 @@ def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
 
 
 def inflight(result: Result, link_GBps: float | None = None, latency_ns: float | None = None) -> Figure:
-    """Zero-copy read bandwidth against bytes in flight, with Little's law (lesson 08)."""
+    """Zero-copy read bandwidth against bytes in flight, with Little's law (keep-enough-bytes-in-flight)."""
     with course_style():
         fig, ax = plt.subplots()
         for name, color, style in (("read_float4", "C0", "o-"), ("read_float4_x4", "C1", "s--")):
@@ -155,7 +155,7 @@ def inflight(result: Result, link_GBps: float | None = None, latency_ns: float |
 
 def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: str, log: bool = False,
          colors: Sequence[str] | None = None, note: Result | None = None, fmt: str = "{:.3g}") -> Figure:
-    """A labelled bar chart (lessons 05, 08, 12, 13, 14)."""
+    """A labelled bar chart (several lessons draw one)."""
     with course_style():
         fig, ax = plt.subplots(figsize=(7.5, 3.8))
         positions = np.arange(len(values))
@@ -171,9 +171,9 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: 
     return fig
 
 
-# --------------------------------------------------------------------------- lesson 07
+# --------------------------------------------------------------------------- measure-latency
 def latency(result: Result, reference: Result | None = None) -> Figure:
-    """Nanoseconds per dependent load, by memory (lesson 07)."""
+    """Nanoseconds per dependent load, by memory (measure-latency)."""
     names = {"l2": "L2-resident\n(device memory)", "device": "device memory\n(HBM)", "zero_copy": "zero-copy\n(host over PCIe)"}
     labels, values = [], []
     for run, _, suffix in _each(result, reference):
@@ -187,7 +187,7 @@ def latency(result: Result, reference: Result | None = None) -> Figure:
 
 
 def latency_footprint(result: Result, l2_bytes: int | None = None) -> Figure:
-    """Nanoseconds per dependent load against the buffer chased, device and mapped memory (lesson 07).
+    """Nanoseconds per dependent load against the buffer chased, device and mapped memory (measure-latency).
 
     The line joins the medians; the shaded band spans the lowest to the highest repeat.
     """
@@ -221,10 +221,10 @@ def latency_footprint(result: Result, l2_bytes: int | None = None) -> Figure:
     return fig
 
 
-# --------------------------------------------------------------------------- lesson 08
+# --------------------------------------------------------------------------- keep-enough-bytes-in-flight
 def caching_bars(result: Result) -> Figure:
-    """Bytes delivered per second re-reading a mapped buffer, by load kind and who re-reads, beside the
-    link (lesson 08). Each bar is the median; the black tick spans the lowest to the highest repeat."""
+    """Bytes delivered per second re-reading a mapped buffer, by load kind and who re-reads, beside the link
+    (keep-enough-bytes-in-flight). Each bar is the median; the black tick spans the lowest to the highest repeat."""
     link = result.one(memory="memcpy_htod_pinned")
     size = max(result.column("nbytes", memory="zero_copy"))
     labels, rates, colors = ["pinned memcpy\n(the link)"], [link], ["0.5"]
@@ -246,11 +246,11 @@ def caching_bars(result: Result) -> Figure:
     return fig
 
 
-# --------------------------------------------------------------------------- lesson 09
+# --------------------------------------------------------------------------- coalesce-and-align-accesses
 def access_sweep(result: Result, key: str, *, reference: Result | None = None,
                  predicted: dict[int, float] | None = None) -> Figure:
-    """Useful bandwidth against stride or offset, zero-copy and device memory (lesson 09): the median of
-    each point's repeats, and the band from its slowest to its fastest repeat."""
+    """Useful bandwidth against stride or offset, zero-copy and device memory (coalesce-and-align-accesses): the median
+    of each point's repeats, and the band from its slowest to its fastest repeat."""
     xlabel = {"stride": "stride (floats between neighbouring threads)",
               "offset_floats": "misalignment (floats past a 128-byte boundary)"}[key]
     with course_style():
@@ -281,9 +281,9 @@ def access_sweep(result: Result, key: str, *, reference: Result | None = None,
     return fig
 
 
-# --------------------------------------------------------------------------- lessons 11 and 12
+# --------------------------------------------------------------------------- end to end, reuse
 def end_to_end(result: Result, reference: Result | None = None) -> Figure:
-    """Time of a host-to-host vector add against n: copies + kernel, or zero-copy (lesson 11)."""
+    """Time of a host-to-host vector add against n: copies + kernel, or zero-copy (overlap-copies-with-streams)."""
     with course_style():
         fig, (ax_time, ax_ratio) = plt.subplots(1, 2, figsize=(11, 4.0))
         for run, style, suffix in _each(result, reference):
@@ -309,7 +309,7 @@ def end_to_end(result: Result, reference: Result | None = None) -> Figure:
 
 
 def reuse(result: Result) -> Figure:
-    """Time against how many kernels use the same inputs (lesson 12)."""
+    """Time against how many kernels use the same inputs (decide-when-zero-copy-wins)."""
     with course_style():
         fig, ax = plt.subplots()
         for method, color, label in (("copy", "C0", "copy once, then k kernels on device memory"),
@@ -324,10 +324,11 @@ def reuse(result: Result) -> Figure:
     return fig
 
 
-# --------------------------------------------------------------------------- lessons 03 and 04
+# --------------------------------------------------------------------------- page tables
 def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, gpu_pages: Sequence[int] | None = None,
                  title: str = "Virtual pages and the physical frames behind them") -> Figure:
-    """Boxes for virtual pages on the left (and GPU pages on the right) and arrows to frames (lessons 03, 04).
+    """Boxes for virtual pages on the left (and GPU pages on the right) and arrows to frames (map-pages-on-the-cpu,
+    map-pages-on-the-gpu).
 
     With ``gpu_pages`` the GPU's arrows pass through an IOMMU column: the GPU's page tables give DMA (bus)
     addresses, which an IOMMU (and, in a virtual machine, the hypervisor) translates to DRAM addresses. The
@@ -382,9 +383,9 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
     return fig
 
 
-# --------------------------------------------------------------------------- lesson 00
+# --------------------------------------------------------------------------- start-here
 def data_paths() -> Figure:
-    """Where the data of a vector add move: explicit copies against zero-copy (lesson 00)."""
+    """Where the data of a vector add move: explicit copies against zero-copy (start-here)."""
     def box(ax: Any, x: float, y: float, w: float, h: float, text: str, color: str) -> None:
         ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="0.3"))
         ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=9)

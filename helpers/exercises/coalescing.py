@@ -1,4 +1,4 @@
-"""Lesson 09's exercise: make a zero-copy matrix copy read whole sectors.
+"""The exercise of coalesce-and-align-accesses: make a zero-copy matrix copy read whole sectors.
 
 :data:`BROKEN_SOURCE` copies a ``rows x cols`` row-major matrix from ``src`` (mapped host
 memory) to ``dst``, but consecutive threads walk *down a column*: their loads are ``cols``

@@ -1,4 +1,4 @@
-"""Access patterns: stride, misalignment, vector width (lesson 09).
+"""Access patterns: stride, misalignment, vector width (coalesce-and-align-accesses).
 
 Every kernel reads ``count`` useful floats (one per thread and iteration); the pattern decides how
 many 32-byte sectors and 128-byte lines those floats are spread over, and so how many bytes move.
@@ -30,13 +30,13 @@ REPEATS = 9  # the quiet-sweep rule (helpers/experiments/quiet.py): >= 9 repeats
 
 def stride_count(stride: int, nbytes: int = NBYTES, min_count: int = 0) -> int:
     """Useful floats a zero-copy stride point reads: across ``nbytes`` of host memory, and at least
-    ``min_count`` floats (then across more) (lesson 09)."""
+    ``min_count`` floats (then across more) (coalesce-and-align-accesses)."""
     return max(nbytes // (4 * stride), min_count)
 
 
 def stride(strides: Sequence[int] = STRIDES, nbytes: int = NBYTES, device_count: int = DEVICE_COUNT,
            repeats: int = REPEATS, min_count: int = MIN_COUNT) -> Result:
-    """Useful bandwidth when thread t reads float ``t * stride`` (lesson 09).
+    """Useful bandwidth when thread t reads float ``t * stride`` (coalesce-and-align-accesses).
 
     On mapped memory every stride reads across ``nbytes`` of host memory (:func:`stride_count`: stride
     s reads ``nbytes / 4 / s`` floats, or ``min_count`` across ``4 * s * min_count`` bytes when that is
@@ -50,7 +50,7 @@ def stride(strides: Sequence[int] = STRIDES, nbytes: int = NBYTES, device_count:
 
 def offset(offsets: Sequence[int] = OFFSETS, nbytes: int = NBYTES, device_count: int = DEVICE_COUNT,
            repeats: int = REPEATS) -> Result:
-    """Useful bandwidth when every thread's float is shifted by ``offset`` floats (lesson 09).
+    """Useful bandwidth when every thread's float is shifted by ``offset`` floats (coalesce-and-align-accesses).
 
     Every offset reads ``nbytes / 4`` useful floats of mapped memory (a buffer ``nbytes`` plus the
     largest offset long)."""
@@ -110,7 +110,7 @@ def _offset(kernel: str, offsets: list[int], nbytes: int, device_count: int, rep
 
 
 def vector_width(nbytes: int = NBYTES, device_nbytes: int = 1 << 30, repeats: int = REPEATS) -> Result:
-    """The same contiguous bytes read as one float or one float4 per thread (lesson 09).
+    """The same contiguous bytes read as one float or one float4 per thread (coalesce-and-align-accesses).
 
     Mapped memory reads ``nbytes`` (1 GiB, about 20 ms a launch); device memory reads ``device_nbytes`` (1 GiB: a buffer the
     size of the L2 would measure the L2 and the launch, not HBM)."""

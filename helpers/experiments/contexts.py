@@ -1,5 +1,5 @@
 """Mapped pinned memory across CUDA contexts, and what ``import pycuda.autoinit`` makes current
-(lesson 05, 05-write-your-first-zero-copy-kernel).
+(write-your-first-zero-copy-kernel).
 
 Run in a child process, so the notebook's own context stack is never touched: the child retains GPU 0's
 primary context (as :func:`helpers.memory.gpu.context` does), allocates mapped pinned memory there with and
@@ -30,7 +30,7 @@ extern "C" __global__ void add_one(float *x, int n) {
 
 def contexts(n: int = 1 << 16, timeout: float = 120.0) -> Result:
     """Mapped pinned memory used from a context other than the one that allocated it, with and without
-    ``PORTABLE``; and whether ``pycuda.autoinit`` creates a context of its own (lesson 05)."""
+    ``PORTABLE``; and whether ``pycuda.autoinit`` creates a context of its own (write-your-first-zero-copy-kernel)."""
     return run("contexts", {"n": n, "timeout": timeout}, _contexts)
 
 

@@ -1,12 +1,13 @@
-"""The quiet-sweep rule, as a table the tests and the model check read (lessons 02, 06, 08, 09, 10).
+"""The quiet-sweep rule, as a table the tests and the model check read (the lessons that rest on a
+sweep: :func:`lessons`).
 
 A sweep that a lesson's conclusion rests on is *quiet* when every point is timed at least
 :data:`MIN_REPEATS` times and reads at least :data:`MIN_BYTES` (or, where a point must read less,
 takes at least :data:`MIN_SECONDS` a repeat). A 16 MiB zero-copy read is a 0.36 ms kernel: four
-H200 records gave the same offset point 17 % apart, more than the effects lesson 09 compares.
+H200 records gave the same offset point 17 % apart, more than the effects coalesce-and-align-accesses compares.
 
 :data:`QUIET_SWEEPS` names each such experiment and the parameters that must meet the rule.
-For a size sweep (``sizes``), whose small sizes are the point of the sweep (lesson 06 shows the
+For a size sweep (``sizes``), whose small sizes are the point of the sweep (measure-bandwidth shows the
 launch and the round trip at 4 KiB), the rule asks: every size gets every repeat, and the sweep
 reaches at least :data:`MIN_BYTES`: the sizes the conclusions quote (the link rate, the plateau)
 are the large ones. Extend the table with one line per experiment.
@@ -126,7 +127,7 @@ def record_violations(record: dict[str, Any], names: Iterable[str] | None = None
 
 def band(row: dict[str, Any], key: str) -> tuple[float, float, float]:
     """(lowest, median, highest) of the rate ``key`` (a ``*GBps`` column, taken at the median time) over
-    the row's repeats: the spread a plot draws as a band and a comparison must beat (lesson 09)."""
+    the row's repeats: the spread a plot draws as a band and a comparison must beat (coalesce-and-align-accesses)."""
     seconds = np.asarray(row["seconds"], float)
     median = float(np.median(seconds))
     return float(row[key] * median / seconds.max()), float(row[key]), float(row[key] * median / seconds.min())

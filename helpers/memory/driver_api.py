@@ -1,4 +1,5 @@
-"""The few CUDA driver calls PyCUDA does not wrap usably, through ctypes (lessons 04 and 13).
+"""The few CUDA driver calls PyCUDA does not wrap usably, through ctypes (map-pages-on-the-gpu and
+use-write-combined-and-registered-memory).
 
 ``cuMemHostRegister`` / ``cuMemHostUnregister`` / ``cuMemHostGetDevicePointer`` / ``cuMemHostGetFlags``.
 The calls act on the CUDA context current in this thread, which is the course's

@@ -1,8 +1,9 @@
 """The GPU side of the course: one context, pinned and mapped allocations, device pointers.
 
-Lesson 00 introduces :func:`context` and :func:`device_attributes`; lesson 02 :func:`pinned_empty`;
-lessons 04 and 05 :func:`mapped_empty` and :func:`device_pointer`; lesson 13 the
-write-combined and portable flags and :class:`RegisteredArray` (cuMemHostRegister).
+start-here introduces :func:`context` and :func:`device_attributes`; measure-what-pinning-buys
+:func:`pinned_empty`; map-pages-on-the-gpu and write-your-first-zero-copy-kernel :func:`mapped_empty` and
+:func:`device_pointer`; use-write-combined-and-registered-memory the write-combined and portable flags and
+:class:`RegisteredArray` (cuMemHostRegister).
 
 Every function that needs a GPU raises :class:`helpers.errors.NoGPUError` in replay mode.
 """
@@ -21,7 +22,7 @@ from . import driver_api
 from ..sharing import pinned_budget
 from ..errors import PinningError, RegistrationError
 from ..mode import require_live
-from .pages import PAGE_SIZE, page_aligned_empty  # lesson 13 registers what page_aligned_empty makes
+from .pages import PAGE_SIZE, page_aligned_empty  # the registered-memory lesson registers what this makes
 
 __all__ = [
     "context", "device_attributes", "device_name", "synchronize",
@@ -29,7 +30,7 @@ __all__ = [
     "page_aligned_empty", "RegisteredArray", "host_flags", "PAGE_SIZE",
 ]
 
-# Attributes lesson 00 shows, by their PyCUDA names; those an older PyCUDA lacks are skipped.
+# Attributes start-here shows, by their PyCUDA names; those an older PyCUDA lacks are skipped.
 SHOWN_ATTRIBUTES = (
     "CAN_MAP_HOST_MEMORY", "UNIFIED_ADDRESSING", "INTEGRATED",
     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", "HOST_REGISTER_SUPPORTED",
@@ -46,7 +47,7 @@ _live_allocations: dict[int, int] = {}  # id(array) -> bytes, for arrays not yet
 
 # --------------------------------------------------------------------------- context
 def context() -> Any:
-    """The notebook's one CUDA context: GPU 0's primary context, pushed once (lesson 00).
+    """The notebook's one CUDA context: GPU 0's primary context, pushed once (start-here).
 
     Calling it again returns the same context, so re-running a cell is safe. At interpreter
     exit the context is popped, so none is left on the stack.
@@ -85,12 +86,12 @@ def _release_context() -> None:
 
 
 def synchronize() -> None:
-    """Wait for all work on the GPU to finish (``cudaDeviceSynchronize``, lesson 05)."""
+    """Wait for all work on the GPU to finish (``cudaDeviceSynchronize``, write-your-first-zero-copy-kernel)."""
     context().synchronize()
 
 
 def device_name() -> str:
-    """The name of GPU 0 (lesson 00)."""
+    """The name of GPU 0 (start-here)."""
     context()
     import pycuda.driver as drv
 
@@ -98,7 +99,7 @@ def device_name() -> str:
 
 
 def device_attributes() -> dict[str, int]:
-    """The attributes of GPU 0 that matter for zero-copy, by name (lesson 00)."""
+    """The attributes of GPU 0 that matter for zero-copy, by name (start-here)."""
     context()
     import pycuda.driver as drv
 
@@ -162,16 +163,16 @@ def _allocate(shape: Any, dtype: Any, flags: int, what: str) -> np.ndarray:
 
 
 def pinned_empty(shape: Any, dtype: Any = np.float32) -> np.ndarray:
-    """Page-locked host memory without the mapping flag, for fast copies (lesson 02)."""
+    """Page-locked host memory without the mapping flag, for fast copies (measure-what-pinning-buys)."""
     return _allocate(shape, dtype, 0, "page-locked host memory")
 
 
 def mapped_empty(shape: Any, dtype: Any = np.float32, *, write_combined: bool = False,
                  portable: bool = False) -> np.ndarray:
-    """Mapped page-locked host memory: ``cudaHostAlloc(..., cudaHostAllocMapped)`` (lesson 05).
+    """Mapped page-locked host memory: ``cudaHostAlloc(..., cudaHostAllocMapped)`` (write-your-first-zero-copy-kernel).
 
     ``write_combined`` and ``portable`` add ``cudaHostAllocWriteCombined`` and
-    ``cudaHostAllocPortable`` (lesson 13).
+    ``cudaHostAllocPortable`` (use-write-combined-and-registered-memory).
     """
     context()
     import pycuda.driver as drv
@@ -193,10 +194,10 @@ def _allocation_root(array: np.ndarray) -> tuple[np.ndarray, Any]:
 
 
 def device_pointer(array: np.ndarray) -> np.intp:
-    """The GPU's address of a mapped array, ``cudaHostGetDevicePointer`` (lesson 05).
+    """The GPU's address of a mapped array, ``cudaHostGetDevicePointer`` (write-your-first-zero-copy-kernel).
 
     Pass the result, not the array, to a kernel: PyCUDA copies an ndarray argument
-    into the kernel's parameters by value (lesson 05 shows the pitfall).
+    into the kernel's parameters by value (write-your-first-zero-copy-kernel shows the pitfall).
     """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"device_pointer expects a numpy array from helpers.memory.gpu.mapped_empty, got {type(array).__name__}.")
@@ -219,7 +220,7 @@ def device_pointer(array: np.ndarray) -> np.intp:
 
 
 def free(*arrays: np.ndarray) -> None:
-    """Free page-locked arrays now, like ``cudaFreeHost`` (lesson 05).
+    """Free page-locked arrays now, like ``cudaFreeHost`` (write-your-first-zero-copy-kernel).
 
     Do not touch an array after freeing it: its memory is gone.
     """
@@ -233,13 +234,15 @@ def free(*arrays: np.ndarray) -> None:
 
 
 def pinned_bytes_live() -> int:
-    """Bytes of page-locked memory that helpers allocated and that are still held (lesson 05)."""
+    """Bytes of page-locked memory that helpers allocated and that are still held
+    (write-your-first-zero-copy-kernel)."""
     gc.collect()
     return sum(_live_allocations.values())
 
 
 def host_flags(array: np.ndarray) -> dict[str, bool]:
-    """The flags the driver keeps for a page-locked allocation, ``cuMemHostGetFlags`` (lesson 13)."""
+    """The flags the driver keeps for a page-locked allocation, ``cuMemHostGetFlags``
+    (use-write-combined-and-registered-memory)."""
     context()
     flags = driver_api.host_get_flags(array.ctypes.data)
     return {
@@ -251,7 +254,8 @@ def host_flags(array: np.ndarray) -> dict[str, bool]:
 
 # --------------------------------------------------------------------------- registered memory
 class RegisteredArray:
-    """An existing numpy array page-locked and mapped in place with ``cuMemHostRegister`` (lesson 13).
+    """An existing numpy array page-locked and mapped in place with ``cuMemHostRegister``
+    (use-write-combined-and-registered-memory).
 
     PyCUDA 2026.1's ``register_host_memory`` raises, so this calls the driver through ctypes.
     Use it as a context manager, or call :meth:`unregister`::

@@ -1,4 +1,5 @@
-"""The CPU's view of memory: pages, page frames, locking, page-aligned arrays (lessons 01 to 03).
+"""The CPU's view of memory: pages, page frames, locking, page-aligned arrays (pin-host-memory,
+measure-what-pinning-buys, map-pages-on-the-cpu).
 
 Everything here runs on any Linux machine, GPU or not: it reads /proc/self/maps and
 /proc/self/pagemap and calls mlock(2). Physical frame numbers are only shown to root
@@ -6,7 +7,7 @@ Everything here runs on any Linux machine, GPU or not: it reads /proc/self/maps 
 
 macOS and Windows have no /proc: :func:`proc_available` says so, :func:`pfns_visible` is False there,
 and the functions that read /proc raise :class:`helpers.errors.ProcUnavailableError`, which says
-what to do (lessons 01 to 03 then show the recorded Linux view). ``ZC_PROC_ROOT`` points the
+what to do (those lessons then show the recorded Linux view). ``ZC_PROC_ROOT`` points the
 helpers at another folder than /proc (the tests use a missing one to act as a Mac).
 """
 
@@ -64,7 +65,8 @@ def proc_root() -> Path:
 
 
 def proc_available() -> bool:
-    """Whether this system has Linux's /proc/self/pagemap and maps (False on macOS and Windows; lessons 01, 03)."""
+    """Whether this system has Linux's /proc/self/pagemap and maps (False on macOS and Windows; pin-host-memory,
+    map-pages-on-the-cpu)."""
     root = proc_root()
     return (root / "self" / "pagemap").exists() and (root / "self" / "maps").exists()
 
@@ -82,10 +84,11 @@ def proc_path(*parts: str) -> Path:
 
 
 def page_aligned_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np.float32) -> np.ndarray:
-    """An uninitialised (in fact zero, never touched) array that starts on a page boundary (lesson 01).
+    """An uninitialised (in fact zero, never touched) array that starts on a page boundary (pin-host-memory).
 
-    Plain anonymous ``mmap`` memory: pageable, no GPU involved, so both backends use it (lesson 13
-    registers it with cuMemHostRegister; ``helpers.cpu.mapped_empty`` hands it to CPU kernels).
+    Plain anonymous ``mmap`` memory: pageable, no GPU involved, so both backends use it
+    (use-write-combined-and-registered-memory registers it with cuMemHostRegister; ``helpers.cpu.mapped_empty`` hands it
+    to CPU kernels).
     """
     dtype = np.dtype(dtype)
     count = int(np.prod(shape, dtype=np.int64))
@@ -96,7 +99,7 @@ def page_aligned_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike
 
 
 def frames(address: int, nbytes: int) -> list[Frame]:
-    """Page-table entries of the pages covering ``[address, address + nbytes)`` (lesson 01)."""
+    """Page-table entries of the pages covering ``[address, address + nbytes)`` (pin-host-memory)."""
     first = address // PAGE_SIZE
     last = (address + max(nbytes, 1) - 1) // PAGE_SIZE
     with open(proc_path("self", "pagemap"), "rb") as pagemap:
@@ -111,13 +114,14 @@ def frames(address: int, nbytes: int) -> list[Frame]:
 
 
 def frames_of(array: np.ndarray) -> list[Frame]:
-    """Page-table entries of every page an array's data touches (lesson 01)."""
+    """Page-table entries of every page an array's data touches (pin-host-memory)."""
     return frames(array.ctypes.data, array.nbytes)
 
 
 @dataclass(frozen=True)
 class FrameRun:
-    """A maximal stretch of consecutive virtual pages whose frames are consecutive too (lessons 02, 03)."""
+    """A maximal stretch of consecutive virtual pages whose frames are consecutive too (measure-what-pinning-buys,
+    map-pages-on-the-cpu)."""
 
     start: int  # index of the run's first page among the pages given
     length: int  # pages in the run
@@ -130,7 +134,8 @@ class FrameRun:
 
 
 def frame_runs(pfns: list[int | None] | tuple[int | None, ...]) -> list[FrameRun]:
-    """Split a page-by-page list of frame numbers into runs of physically consecutive frames (lesson 02).
+    """Split a page-by-page list of frame numbers into runs of physically consecutive frames
+    (measure-what-pinning-buys).
 
     A run continues while each next page's frame is the previous frame + 1 (ascending) or - 1
     (descending), in the same direction. One run covering every page means the buffer sits in one
@@ -155,7 +160,7 @@ HUGE_PAGE_SIZE = 2 << 20
 
 
 def huge_page_possible(address: int, pfns: list[int | None] | tuple[int | None, ...]) -> bool:
-    """Whether these pages could sit inside 2 MiB huge pages, as far as their frames can tell (lesson 03).
+    """Whether these pages could sit inside 2 MiB huge pages, as far as their frames can tell (map-pages-on-the-cpu).
 
     A 2 MiB page-table entry maps a 2 MiB-aligned virtual range onto a 2 MiB-aligned block of frames in the
     same order, so each page's frame must equal (the block's first frame) + (its page's offset in the 2 MiB
@@ -181,7 +186,7 @@ def pfns_visible() -> bool:
 
 
 def mapping_of(address: int) -> Mapping:
-    """The /proc/self/maps entry that contains ``address`` (lessons 01 and 03)."""
+    """The /proc/self/maps entry that contains ``address`` (pin-host-memory and map-pages-on-the-cpu)."""
     for line in proc_path("self", "maps").read_text().splitlines():
         fields = line.split(maxsplit=5)
         start, end = (int(x, 16) for x in fields[0].split("-"))
@@ -191,14 +196,14 @@ def mapping_of(address: int) -> Mapping:
 
 
 def memlock_limit() -> tuple[int | None, int | None]:
-    """RLIMIT_MEMLOCK (soft, hard) in bytes; None means unlimited (lesson 01)."""
+    """RLIMIT_MEMLOCK (soft, hard) in bytes; None means unlimited (pin-host-memory)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
     unlimited = resource.RLIM_INFINITY
     return (None if soft == unlimited else soft, None if hard == unlimited else hard)
 
 
 def locked_kib() -> dict[str, int]:
-    """VmLck and VmPin of this process from /proc/self/status, in KiB (lesson 01)."""
+    """VmLck and VmPin of this process from /proc/self/status, in KiB (pin-host-memory)."""
     values = {}
     for line in proc_path("self", "status").read_text().splitlines():
         key, _, rest = line.partition(":")
@@ -216,7 +221,7 @@ def _libc() -> ctypes.CDLL:
 
 
 def lock(array: np.ndarray) -> None:
-    """Page-lock an array's pages with mlock(2): the CPU-only half of pinning (lesson 01).
+    """Page-lock an array's pages with mlock(2): the CPU-only half of pinning (pin-host-memory).
 
     The kernel faults every page in and promises never to swap it out. CUDA's pinning does this
     and more: it also keeps the physical frames from moving, and tells the GPU's MMU about them.

@@ -1,4 +1,4 @@
-"""Timing on the GPU with CUDA events, every repeat kept (lesson 02 on).
+"""Timing on the GPU with CUDA events, every repeat kept (measure-what-pinning-buys on).
 
 Events are recorded in the GPU's stream around the work alone, so host-side Python
 overhead between launches is not counted. The warm-up and the timed repeats hold the GPU's
@@ -53,7 +53,7 @@ def time_gpu(work: Callable[[], object], *, repeats: int = 10, warmup: int = 2) 
 
 
 def time_host(work: Callable[[], object], *, repeats: int = 5, warmup: int = 1) -> Timing:
-    """Time host-only work (a CPU reading memory, lesson 13) with a monotonic clock."""
+    """Time host-only work (a CPU reading memory, use-write-combined-and-registered-memory) with a monotonic clock."""
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
     for _ in range(warmup):

@@ -1,4 +1,4 @@
-"""What this machine is for the course, and what each lesson does on it (``python -m helpers doctor``, lesson 00).
+"""What this machine is for the course, and what each lesson does on it (``python -m helpers doctor``, start-here).
 
 :func:`diagnose` is a pure function of :class:`helpers.platform.facts.Facts`: the mode and why, the GPU and its
 zero-copy attributes, whether the toolkit, driver and PyCUDA fit together, the platform (Colab, WSL2, container,
@@ -75,7 +75,8 @@ def _v(version: tuple[int, ...] | None) -> str:
 
 
 def link_GBps(gen: int | None, width: int | None) -> float | None:
-    """A PCIe link's nominal rate per direction in GB/s (helpers.platform.pcie), or None when gen or width is unknown."""
+    """A PCIe link's nominal rate per direction in GB/s (helpers.platform.pcie), or None when gen or width is
+    unknown."""
     return nominal_GBps(gen, width) if gen in GT_PER_S and width else None
 
 
@@ -202,7 +203,7 @@ def platform_sections(facts: Facts) -> dict[str, dict[str, Any]]:
 
 
 def pinned_expectation(facts: Facts) -> dict[str, Any]:
-    """How much page-locked memory this machine should grant at once, and why (lessons 02, 06, 07, 12)."""
+    """How much page-locked memory this machine should grant at once, and why (the lessons that pin 1 GiB)."""
     total, available = facts.mem_total_bytes, facts.mem_available_bytes
     cap = int(0.75 * total) if total else None
     candidates = [v for v in (cap, available) if v]

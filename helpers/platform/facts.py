@@ -1,5 +1,5 @@
 """What this machine is, as plain data: GPU, toolkit, operating system, memory (``python -m helpers doctor``,
-lesson 00).
+start-here).
 
 :func:`gather` reads the real machine once into a :class:`Facts`; everything that judges those facts
 (:mod:`helpers.platform.doctor`, :mod:`helpers.platform.notes`) is a pure function of them, so the tests can hand
@@ -264,7 +264,7 @@ def _cxx() -> tuple[str | None, str]:
 
 
 def gather() -> Facts:
-    """Read this machine into :class:`Facts` (``python -m helpers doctor``; lesson 00). Never raises."""
+    """Read this machine into :class:`Facts` (``python -m helpers doctor``; start-here). Never raises."""
     import platform
 
     from .machine import detect_virtualization

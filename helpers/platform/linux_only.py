@@ -1,4 +1,4 @@
-"""``%%linux_only``: run a notebook cell only where Linux's /proc exists (lessons 01 and 03).
+"""``%%linux_only``: run a notebook cell only where Linux's /proc exists (pin-host-memory and map-pages-on-the-cpu).
 
 On macOS and Windows there is no /proc/self/pagemap, maps or status, so the cells that read them are
 marked ``%%linux_only``: there the cell is skipped with a sentence that says why, and the lesson goes on

@@ -1,5 +1,6 @@
 """What kind of machine a measurement ran on: bare metal or a virtual machine, with or without an IOMMU
-(lessons 00, 02, 03, 04 and wherever recorded frames, pageable copies or latencies are read).
+(start-here, measure-what-pinning-buys, map-pages-on-the-cpu, map-pages-on-the-gpu and wherever recorded frames,
+pageable copies or latencies are read).
 
 A device reaches host memory by DMA (bus) addresses. With an IOMMU, or inside a virtual machine, those
 differ from the frame numbers /proc/self/pagemap shows: in a VM the pagemap frames are guest-physical,
@@ -19,7 +20,7 @@ _KERNEL_HINTS = ((re.compile(r"-fc-"), "firecracker"),)
 
 
 def detect_virtualization() -> str:
-    """This machine's virtualization, e.g. ``"none"``, ``"kvm"``, ``"firecracker"`` (live; lesson 00).
+    """This machine's virtualization, e.g. ``"none"``, ``"kvm"``, ``"firecracker"`` (live; start-here).
 
     Asks ``systemd-detect-virt --vm`` where it exists, else the DMI product name and the CPU's
     ``hypervisor`` flag; ``"unknown"`` when nothing answers.
@@ -45,7 +46,8 @@ def detect_virtualization() -> str:
 
 
 def iommu_groups() -> int | None:
-    """How many IOMMU groups this Linux kernel exposes (0: no IOMMU in use); None if it cannot tell (lesson 04)."""
+    """How many IOMMU groups this Linux kernel exposes (0: no IOMMU in use); None if it cannot tell
+    (map-pages-on-the-gpu)."""
     groups = Path("/sys/kernel/iommu_groups")
     if not groups.is_dir():
         return None
@@ -77,7 +79,8 @@ def in_vm(provenance: dict[str, Any]) -> bool | None:
 
 
 def address_caveat(provenance: dict[str, Any], *, live: bool = False) -> str:
-    """One sentence on what the frames, copies and latencies of a run mean on its machine (lessons 00-04, 07).
+    """One sentence on what the frames, copies and latencies of a run mean on its machine (the first lessons,
+    measure-latency).
 
     ``provenance`` is a record's (replay); with ``live=True`` this machine is examined instead.
     """

@@ -1,8 +1,9 @@
-"""The sentence a lesson shows about this machine, where its platform changes the lesson (lessons 00-03, 05 and 11-14).
+"""The sentence a lesson shows about this machine, where its platform changes the lesson.
 
-``platform_note("08")`` reads this machine once (:func:`helpers.platform.facts.current`) and returns what
-differs here from the reference GPU the lesson was written on: an integrated GPU, HMM, WSL2, native host
-atomics, no /proc, a small page-locked memory limit. Pass ``facts`` to see another platform's note.
+``platform_note("keep-enough-bytes-in-flight")`` (or its id) reads this machine once
+(:func:`helpers.platform.facts.current`) and returns what differs here from the reference GPU the lesson was written on:
+an integrated GPU, HMM, WSL2, native host atomics, no /proc, a small page-locked memory limit. Pass ``facts`` to see
+another platform's note.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def reference_gpu() -> GpuFacts | None:
 
 
 def recorded_linux_view() -> str:
-    """The reference record's page-table view of a few buffers, one line each (lessons 01 to 03 without /proc)."""
+    """The reference record's page-table view of a few buffers, one line each (the /proc lessons without /proc)."""
     try:
         record, path = records.reference_record()
     except records.RecordError as exc:
@@ -69,7 +70,7 @@ def _overview(facts: Facts, reference: GpuFacts | None) -> str:
 
 
 def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuFacts | None = None) -> str:
-    """What this machine changes in ``lesson``, as a few sentences (lessons 00-03, 05 and 11-14).
+    """What this machine changes in ``lesson``, as a few sentences (by id or slug).
 
     Live, the notes come from this GPU's attributes and this platform; in replay, from the recorded GPU's
     attributes (what the figures shown hold for) and this platform (no /proc, no compiler).

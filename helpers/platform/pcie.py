@@ -1,4 +1,4 @@
-"""The PCIe link between the GPU and the host: its generation, width and nominal rate (lesson 06).
+"""The PCIe link between the GPU and the host: its generation, width and nominal rate (measure-bandwidth).
 
 Nominal rates follow the PCI Express Base Specifications as the PCI-SIG summarises them: a lane runs
 2.5, 5, 8, 16, 32 or 64 GT/s for generations 1 to 6; generations 1-2 encode 8 bits in 10, 3-5 use
@@ -19,7 +19,7 @@ ENCODING = {1: 8 / 10, 2: 8 / 10, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 2
 
 
 def nominal_GBps(generation: int, width: int) -> float:
-    """Data rate of a link per direction in GB/s (1e9 bytes/s), before packet overheads (lesson 06)."""
+    """Data rate of a link per direction in GB/s (1e9 bytes/s), before packet overheads (measure-bandwidth)."""
     if generation not in GT_PER_S:
         raise ValueError(f"PCIe generation {generation!r} is not one of {sorted(GT_PER_S)}.")
     if width not in (1, 2, 4, 8, 16, 32):
@@ -29,7 +29,8 @@ def nominal_GBps(generation: int, width: int) -> float:
 
 @dataclass(frozen=True)
 class Link:
-    """A GPU's PCIe link as the driver reports it: current and maximum generation and width (lesson 06, doctor)."""
+    """A GPU's PCIe link as the driver reports it: current and maximum generation and width (measure-bandwidth,
+    doctor)."""
 
     gen: int | None
     width: int | None

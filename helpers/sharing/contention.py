@@ -1,4 +1,4 @@
-"""Other programs on the GPU, which the measurement queue cannot hold back (lesson 06).
+"""Other programs on the GPU, which the measurement queue cannot hold back (measure-bandwidth).
 
 The queue orders the course's own timed sections. A process outside the course (a training job, a
 benchmark, another course's notebook) may use the same GPU and its PCIe link meanwhile; NVML (through

@@ -1,4 +1,4 @@
-"""The measurement queue: timed sections of every process on the machine take turns on a GPU (lesson 06).
+"""The measurement queue: timed sections of every process on the machine take turns on a GPU (measure-bandwidth).
 
 Learners who share a GPU server press Run All at the same moments. If their bandwidth measurements ran
 over one PCIe link together, each would see a fraction of the link. :func:`measurement_slot` makes the
@@ -55,11 +55,11 @@ PROC_LOCKS = "/proc/locks"
 
 
 class QueueError(CourseError):
-    """The queue's folder cannot be used (lesson 06)."""
+    """The queue's folder cannot be used (measure-bandwidth)."""
 
 
 class SlotHeldTooLong(UserWarning):
-    """This process held the GPU slot past ``ZC_QUEUE_HOLD_TIMEOUT`` and others went on (lesson 06)."""
+    """This process held the GPU slot past ``ZC_QUEUE_HOLD_TIMEOUT`` and others went on (measure-bandwidth)."""
 
 
 def enabled() -> bool:
@@ -658,7 +658,7 @@ def _warn_held_too_long(hold_s: float, limit: float, what: str) -> None:
 # --------------------------------------------------------------------------- the slot
 @contextmanager
 def measurement_slot(key: str | None = None, *, what: str = "", stream: TextIO | None = None) -> Iterator[None]:
-    """Hold this GPU's measurement slot for the timed work inside the ``with`` block (lesson 06).
+    """Hold this GPU's measurement slot for the timed work inside the ``with`` block (measure-bandwidth).
 
     Re-entrant: a slot taken inside another in the same thread is the outer one. Waits in turn
     (first come, first served) behind other processes' slots; a wait longer than a moment shows one

@@ -1,4 +1,4 @@
-"""A machine-wide budget of page-locked memory that every learner's process shares (lesson 02).
+"""A machine-wide budget of page-locked memory that every learner's process shares (measure-what-pinning-buys).
 
 Each process already refuses to pin more than three quarters of RAM by itself (helpers.memory.gpu), but
 sixteen learners on one server could still pin it dry together. Every pinning helper therefore
@@ -176,7 +176,7 @@ def release(nbytes: int) -> None:
 
 
 def usage() -> dict[str, int]:
-    """Bytes pinned machine-wide by live course processes, by pid, with the budget (lesson 02)."""
+    """Bytes pinned machine-wide by live course processes, by pid, with the budget (measure-what-pinning-buys)."""
     with _lock:
         table = _update(0, check=False)
     return {"budget": budget_bytes(), **{pid: int(entry["bytes"]) for pid, entry in table.items()}}

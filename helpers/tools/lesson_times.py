@@ -13,8 +13,9 @@ learner runs keeps when it started and finished in the saved notebook, and :func
 helpers times``) adds up the time from the first run cell to the last, leaving out pauses longer than
 ``IDLE_GAP_MINUTES`` (a break, not reading).
 
-Checked against the one timing of a real learner the project has (issue 9: the old lessons 05 and 07, since
-split into 06 and 08, 09 and 10, took about 70 minutes each, exercises included, before this estimate existed).
+Checked against the one timing of a real learner the project has (issue 9: the old bandwidth and coalescing lessons,
+since split into measure-bandwidth and keep-enough-bytes-in-flight, and into coalesce-and-align-accesses and
+model-zero-copy-reads, took about 70 minutes each, exercises included, before this estimate existed).
 """
 
 from __future__ import annotations

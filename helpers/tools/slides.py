@@ -1,6 +1,6 @@
 """An instructor's reveal.js deck per lesson (``make slides``): ``build/slides/NN-name.slides.html``.
 
-    python -m helpers.tools.slides [--no-execute] [--output DIR] [LESSON ...]     (LESSON: 06 or 06-measure-bandwidth)
+    python -m helpers.tools.slides [--no-execute] [--output DIR] [LESSON ...]     (LESSON: an id, slug or file stem)
 
 Each lesson is executed (replay without a GPU, live with one; ``--no-execute`` keeps the code without outputs),
 cut into slides and converted with nbconvert's reveal.js exporter (``jupyter nbconvert --to slides``). The cut
@@ -56,7 +56,8 @@ def mark(nb: Any) -> Any:
 
 
 def lessons(names: list[str] | None = None, folder: Path | None = None) -> list[Path]:
-    """The lesson files named (``06`` or ``06-measure-bandwidth``), or all of them, in course order."""
+    """The lesson files named (by id, slug or file stem: :func:`helpers.lessons.find`), or all of them, in course
+    order."""
     found = course_lessons.notebooks(folder)
     if not names:
         return found
