@@ -14,8 +14,8 @@ from matplotlib.figure import Figure
 
 from ..experiments import quiet
 from ..experiments.result import Result
-from .plots import _size_label, _source_note, course_style
 from ..tables import Table, table
+from .plots import _size_label, _source_note, course_style
 
 
 def _spread(seconds: list[float]) -> str:

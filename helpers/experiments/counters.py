@@ -127,8 +127,8 @@ def parse_ncu_csv(text: str) -> list[dict[str, float]]:
 
 def _launch(patterns: list[dict[str, Any]]) -> None:
     """The profiled program: one launch per pattern over mapped memory (run under ncu)."""
-    from ..memory import gpu
     from .. import kernels
+    from ..memory import gpu
     from .buffers import BLOCK, NEVER, device, full_grid, mapped
 
     span = max((p["offset_floats"] + p["count"] * p["stride"]) * (4 if p["kernel"] == "read_strided" else 16)

@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
-from ..memory import gpu
 from .. import kernels
+from ..memory import gpu
 from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, device, full_grid, mapped
 from .result import Result, Row, run

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ..memory import driver_api, gpu, pages
 from .. import kernels
 from ..errors import PinningError
+from ..memory import driver_api, gpu, pages
 from ..memory.timing import time_gpu, time_host
 from . import quiet
 from .buffers import BLOCK, NEVER, device, full_grid, mapped

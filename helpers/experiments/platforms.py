@@ -21,10 +21,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..memory import driver_api, gpu
 from .. import kernels
-from ..sharing.gpu_queue import measurement_slot
+from ..memory import driver_api, gpu
 from ..memory.timing import time_gpu
+from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
 from .result import Result, Row, run
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from . import driver_api
-from ..sharing import pinned_budget
 from ..errors import PinningError, RegistrationError
 from ..mode import require_live
+from ..sharing import pinned_budget
+from . import driver_api
 from .pages import PAGE_SIZE, page_aligned_empty  # the registered-memory lesson registers what this makes
 
 __all__ = [

@@ -14,8 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from .gpu import context
 from ..sharing.gpu_queue import measurement_slot
+from .gpu import context
 
 
 @dataclass(frozen=True)

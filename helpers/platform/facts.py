@@ -267,8 +267,8 @@ def gather() -> Facts:
     """Read this machine into :class:`Facts` (``python -m helpers doctor``; start-here). Never raises."""
     import platform
 
-    from .machine import detect_virtualization
     from ..mode import detect
+    from .machine import detect_virtualization
 
     notes: list[str] = []
     mode = detect()

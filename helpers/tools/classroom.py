@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import lessons as course_lessons, paths, records
-from ..errors import CourseError
 from ..analysis.summary import headline
+from ..errors import CourseError
 
 __all__ = ["ClassroomError", "resolve_lessons", "estimate_wall", "died_at_start", "run_learner", "run_classroom",
            "zero_copy_reads", "merge_parts"]
@@ -266,11 +266,11 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
     ``class_gpu_seconds`` sets the class setting (``ZC_CLASS_GPU_SECONDS``) for every learner: experiments that
     held the GPU longer than that in the reference record's run replay it. A solo run with a failed cell stops
     the command before the class starts (the class would only repeat the failure, at N times the GPU time)."""
-    from ..memory import gpu
     from ..experiments.result import CLASS_SETTING, class_limit
+    from ..memory import gpu
+    from ..mode import require_live
     from ..sharing.gpu_queue import enabled, gpu_key, read_log
     from ..sharing.pinned_budget import budget_bytes as pinned_budget_bytes
-    from ..mode import require_live
 
     require_live("python -m helpers classroom")
     if class_gpu_seconds is not None:
