@@ -205,7 +205,9 @@ def test_another_user_queues_behind_this_one(monkeypatch):
             ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-c",
              "import io, time; from helpers.sharing.gpu_queue import measurement_slot\n"
              f"t0 = time.monotonic()\nwith measurement_slot({KEY!r}, stream=io.StringIO()): print(time.monotonic() - t0)"],
-            capture_output=True, text=True, timeout=30, env={**os.environ, "HOME": "/tmp"}, cwd="/")
+            capture_output=True, text=True, timeout=30, cwd="/",  # this checkout's helpers, not an installed copy
+            env={**os.environ, "HOME": "/tmp", "PYTHONPATH": os.pathsep.join(
+                p for p in (str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")) if p)})
         holder.communicate(timeout=20)
         assert nobody.returncode == 0, nobody.stderr
         assert float(nobody.stdout) > 0.5, "nobody waited for root's slot"
