@@ -117,7 +117,7 @@ LAB_ARGS ?=
 
 # The server's root is the repository (so helpers/kernels/*.cu open too); lesson 00 opens first.
 lab: setup
-	$(VENV)/bin/jupyter lab $(LAB_ARGS) --ContentsManager.post_save_hook=helpers.notebook_git.refresh_after_save \
+	$(VENV)/bin/jupyter lab $(LAB_ARGS) --ContentsManager.post_save_hook=helpers.tools.notebook_git.refresh_after_save \
 	    $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" lessons/00-start-here.ipynb
 
 # One pytest run: unit tests plus every lessons/*.ipynb (collected by nbval).
@@ -143,19 +143,19 @@ record: setup
 	$(VPY) -m helpers record
 
 # Spelling (codespell, word list .ci/codespell-words.txt), links and anchors, notebook metadata, and the schemas of
-# CITATION.cff, the workflows and the issue forms (helpers/lint.py).
+# CITATION.cff, the workflows and the issue forms (helpers/tools/lint.py).
 lint: setup
-	$(VPY) -m helpers.lint
+	$(VPY) -m helpers.tools.lint
 
 # One reveal.js deck per lesson (nbconvert --to slides), executed in this machine's mode: build/slides/.
 # `make slides SLIDES="00 06"` converts some lessons; SLIDES_ARGS="--no-execute" keeps the code without outputs.
 SLIDES ?=
 SLIDES_ARGS ?=
 slides: setup
-	$(VPY) -m helpers.slides $(SLIDES_ARGS) $(SLIDES) && echo "Open build/slides/index.html"
+	$(VPY) -m helpers.tools.slides $(SLIDES_ARGS) $(SLIDES) && echo "Open build/slides/index.html"
 
 # A fresh virtual environment holding only what Binder's and Colab's set-up give (the course, pip-installed by
-# helpers/colab.py, and a Jupyter kernel) runs lessons 00 and 06 in replay (tests/test_launch.py; about a minute).
+# helpers/tools/colab.py, and a Jupyter kernel) runs lessons 00 and 06 in replay (tests/test_launch.py; about a minute).
 test-launch: setup
 	ZC_LAUNCH_TESTS=1 $(VPY) -m pytest tests/test_launch.py -p no:cacheprovider -rs $(PYTEST_ARGS)
 

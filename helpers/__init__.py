@@ -1,8 +1,59 @@
 """Helpers for the CUDA zero-copy course.
 
-Lessons import the submodules they need (``from helpers import gpu, experiments``).
-Nothing here touches CUDA at import time: the mode (live on a GPU, or replay of
-recorded measurements) is decided once, by :func:`helpers.mode.detect`.
+Lessons import what they need from here (``from helpers import course, experiments, gpu, plots``). Below
+this face the package is folded by job, lowest layer first (tests/test_house.py keeps the order):
+
+- ``errors``, ``paths``, ``lessons``, ``mode``, ``records``, ``tables``: the core every layer uses;
+- ``sharing``: the measurement queue and the page-locked budget that learners on one GPU share;
+- ``memory``: pages, pinned and mapped allocations, the driver calls, event timing;
+- ``kernels`` and ``cpu``: the CUDA C kernels, and the CPU backend that runs them without a GPU;
+- ``platform``: what this machine is, the doctor, each lesson's note about it;
+- ``experiments``: one function per experiment, live or replay;
+- ``analysis``: the PCIe model, the sector explorer, a record's summary and targets;
+- ``exercises``: the checks of the lessons' exercises;
+- ``display``: figures, alt text, views of results;
+- ``tools``: the command line's pieces, the book, the slides, the classroom, lint;
+- ``course``: the first cell of every lesson.
+
+The modules lessons name here (``gpu``, ``plots``, ``doctor``...) are loaded on first use, from the
+subpackage that holds them (:data:`FACE`). Nothing here touches CUDA at import time: the mode (live on
+a GPU, or replay of recorded measurements) is decided once, by :func:`helpers.mode.detect`.
 """
 
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
 __version__ = "0.1.0"
+
+# The name a lesson uses -> the module that holds it now.
+FACE: dict[str, str] = {
+    "gpu": "helpers.memory.gpu",
+    "pages": "helpers.memory.pages",
+    "driver_api": "helpers.memory.driver_api",
+    "timing": "helpers.memory.timing",
+    "machine": "helpers.platform.machine",
+    "pcie": "helpers.platform.pcie",
+    "platform_facts": "helpers.platform.facts",
+    "doctor": "helpers.platform.doctor",
+    "pcie_model": "helpers.analysis.pcie_model",
+    "sector_explorer": "helpers.analysis.sector_explorer",
+    "summary": "helpers.analysis.summary",
+    "plots": "helpers.display.plots",
+    "platform_views": "helpers.display.platform_views",
+    "lesson_times": "helpers.tools.lesson_times",
+}
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``helpers.gpu`` and ``from helpers import gpu``: the module :data:`FACE` names, imported on first use."""
+    if name in FACE:
+        module = importlib.import_module(FACE[name])
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'helpers' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(FACE))

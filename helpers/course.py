@@ -1,4 +1,4 @@
-"""The first cell of every lesson: decide the mode once and say it (lesson 00)."""
+"""The first cell of every lesson: decide the mode once and say it (start-here)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ def start() -> str:
 
     Safe to call again when a notebook's cells are re-run: the context is created once.
     """
-    from .linux_only import register
+    from .platform.linux_only import register
 
-    register()  # %%linux_only, for the cells of lessons 01 and 03 that read /proc
-    from .alt_text import register as alt_text
+    register()  # %%linux_only, for the cells of pin-host-memory and map-pages-on-the-cpu that read /proc
+    from .display.alt_text import register as alt_text
 
     alt_text()  # every figure shown gets alt text in its output metadata (the book's and slides' <img alt>)
     mode = detect()
     if mode.live:
-        from . import gpu
+        from .memory import gpu
 
         gpu.context()
         return f"{mode.describe()} Recorded reference: {_reference_line()}"

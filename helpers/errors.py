@@ -6,7 +6,7 @@ class CourseError(Exception):
 
 
 class NoGPUError(CourseError):
-    """A call that needs a live GPU ran in replay mode (lesson 00 explains the modes)."""
+    """A call that needs a live GPU ran in replay mode (start-here explains the modes)."""
 
     def __init__(self, what: str, reason: str) -> None:
         super().__init__(
@@ -17,28 +17,29 @@ class NoGPUError(CourseError):
 
 
 class HostMappingUnsupportedError(CourseError):
-    """The GPU cannot map page-locked host memory into its address space (lesson 00)."""
+    """The GPU cannot map page-locked host memory into its address space (start-here)."""
 
 
 class PinningError(CourseError):
-    """Host memory could not be page-locked (锁页内存) or mapped (lesson 02)."""
+    """Host memory could not be page-locked (锁页内存) or mapped (measure-what-pinning-buys)."""
 
 
 class ProcUnavailableError(CourseError):
-    """This system has no Linux /proc (macOS, Windows), so page tables cannot be read (lessons 01 and 03)."""
+    """This system has no Linux /proc (macOS, Windows), so page tables cannot be read (pin-host-memory and
+    map-pages-on-the-cpu)."""
 
 
 class RegistrationError(CourseError):
-    """An existing array cannot be registered with cuMemHostRegister (lesson 13)."""
+    """An existing array cannot be registered with cuMemHostRegister (use-write-combined-and-registered-memory)."""
 
 
 class CompilerNotFoundError(CourseError):
-    """nvcc, which PyCUDA's SourceModule calls, is not on PATH (lesson 05)."""
+    """nvcc, which PyCUDA's SourceModule calls, is not on PATH (write-your-first-zero-copy-kernel)."""
 
 
 class RecordError(CourseError):
-    """A measurement record in data/ is missing or corrupt (lesson 00)."""
+    """A measurement record in data/ is missing or corrupt (start-here)."""
 
 
 class ProfilerUnavailableError(CourseError):
-    """Nsight Compute (``ncu``) is missing or may not read the GPU's counters (lesson 10)."""
+    """Nsight Compute (``ncu``) is missing or may not read the GPU's counters (model-zero-copy-reads)."""

@@ -1,4 +1,4 @@
-"""Decide once whether the course runs live on a GPU or replays recorded data (lesson 00).
+"""Decide once whether the course runs live on a GPU or replays recorded data (start-here).
 
 live:   PyCUDA imports, a CUDA device exists and it can map host memory.
 replay: anything else; every experiment then returns a measurement recorded on a real GPU.
@@ -58,7 +58,7 @@ def _probe() -> Mode:
 
 
 def detect(refresh: bool = False) -> Mode:
-    """Return the course's mode, probing the machine only the first time (lesson 00)."""
+    """Return the course's mode, probing the machine only the first time (start-here)."""
     global _detected
     if _detected is None or refresh:
         _detected = _probe()

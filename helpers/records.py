@@ -1,4 +1,4 @@
-"""Measurement records: the format, provenance, validation on load, atomic save (lesson 00 on).
+"""Measurement records: the format, provenance, validation on load, atomic save (start-here on).
 
 A record is one JSON file in data/ made by ``python -m helpers record`` on a real GPU::
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
 import re
 import sys
 import tempfile
@@ -25,8 +24,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from . import paths
 from .errors import RecordError
-from .machine import detect_virtualization
 
 FORMAT = "zero-copy-course/record"
 VERSION = 1
@@ -37,70 +36,12 @@ Record = dict[str, Any]
 
 def data_dir() -> Path:
     """The folder of recorded measurements: ``$ZC_DATA_DIR`` or the repository's data/."""
-    override = os.environ.get("ZC_DATA_DIR")
-    return Path(override) if override else Path(__file__).resolve().parent.parent / "data"
+    return paths.data_dir()
 
 
-def provenance(command: str) -> dict[str, Any]:
-    """Where and how a live record was made: GPU, driver, CUDA, PyCUDA, date, command."""
-    from . import gpu
-
-    gpu.context()
-    import numpy
-    import pycuda
-    import pycuda.driver as drv
-
-    major, minor = drv.Device(0).compute_capability()
-    driver = drv.get_driver_version()
-    return {
-        "gpu": gpu.device_name(),
-        "compute_capability": f"{major}.{minor}",
-        "driver_version": _nvidia_driver_version() or "unknown",
-        "cuda_version": f"{driver // 1000}.{driver % 1000 // 10}",
-        "pycuda_version": pycuda.VERSION_TEXT,
-        "numpy_version": numpy.__version__,
-        "python_version": platform.python_version(),
-        "platform": platform.platform(),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": command,
-        "attributes": gpu.device_attributes(),
-        "virtualization": detect_virtualization(),
-        "pcie_link": _pcie_link(),
-        "cpu": _cpu_model(),
-    }
-
-
-def _pcie_link() -> dict[str, Any] | None:
-    """The GPU's PCIe link while recording (generation and width, current and maximum), or None."""
-    from .pcie import read_link
-
-    link = read_link()
-    return link.as_dict() if link else None
-
-
-def _cpu_model() -> str:
-    """The host CPU's model name and last-level cache size as /proc/cpuinfo gives them."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return platform.processor() or "unknown"
-    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-    fields = {k.strip(): v.strip() for k, v in fields.items()}
-    return f"{fields.get('model name', 'unknown')}; cache size {fields.get('cache size', '?')}"
-
-
-def _nvidia_driver_version() -> str | None:
-    try:
-        text = Path("/proc/driver/nvidia/version").read_text()
-    except OSError:
-        return None
-    match = re.search(r"Kernel Module(?: for \w+)?\s+([\d.]+)", text)
-    return match.group(1) if match else None
-
-
-def new_record(command: str) -> Record:
-    """An empty record with this machine's provenance (live only)."""
-    return {"format": FORMAT, "version": VERSION, "provenance": provenance(command), "experiments": {}}
+def new_record(provenance: dict[str, Any]) -> Record:
+    """An empty record with this provenance (:func:`helpers.platform.provenance.provenance`, live only)."""
+    return {"format": FORMAT, "version": VERSION, "provenance": provenance, "experiments": {}}
 
 
 # --------------------------------------------------------------------------- validation
@@ -275,7 +216,7 @@ def validate(record: Any, source: str = "record") -> Record:
 
 # --------------------------------------------------------------------------- files
 def load_record(path: str | os.PathLike[str]) -> Record:
-    """Read and validate one record file (lesson 00)."""
+    """Read and validate one record file (start-here)."""
     path = Path(path)
     if not path.is_file():
         raise RecordError(

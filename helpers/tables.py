@@ -1,4 +1,4 @@
-"""A small table that renders as Markdown in Jupyter and as aligned text elsewhere (lessons 06 to 14)."""
+"""A small table that renders as Markdown in Jupyter and as aligned text elsewhere (most lessons)."""
 
 from __future__ import annotations
 

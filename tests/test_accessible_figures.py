@@ -1,5 +1,5 @@
 """Accessible figures: a colour-blind-safe palette, series told apart without colour, alt text in every lesson
-figure's output and in the book (helpers/course.mplstyle, helpers.plots, helpers.alt_text, helpers.book)."""
+figure's output and in the book (helpers/display/course.mplstyle, helpers.display.plots, helpers.display.alt_text, helpers.tools.book)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ import nbformat  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
-from helpers import alt_text, book, experiments, plots  # noqa: E402
+from helpers.display import alt_text, plots
+from helpers.tools import book
+from helpers import experiments  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(autouse=True)

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from helpers import classroom, records
+from helpers.tools import classroom
+from helpers import records
 from helpers.experiments import FigureCheckError, Result, check_figure
 
 
@@ -147,7 +148,8 @@ def test_under_the_class_setting_a_live_run_replays_a_long_sweep_and_says_why(mo
 
 
 def test_record_refuses_under_the_class_setting(monkeypatch, tmp_path):
-    from helpers import __main__ as cli, mode
+    from helpers import mode
+    from helpers.tools import record as cli
 
     monkeypatch.setattr(mode, "require_live", lambda what: None)
     monkeypatch.setenv("ZC_CLASS_GPU_SECONDS", "2")

@@ -79,7 +79,7 @@ def test_targets_report_each_target_and_fail_when_one_is_missed(tmp_path):
 
 def test_record_refuses_an_existing_output_before_measuring(tmp_path, monkeypatch):
     """Issue 20: the check comes before the first measurement (here before the live-mode check too)."""
-    from helpers import __main__ as cli
+    from helpers.tools import record as cli
     from helpers.errors import RecordError
 
     existing = tmp_path / "old.json"
@@ -91,7 +91,7 @@ def test_record_refuses_an_existing_output_before_measuring(tmp_path, monkeypatc
 
 
 def test_record_refuses_a_read_only_folder_before_measuring(tmp_path, monkeypatch):
-    from helpers import __main__ as cli
+    from helpers.tools import record as cli
     from helpers.errors import RecordError
 
     folder = tmp_path / "ro"

@@ -109,7 +109,7 @@ def test_same_address_compares_with_the_recorded_measurement():
 
     identity = experiments.address_identity()
     if identity.live:  # a live result's provenance has no attributes: the lesson reads them from the GPU
-        from helpers import gpu
+        from helpers.memory import gpu
 
         attributes = gpu.device_attributes()
     else:
@@ -183,7 +183,7 @@ def test_every_lesson_with_exercises_has_a_solution_file():
 
 
 def test_lesson_09_exercise_through_the_common_check():
-    from helpers import coalescing_exercise as ex
+    from helpers.exercises import coalescing as ex
 
     assert exercises.check("09", "coalesce", ex.BROKEN_SOURCE).status == "not yet"
     assert exercises.check("09", "coalesce", _run(_solution_text("09", "coalesce"), "COPY_SOURCE", "09")).correct

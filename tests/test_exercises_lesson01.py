@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import exercises, pages
+from helpers import exercises
+from helpers.memory import pages
 from helpers.exercises import lesson01
 
 

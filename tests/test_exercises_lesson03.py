@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers import exercises, pages
+from helpers import exercises
+from helpers.memory import pages
 from helpers.exercises import lesson03
 
 PAGE = lesson03.PAGE

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import coalescing_exercise as ex, exercises, experiments
+from helpers.exercises import coalescing as ex
+from helpers import exercises, experiments
 from helpers.exercises import lesson09
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import exercises, pcie_model, records
+from helpers import exercises, records
+from helpers.analysis import pcie_model
 from helpers.exercises import lesson10
 
 

@@ -44,8 +44,9 @@ def test_can_register_hints(wrong, phrase):
 
 
 def test_can_register_rule_matches_registered_array():
-    from helpers import errors, gpu
-    from helpers.pages import page_aligned_empty
+    from helpers import errors
+    from helpers.memory import gpu
+    from helpers.memory.pages import page_aligned_empty
 
     base = page_aligned_empty(4096)
     for array in (base, base[1:1025], base[::2], base[:1000], base[1024:2048]):

@@ -32,8 +32,8 @@ def test_platform_class_hints(ignored, phrase):
 
 
 def test_platform_class_matches_the_doctor():
-    from helpers import doctor
-    from helpers.platform_facts import GpuFacts
+    from helpers.platform import doctor
+    from helpers.platform.facts import GpuFacts
 
     for what, attributes, want in lesson15.PLATFORM_CASES:
         assert doctor.platform_class(GpuFacts("test", (9, 0), attributes)) == want, what

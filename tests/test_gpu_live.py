@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import errors, experiments, gpu, kernels
+from helpers import errors, experiments, kernels
+from helpers.memory import gpu
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("live")]
 LESSONS = sorted(Path(__file__).resolve().parent.parent.glob("lessons/*.ipynb"))

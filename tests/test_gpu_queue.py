@@ -1,4 +1,4 @@
-"""The measurement queue (helpers.gpu_queue): timed sections of different processes never overlap,
+"""The measurement queue (helpers.sharing.gpu_queue): timed sections of different processes never overlap,
 the slot is released however its holder ends, a waiting learner sees a line, every user can lock."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import gpu_queue
+from helpers.sharing import gpu_queue
 
 KEY = "test-gpu"
 
@@ -36,7 +36,7 @@ def lock_dir(tmp_path, monkeypatch):
 
 def _child(code: str, env_extra: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
     """A Python process that runs ``code`` with the test's ZC_LOCK_DIR; its stdout is a pipe."""
-    prelude = "import os, sys, time, json\nfrom helpers.gpu_queue import measurement_slot\n"
+    prelude = "import os, sys, time, json\nfrom helpers.sharing.gpu_queue import measurement_slot\n"
     return subprocess.Popen([sys.executable, "-c", prelude + textwrap.dedent(code)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **(env_extra or {})}, **kwargs)
 
@@ -203,9 +203,11 @@ def test_another_user_queues_behind_this_one(monkeypatch):
         _wait_for_line(holder, "holding")
         nobody = subprocess.run(
             ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-c",
-             "import io, time; from helpers.gpu_queue import measurement_slot\n"
+             "import io, time; from helpers.sharing.gpu_queue import measurement_slot\n"
              f"t0 = time.monotonic()\nwith measurement_slot({KEY!r}, stream=io.StringIO()): print(time.monotonic() - t0)"],
-            capture_output=True, text=True, timeout=30, env={**os.environ, "HOME": "/tmp"}, cwd="/")
+            capture_output=True, text=True, timeout=30, cwd="/",  # this checkout's helpers, not an installed copy
+            env={**os.environ, "HOME": "/tmp", "PYTHONPATH": os.pathsep.join(
+                p for p in (str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")) if p)})
         holder.communicate(timeout=20)
         assert nobody.returncode == 0, nobody.stderr
         assert float(nobody.stdout) > 0.5, "nobody waited for root's slot"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import experiments, gpu
+from helpers import experiments
+from helpers.memory import gpu
 from helpers.errors import RecordError
 from helpers.experiments import mapping
 from helpers.experiments.result import Result

@@ -2,8 +2,8 @@
 
 Binder builds binder/environment.yml (the course's dependencies, JupyterLab, a compiler) and runs binder/postBuild
 (``pip install -e .``); Colab's runtime has Python with a Jupyter kernel, and the README's set-up cell runs
-helpers/colab.py, which pip-installs the course. So a new virtual environment gets ipykernel (the runtime's
-kernel), then exactly ``python helpers/colab.py REPO`` and ``binder/postBuild``; nothing from this checkout's
+helpers/tools/colab.py, which pip-installs the course. So a new virtual environment gets ipykernel (the runtime's
+kernel), then exactly ``python helpers/tools/colab.py REPO`` and ``binder/postBuild``; nothing from this checkout's
 .venv. Its kernel runs lesson 00 and the measuring lesson 06 top to bottom in replay, and their figures carry
 alt text.
 
@@ -43,7 +43,7 @@ def fresh(tmp_path_factory) -> dict[str, Path]:
     _run([base, "-m", "venv", str(tmp / "venv")], env=env)
     python = tmp / "venv" / "bin" / "python"
     _run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "ipykernel"], env=env)
-    setup = json.loads(_run([str(python), str(ROOT / "helpers" / "colab.py"), str(ROOT), "--json",
+    setup = json.loads(_run([str(python), str(ROOT / "helpers" / "tools" / "colab.py"), str(ROOT), "--json",
                              "--target", str(tmp / "clone")], env=env).stdout)
     # Binder's postBuild, run as repo2docker does: from the repository's root, with the environment's Python first
     binder = dict(env, PATH=f"{python.parent}{os.pathsep}{env.get('PATH', '')}", NB_PYTHON_PREFIX=str(tmp / "venv"))
@@ -67,7 +67,7 @@ def test_a_lesson_runs_in_the_fresh_environment(fresh, lesson, monkeypatch):
     import nbformat
     from nbclient import NotebookClient
 
-    from helpers import alt_text
+    from helpers.display import alt_text
 
     monkeypatch.delenv("PYTHONPATH", raising=False)
     monkeypatch.setenv("JUPYTER_PATH", str(fresh["jupyter_path"]))

@@ -1,13 +1,13 @@
-"""Lesson 09's sector explorer (helpers.sector_explorer) and exercise (helpers.coalescing_exercise)."""
+"""Lesson 09's sector explorer (helpers.analysis.sector_explorer) and exercise (helpers.exercises.coalescing)."""
 
 from __future__ import annotations
 
 import pytest
 
-from helpers import coalescing_exercise as exercise
+from helpers.exercises import coalescing as exercise
 from helpers import exercises
-from helpers import pcie_model
-from helpers.sector_explorer import draw_warp, predict_pattern, sector_explorer, warp_pattern
+from helpers.analysis import pcie_model
+from helpers.analysis.sector_explorer import draw_warp, predict_pattern, sector_explorer, warp_pattern
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from helpers import lesson_times
+from helpers.tools import lesson_times
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

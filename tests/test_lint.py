@@ -1,4 +1,4 @@
-"""make lint (helpers.lint): spelling, links and anchors, notebook metadata; clean on the course, failing on errors."""
+"""make lint (helpers.tools.lint): spelling, links and anchors, notebook metadata; clean on the course, failing on errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import lint
+from helpers.tools import lint
 
 pytest.importorskip("codespell_lib", reason="the test extra's codespell is needed: run `make setup`")
 

@@ -1,8 +1,9 @@
-"""Whether a record (or this machine) is a virtual machine, and the caveat lessons print (helpers.machine)."""
+"""Whether a record (or this machine) is a virtual machine, and the caveat lessons print (helpers.platform.machine)."""
 
 from __future__ import annotations
 
-from helpers import machine, records
+from helpers.platform import machine
+from helpers import records
 
 
 def test_virtualization_key_wins_over_the_platform_string():

@@ -7,7 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from helpers import errors, gpu, kernels, mode
+from helpers import errors, kernels, mode
+from helpers.memory import gpu
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.lint import schema_errors, schemas, yaml_load
+from helpers.tools.lint import schema_errors, schemas, yaml_load
 
 pytest.importorskip("check_jsonschema", reason="the test extra's check-jsonschema is needed: run `make setup`")
 
@@ -68,8 +68,8 @@ def test_contributing_covers_set_up_tests_lessons_records_and_style():
     guide = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     for heading in ("## Set up", "## Test", "## Add a lesson", "## Record a new GPU into data/", "## Style"):
         assert heading in guide
-    for needed in ("make setup", "make test", "make lint", "helpers/lesson_times.py", "helpers/doctor.py",
-                   "helpers/book.py", "make record", "provenance", "CODE_OF_CONDUCT.md"):
+    for needed in ("make setup", "make test", "make lint", "helpers/tools/lesson_times.py", "helpers/platform/doctor.py",
+                   "helpers/tools/book.py", "make record", "provenance", "CODE_OF_CONDUCT.md"):
         assert needed in guide, needed
 
 
@@ -171,7 +171,7 @@ def test_binder_builds_the_courses_packages_and_a_compiler():
 
 
 def test_the_colab_set_up_cell_runs_helpers_colab():
-    assert "%run {COURSE}/helpers/colab.py {COURSE}" in README
+    assert "%run {COURSE}/helpers/tools/colab.py {COURSE}" in README
     done = subprocess.run([sys.executable, str(ROOT / ".ci" / "colab-metadata"), "--check"], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr

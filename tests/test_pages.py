@@ -1,11 +1,11 @@
-"""The CPU's view of pages, read live from /proc on any Linux (helpers.pages, lessons 01 and 03)."""
+"""The CPU's view of pages, read live from /proc on any Linux (helpers.memory.pages, lessons 01 and 03)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from helpers import gpu, pages
+from helpers.memory import gpu, pages
 
 
 def test_untouched_pages_are_not_present_until_written():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from helpers import pcie
+from helpers.platform import pcie
 
 
 def test_nominal_rates_follow_the_generations():

@@ -1,4 +1,4 @@
-"""Lesson 10's PCIe model (helpers.pcie_model) and its command, ``python -m helpers model``."""
+"""Lesson 10's PCIe model (helpers.analysis.pcie_model) and its command, ``python -m helpers model``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import pcie_model, records
+from helpers.analysis import pcie_model
+from helpers import records
 from helpers.__main__ import main
 
 

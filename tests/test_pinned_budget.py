@@ -1,4 +1,4 @@
-"""The machine-wide pinned-memory budget (helpers.pinned_budget): processes share it through one file."""
+"""The machine-wide pinned-memory budget (helpers.sharing.pinned_budget): processes share it through one file."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from helpers import pinned_budget
+from helpers.sharing import pinned_budget
 from helpers.errors import PinningError
 
 
@@ -42,7 +42,7 @@ def test_two_processes_share_one_budget(budget):
         with pytest.raises(PinningError) as refused:
             pinned_budget.reserve(500)
         message = str(refused.value)
-        for advice in ("helpers.gpu.free", "restart kernels", "ZC_PINNED_BUDGET", "instructor"):
+        for advice in ("helpers.memory.gpu.free", "restart kernels", "ZC_PINNED_BUDGET", "instructor"):
             assert advice in message
         pinned_budget.reserve(400)  # what is left fits
         assert pinned_budget.usage()[str(os.getpid())] == 400
@@ -155,7 +155,7 @@ def test_resident_bytes_of_a_process_that_is_gone_is_zero():
 
 
 def test_a_process_that_holds_the_budget_file_s_lock_forever_is_an_error_naming_it(budget, monkeypatch):
-    from helpers.gpu_queue import QueueError
+    from helpers.sharing.gpu_queue import QueueError
 
     pinned_budget.usage()  # creates the file
     code = f"""

@@ -1,4 +1,4 @@
-"""Platforms the course has not run on, given to the helpers as facts (helpers.doctor, platform_notes, pages,
+"""Platforms the course has not run on, given to the helpers as facts (helpers.platform.doctor, platform_notes, pages,
 linux_only, cpu.compiler, kernels, colab; issue 12). No test here needs a GPU."""
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import doctor, linux_only, pages, platform_facts
+from helpers.platform import doctor, linux_only, facts as platform_facts
+from helpers.memory import pages
 from helpers.errors import ProcUnavailableError
-from helpers.platform_facts import Facts, GpuFacts, PcieLink
-from helpers.platform_notes import platform_note, reference_gpu
+from helpers.platform.facts import Facts, GpuFacts, PcieLink
+from helpers.platform.notes import platform_note, reference_gpu
 
 ROOT = Path(__file__).resolve().parent.parent
 GIB = 1 << 30
@@ -260,7 +261,8 @@ def test_a_kernel_builds_and_runs_with_clang(monkeypatch, tmp_path):
 
 # --------------------------------------------------------------------------- cubins for the detected arch
 def test_kernels_are_built_for_the_detected_architecture(monkeypatch):
-    from helpers import gpu, kernels
+    from helpers.memory import gpu
+    from helpers import kernels
 
     built = {}
 
@@ -291,7 +293,7 @@ def test_colab_is_recognised_from_its_environment(monkeypatch):
 
 
 def test_colab_setup_puts_cuda_on_path_and_accepts_a_local_folder(tmp_path):
-    from helpers import colab
+    from helpers.tools import colab
 
     cuda_bin = tmp_path / "cuda" / "bin"
     cuda_bin.mkdir(parents=True)
@@ -313,7 +315,7 @@ def test_colab_setup_installs_the_course_into_a_fresh_environment(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    done = subprocess.run([python, str(ROOT / "helpers" / "colab.py"), str(ROOT), "--json"], capture_output=True,
+    done = subprocess.run([python, str(ROOT / "helpers" / "tools" / "colab.py"), str(ROOT), "--json"], capture_output=True,
                           text=True, timeout=1800)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)

@@ -1,4 +1,4 @@
-"""Figures draw from recorded data and leave matplotlib's global settings alone (helpers.plots)."""
+"""Figures draw from recorded data and leave matplotlib's global settings alone (helpers.display.plots)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ matplotlib.use("Agg")
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from helpers import experiments, plots  # noqa: E402
+from helpers import experiments
+from helpers.display import plots  # noqa: E402
 
 
 def test_importing_plots_changes_no_rcparams():
-    code = ("import matplotlib; before = dict(matplotlib.rcParams); import helpers.plots; "
+    code = ("import matplotlib; before = dict(matplotlib.rcParams); import helpers.display.plots; "
             "after = dict(matplotlib.rcParams); print(sorted(k for k in before if before[k] != after[k]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

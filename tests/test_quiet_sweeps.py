@@ -105,7 +105,7 @@ def test_counters_profile_every_zero_copy_point_of_the_sweeps_the_model_is_judge
 def test_inflight_rows_read_enough_for_min_seconds(monkeypatch, probe_seconds, expected_mib) -> None:
     """A slow row (few threads) reads fewer bytes, but enough for min_seconds by the probe; a fast one reads nbytes."""
     from helpers.experiments import transfer
-    from helpers.timing import Timing
+    from helpers.memory.timing import Timing
 
     launched = []
     monkeypatch.setattr(transfer, "time_gpu", lambda work, **_: (work(), Timing((probe_seconds,)))[1])

@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from helpers import experiments, mode, records, summary
+from helpers import experiments, mode, records
+from helpers.analysis import summary
 from helpers.errors import RecordError
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import book, progress
-from helpers.notebook_git import refresh_after_save
+from helpers.tools import book
+from helpers.display import progress
+from helpers.tools.notebook_git import refresh_after_save
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON = "00-start-here.ipynb"

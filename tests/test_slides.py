@@ -1,4 +1,4 @@
-"""make slides (helpers.slides): the cut into reveal.js slides, and one lesson's deck built offline."""
+"""make slides (helpers.tools.slides): the cut into reveal.js slides, and one lesson's deck built offline."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import slides
+from helpers.tools import slides
 
 pytest.importorskip("nbconvert", reason="nbconvert (installed with JupyterLab by `make setup`) builds the slides")
 

@@ -1,6 +1,6 @@
 """The sentence under lesson 08's table is computed from the figures it describes (summary.gap_sentence)."""
 
-from helpers import summary
+from helpers.analysis import summary
 
 LABELS = [("a_GBps", "pageable memcpy HtoD, GB/s"), ("b_GBps", "pinned memcpy HtoD, GB/s"), ("c_ns", "latency, ns")]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..pages import page_aligned_empty
+from ..memory.pages import page_aligned_empty
 from .errors import ArraySizeError, KernelArgumentError, UnknownPointerError
 
 __all__ = ["register", "unregister", "device_pointer", "mapped_empty", "lookup", "In", "Out", "InOut", "flat_extent"]

@@ -32,10 +32,12 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
+from .. import lessons as course_lessons, paths
+
 __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint", "correct", "checks", "namespace",
            "live_module", "registered", "tries", "reset_tries", "SOLUTIONS", "SOLUTION_AFTER"]
 
-SOLUTIONS = Path(__file__).resolve().parent.parent.parent / "lessons" / "solutions"
+SOLUTIONS = paths.SOLUTIONS
 Status = Literal["not yet", "correct", "hint"]
 _LABEL = {"not yet": "Not yet", "correct": "Correct", "hint": "Hint"}
 
@@ -126,7 +128,7 @@ def live_module(source: str) -> Any:
     lesson 05 on). The context is made current first, so a check works even when no lesson cell has touched the GPU."""
     from pycuda.compiler import SourceModule
 
-    from .. import gpu
+    from ..memory import gpu
 
     gpu.context()
     return SourceModule(source, no_extern_c=True)
@@ -135,7 +137,7 @@ def live_module(source: str) -> Any:
 # --------------------------------------------------------------------------- registry
 # Each lesson with exercises has a module ``helpers.exercises.lessonNN`` whose ``CHECKS`` maps an exercise's name to
 # its check; it may define ``namespace()``, the names its exercise cells expect besides NumPy (tests use it).
-LESSONS_WITH_EXERCISES = tuple(sorted(p.stem[6:] for p in Path(__file__).parent.glob("lesson[0-9][0-9].py")))
+LESSONS_WITH_EXERCISES = tuple(i for i in course_lessons.ids() if (paths.PACKAGE / "exercises" / f"lesson{i}.py").exists())
 
 
 def checks(lesson: str) -> dict[str, Callable[..., Feedback]]:

@@ -25,7 +25,7 @@ def spanned(address: int, nbytes: int, page_size: int) -> int:
 
 def _measured_spans() -> list[tuple[int, int, int, int]]:
     """(address, nbytes, page size, pages the OS kernel lists) for slices of a fresh page-aligned buffer; [] without /proc."""
-    from .. import pages
+    from ..memory import pages
 
     if not pages.proc_available():
         return []
@@ -114,7 +114,7 @@ def decoded(entry: int) -> tuple[bool, int]:
 
 def _own_entries() -> list[tuple[int, bool, int | None]]:
     """(raw entry, present, pfn or None) for a few pages of this process; [] without /proc."""
-    from .. import pages
+    from ..memory import pages
 
     if not pages.proc_available():
         return []

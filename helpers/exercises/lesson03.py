@@ -100,7 +100,7 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
 
 
 def _huge(address: int, pfns: list[int]) -> bool:
-    from .. import pages
+    from ..memory import pages
 
     return pages.huge_page_possible(address, pfns)
 

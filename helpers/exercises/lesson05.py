@@ -70,7 +70,7 @@ class _SpyKernel:
 
 def _patched_sync(namespace: dict[str, Any], log: _Launches) -> list[tuple[Any, str, Any]]:
     """Make drv.Context.synchronize and helpers.gpu.synchronize record a "sync" event; return what to restore."""
-    from .. import gpu
+    from ..memory import gpu
 
     restore: list[tuple[Any, str, Any]] = []
     targets = [(gpu, "synchronize")]
@@ -176,7 +176,7 @@ def check_saxpy(source: str) -> Feedback:
     live = detect().live
     try:
         if live:
-            from .. import gpu
+            from ..memory import gpu
             fn = live_module(source).get_function("saxpy")
             x, y = gpu.mapped_empty(n + SAXPY_GUARD, np.float32), gpu.mapped_empty(n + SAXPY_GUARD, np.float32)
             try:

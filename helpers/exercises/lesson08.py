@@ -272,9 +272,9 @@ ONE_LOAD_STEP = "issue several independent loads (at i, i + step, i + 2*step, ..
 def _check_live(fn: Any, source: str) -> Feedback:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
     from ..experiments.buffers import device, mapped, pinned
-    from ..timing import time_gpu
+    from ..memory.timing import time_gpu
 
     n4 = LIVE_BYTES // 16
     try:

@@ -29,7 +29,7 @@ SECTOR_CASES = ((1, 0, 1), (2, 0, 1), (4, 0, 1), (8, 0, 1), (16, 0, 1), (32, 0, 
 
 def traced_sectors(stride: int, offset: int, width: int = 1) -> int:
     """Distinct sectors of one warp's load, from the CPU backend's trace (the sector explorer's pattern)."""
-    from ..sector_explorer import warp_pattern
+    from ..analysis.sector_explorer import warp_pattern
 
     return int(warp_pattern(stride, offset, width).sectors)
 
@@ -123,7 +123,8 @@ GUARD_ROWS, GUARD_COLS = 33, 50
 
 def _live_copy(source: str) -> str | None:
     """Live only: run the kernel on the GPU over mapped memory; None if it copied exactly, else what went wrong."""
-    from .. import coalescing_exercise as ex, gpu
+    from . import coalescing as ex
+    from ..memory import gpu
 
     fn = live_module(source).get_function(ex.FUNCTION_NAME)
     rows, cols = ex.ROWS, ex.COLS
@@ -143,7 +144,7 @@ def _live_copy(source: str) -> str | None:
 
 def check_coalesce(source: str) -> Feedback:
     """Lesson 09: the fixed ``copy_matrix`` copies exactly and its loads from ``src`` touch fewer sectors."""
-    from .. import coalescing_exercise as ex
+    from . import coalescing as ex
     from ..cpu import CpuBackendError
 
     if is_placeholder(source) or not isinstance(source, str) or _code(source) == _code(ex.BROKEN_SOURCE):

@@ -55,7 +55,7 @@ def _sectors(addresses: np.ndarray, size: int, distinct: bool = True) -> np.ndar
 def traced_link(addresses: np.ndarray, size: int) -> tuple[int, int]:
     """(span sectors, distinct lines) of the loads, counted by :mod:`helpers.pcie_model` from a CPU-backend trace."""
     from ..cpu.trace import Trace
-    from ..pcie_model import _trace_counts
+    from ..analysis.pcie_model import _trace_counts
 
     counts = _trace_counts(Trace.from_addresses(np.asarray(addresses, dtype=np.uint64), size))
     return int(counts.span_sectors), int(counts.lines)
@@ -128,7 +128,7 @@ def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
 # --------------------------------------------------------------------------- predicted_seconds
 @lru_cache(maxsize=1)
 def _count_cases() -> tuple[tuple[str, Any], ...]:
-    from ..pcie_model import launch_counts, strided_trace
+    from ..analysis.pcie_model import launch_counts, strided_trace
 
     useful = 4.0 * (1 << 22)
     cases = []
@@ -138,7 +138,7 @@ def _count_cases() -> tuple[tuple[str, Any], ...]:
 
 
 def _models() -> list[Any]:
-    from ..pcie_model import Model
+    from ..analysis.pcie_model import Model
 
     return [Model(55.0, 18.0, 6.6e8, 13e-6), Model(25.0, 40.0, 2.0e9, 5e-6), Model(55.0, 0.0, 1.0e8, 20e-6)]
 

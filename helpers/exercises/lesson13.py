@@ -85,7 +85,7 @@ def can_register_rule(array: Any, page_size: int = 4096) -> bool:
 
 
 def _register_cases() -> list[tuple[str, np.ndarray, int]]:
-    from ..pages import page_aligned_empty
+    from ..memory.pages import page_aligned_empty
 
     base = page_aligned_empty(4096)          # 16 KiB, page-aligned
     return [

@@ -175,7 +175,7 @@ def _run_publish(source: str, live: bool) -> tuple[np.ndarray, int, list[int]]:
     """Run ``publish`` with one thread; return (payload after it, flag after it, elements written when the host
     first saw the flag, per trial: -1 if never seen). With live=False the CPU backend runs it to the end, no polling."""
     if live:
-        from .. import gpu
+        from ..memory import gpu
         from ..experiments.hazards import _poll
         fn = live_module(source).get_function("publish")
         n = PUBLISH_N_GPU

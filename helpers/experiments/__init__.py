@@ -1,4 +1,4 @@
-"""One function per experiment; each returns a :class:`Result` (lessons 01 to 14).
+"""One function per experiment; each returns a :class:`Result` (which lessons use which: helpers.lessons).
 
 Live, the function measures on this machine's GPU. In replay mode the same call returns the
 rows recorded on a real GPU by ``python -m helpers record`` and says so in

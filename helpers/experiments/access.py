@@ -1,4 +1,4 @@
-"""Access patterns: stride, misalignment, vector width (lesson 09).
+"""Access patterns: stride, misalignment, vector width (coalesce-and-align-accesses).
 
 Every kernel reads ``count`` useful floats (one per thread and iteration); the pattern decides how
 many 32-byte sectors and 128-byte lines those floats are spread over, and so how many bytes move.
@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import kernels
-from ..timing import time_gpu
+from ..memory.timing import time_gpu
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, seconds_row
 from .result import Result, Row, run
 
@@ -23,20 +23,20 @@ NBYTES = 1 << 30  # mapped host memory every zero-copy point reads across: about
 DEVICE_COUNT = 1 << 28  # 1 GiB of useful floats: far beyond the 60 MB L2, and long beside a launch
 # Useful floats a stride point reads at least (0: none). 2^25 would make strides >= 32 take ~45 ms a launch
 # instead of ~6 ms, but across up to 8 GiB of page-locked memory: too much for a learner's machine or a
-# classroom of 16 sharing one host (helpers/pinned_budget.py), so the default keeps every point within 1 GiB.
+# classroom of 16 sharing one host (helpers/sharing/pinned_budget.py), so the default keeps every point within 1 GiB.
 MIN_COUNT = 0
 REPEATS = 9  # the quiet-sweep rule (helpers/experiments/quiet.py): >= 9 repeats, >= 256 MiB
 
 
 def stride_count(stride: int, nbytes: int = NBYTES, min_count: int = 0) -> int:
     """Useful floats a zero-copy stride point reads: across ``nbytes`` of host memory, and at least
-    ``min_count`` floats (then across more) (lesson 09)."""
+    ``min_count`` floats (then across more) (coalesce-and-align-accesses)."""
     return max(nbytes // (4 * stride), min_count)
 
 
 def stride(strides: Sequence[int] = STRIDES, nbytes: int = NBYTES, device_count: int = DEVICE_COUNT,
            repeats: int = REPEATS, min_count: int = MIN_COUNT) -> Result:
-    """Useful bandwidth when thread t reads float ``t * stride`` (lesson 09).
+    """Useful bandwidth when thread t reads float ``t * stride`` (coalesce-and-align-accesses).
 
     On mapped memory every stride reads across ``nbytes`` of host memory (:func:`stride_count`: stride
     s reads ``nbytes / 4 / s`` floats, or ``min_count`` across ``4 * s * min_count`` bytes when that is
@@ -50,7 +50,7 @@ def stride(strides: Sequence[int] = STRIDES, nbytes: int = NBYTES, device_count:
 
 def offset(offsets: Sequence[int] = OFFSETS, nbytes: int = NBYTES, device_count: int = DEVICE_COUNT,
            repeats: int = REPEATS) -> Result:
-    """Useful bandwidth when every thread's float is shifted by ``offset`` floats (lesson 09).
+    """Useful bandwidth when every thread's float is shifted by ``offset`` floats (coalesce-and-align-accesses).
 
     Every offset reads ``nbytes / 4`` useful floats of mapped memory (a buffer ``nbytes`` plus the
     largest offset long)."""
@@ -77,7 +77,7 @@ def _fitting_count(patterns: list[tuple[int, int]], wanted: int) -> int:
 
 def _sweep(patterns: list[tuple[int, int]], counts: list[int], device_count: int, repeats: int) -> list[Row]:
     """Zero-copy points (stride, offset) with their own useful counts, then the same on device memory."""
-    from .. import gpu
+    from ..memory import gpu
 
     kernel = kernels.load_kernel("access_pattern", "read_strided")
     grid = full_grid()
@@ -110,7 +110,7 @@ def _offset(kernel: str, offsets: list[int], nbytes: int, device_count: int, rep
 
 
 def vector_width(nbytes: int = NBYTES, device_nbytes: int = 1 << 30, repeats: int = REPEATS) -> Result:
-    """The same contiguous bytes read as one float or one float4 per thread (lesson 09).
+    """The same contiguous bytes read as one float or one float4 per thread (coalesce-and-align-accesses).
 
     Mapped memory reads ``nbytes`` (1 GiB, about 20 ms a launch); device memory reads ``device_nbytes`` (1 GiB: a buffer the
     size of the L2 would measure the L2 and the launch, not HBM)."""
@@ -119,7 +119,7 @@ def vector_width(nbytes: int = NBYTES, device_nbytes: int = 1 << 30, repeats: in
 
 
 def _vector_width(nbytes: int, device_nbytes: int, repeats: int) -> list[Row]:
-    from .. import gpu
+    from ..memory import gpu
 
     grid = full_grid()
     variants: list[tuple[str, int, Any]] = [

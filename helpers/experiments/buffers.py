@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .. import gpu
+from ..memory import gpu
 
 BLOCK = 256
 NEVER = np.float32(-1.0)  # read kernels only write their sum when it equals this; data are positive

@@ -1,8 +1,8 @@
 """Mapped pinned memory across CUDA contexts, and what ``import pycuda.autoinit`` makes current
-(lesson 05, 05-write-your-first-zero-copy-kernel).
+(write-your-first-zero-copy-kernel).
 
 Run in a child process, so the notebook's own context stack is never touched: the child retains GPU 0's
-primary context (as :func:`helpers.gpu.context` does), allocates mapped pinned memory there with and
+primary context (as :func:`helpers.memory.gpu.context` does), allocates mapped pinned memory there with and
 without ``PORTABLE``, then launches a kernel on that memory from a second, newly created context, and the
 other way round. It also imports ``pycuda.autoinit`` with the primary context current and records which
 context autoinit made current.
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..gpu_queue import measurement_slot
+from ..sharing.gpu_queue import measurement_slot
 from .result import Result, Row, run
 
 _KERNEL = r"""
@@ -30,7 +30,7 @@ extern "C" __global__ void add_one(float *x, int n) {
 
 def contexts(n: int = 1 << 16, timeout: float = 120.0) -> Result:
     """Mapped pinned memory used from a context other than the one that allocated it, with and without
-    ``PORTABLE``; and whether ``pycuda.autoinit`` creates a context of its own (lesson 05)."""
+    ``PORTABLE``; and whether ``pycuda.autoinit`` creates a context of its own (write-your-first-zero-copy-kernel)."""
     return run("contexts", {"n": n, "timeout": timeout}, _contexts)
 
 

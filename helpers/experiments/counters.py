@@ -1,4 +1,4 @@
-"""Hardware counters of zero-copy reads, read by Nsight Compute (lesson 10).
+"""Hardware counters of zero-copy reads, read by Nsight Compute (model-zero-copy-reads).
 
 Live, :func:`counters` runs ``ncu`` on a small program (this module, run as a script) that
 launches ``read_strided`` once per access pattern over mapped memory, and records for every
@@ -11,7 +11,7 @@ launch the counters that say what crossed the link:
 - ``pcie__write_bytes.sum``: bytes the GPU sent over PCIe; during a read kernel, mostly the
   read requests themselves.
 
-The record keeps them beside the timings, so lesson 10 can compare the PCIe model's requests
+The record keeps them beside the timings, so model-zero-copy-reads can compare the PCIe model's requests
 and bytes with what the hardware counted, in replay too.
 """
 
@@ -43,10 +43,10 @@ NBYTES = 1 << 26  # bytes of mapped memory each profiled launch reads across (64
 
 def default_patterns(nbytes: int = NBYTES) -> list[dict[str, Any]]:
     """The launches profiled: exactly the zero-copy points of the stride, offset and vector_width sweeps
-    (helpers.experiments.access), each over ``nbytes`` of mapped memory (lesson 10).
+    (helpers.experiments.access), each over ``nbytes`` of mapped memory (model-zero-copy-reads).
 
     The sweeps read 1 GiB a point; the counters need no such length (they count, they do not time),
-    and every count of a launch grows in proportion to the bytes it reads, so lesson 10 compares
+    and every count of a launch grows in proportion to the bytes it reads, so model-zero-copy-reads compares
     counts per 128-byte line."""
     from .access import OFFSETS, STRIDES, stride_count
 
@@ -59,7 +59,7 @@ def default_patterns(nbytes: int = NBYTES) -> list[dict[str, Any]]:
 
 
 def counters(patterns: Sequence[dict[str, Any]] | None = None, timeout: float = 600.0) -> Result:
-    """Counters of one launch per access pattern, read with Nsight Compute (lesson 10)."""
+    """Counters of one launch per access pattern, read with Nsight Compute (model-zero-copy-reads)."""
     params = {"patterns": list(patterns or default_patterns()), "metrics": list(METRICS), "timeout": timeout}
     return run("counters", params, _counters)
 
@@ -127,7 +127,8 @@ def parse_ncu_csv(text: str) -> list[dict[str, float]]:
 
 def _launch(patterns: list[dict[str, Any]]) -> None:
     """The profiled program: one launch per pattern over mapped memory (run under ncu)."""
-    from .. import gpu, kernels
+    from .. import kernels
+    from ..memory import gpu
     from .buffers import BLOCK, NEVER, device, full_grid, mapped
 
     span = max((p["offset_floats"] + p["count"] * p["stride"]) * (4 if p["kernel"] == "read_strided" else 16)

@@ -1,4 +1,5 @@
-"""End to end: explicit copies plus a kernel against zero-copy (lessons 11 and 12).
+"""End to end: explicit copies plus a kernel against zero-copy (overlap-copies-with-streams and
+decide-when-zero-copy-wins).
 
 Every variant computes ``c = a + b`` with the seed's ``vector_add_kernel`` and is checked.
 """
@@ -10,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import kernels
-from ..timing import time_gpu
+from ..memory.timing import time_gpu
 from .buffers import BLOCK, device, mapped, seconds_row
 from .result import Result, Row, run
 
@@ -35,14 +36,15 @@ def _check(a: np.ndarray, b: np.ndarray, c: np.ndarray, n: int, what: str) -> No
 
 
 def end_to_end(sizes: Sequence[int] = SIZES, repeats: int = 10) -> Result:
-    """Vector add from host data to host result: copies + kernel against zero-copy, n = 2^10..2^26 (lesson 11)."""
+    """Vector add from host data to host result: copies + kernel against zero-copy, n = 2^10..2^26
+    (overlap-copies-with-streams)."""
     return run("end_to_end", {"sizes": list(sizes), "repeats": repeats}, _end_to_end)
 
 
 def _end_to_end(sizes: list[int], repeats: int) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     largest = max(sizes)
     nbytes = largest * 4
@@ -70,14 +72,15 @@ def _end_to_end(sizes: list[int], repeats: int) -> list[Row]:
 
 
 def reuse(n: int = 1 << 24, uses: Sequence[int] = tuple(range(1, 9)), repeats: int = 5) -> Result:
-    """The same inputs used by k kernels: copy once then k kernels, or k kernels over PCIe (lesson 12)."""
+    """The same inputs used by k kernels: copy once then k kernels, or k kernels over PCIe
+    (decide-when-zero-copy-wins)."""
     return run("reuse", {"n": n, "uses": list(uses), "repeats": repeats}, _reuse)
 
 
 def _reuse(n: int, uses: list[int], repeats: int) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     nbytes = n * 4
     rows: list[Row] = []
@@ -106,7 +109,8 @@ def _reuse(n: int, uses: list[int], repeats: int) -> list[Row]:
 
 
 def out_of_core(n: int = 1 << 27, budgets: Sequence[int] = (64 * MiB, 256 * MiB), repeats: int = 3) -> Result:
-    """A data set larger than a device-memory budget: in place through mapped memory, or in chunks (lesson 12).
+    """A data set larger than a device-memory budget: in place through mapped memory, or in chunks
+    (decide-when-zero-copy-wins).
 
     ``budgets`` are the device bytes the chunked versions may use for their buffers; the learner sets them.
     """
@@ -116,7 +120,7 @@ def out_of_core(n: int = 1 << 27, budgets: Sequence[int] = (64 * MiB, 256 * MiB)
 def _out_of_core(n: int, budgets: list[int], repeats: int) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     nbytes = n * 4
     rows: list[Row] = []

@@ -1,4 +1,5 @@
-"""Hazards of sharing memory with a running kernel: reading too early, atomics, flags (lesson 14)."""
+"""Hazards of sharing memory with a running kernel: reading too early, atomics, flags
+(avoid-hazards-on-mapped-memory)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,16 @@ import time
 
 import numpy as np
 
-from .. import gpu, kernels
-from ..gpu_queue import measurement_slot
+from .. import kernels
+from ..memory import gpu
+from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, device, full_grid, mapped
 from .result import Result, Row, run
 
 
 def stale_read(n: int = 1 << 22, samples: int = 40) -> Result:
-    """Read a mapped buffer while one GPU thread is still filling it, then after synchronising (lesson 14)."""
+    """Read a mapped buffer while one GPU thread is still filling it, then after synchronising
+    (avoid-hazards-on-mapped-memory)."""
     return run("stale_read", {"n": n, "samples": samples}, _stale_read)
 
 
@@ -42,7 +45,7 @@ ATOMIC_METHODS = ("count_atomically", "count_plainly", "count_atomically_system"
 
 def atomics(per_thread: int = 16, repeats: int = 3) -> Result:
     """Counting with atomicAdd, atomicAdd_system and a plain read-modify-write, in device and mapped memory,
-    each launch timed with CUDA events (lesson 14)."""
+    each launch timed with CUDA events (avoid-hazards-on-mapped-memory)."""
     return run("atomics", {"per_thread": per_thread, "repeats": repeats}, _atomics)
 
 
@@ -87,7 +90,7 @@ FLAG_LOADS = ("volatile", "__ldcv", "__ldcg", "__ldg", "const __restrict__")  # 
 def handshake(n: int = 1 << 18, trials: int = 20, spin_trials: int = 3, max_spins: int = 1 << 22,
               host_delay_s: float = 0.002, timeout_s: float = 2.0) -> Result:
     """Signalling through mapped memory while a kernel runs: GPU to host with and without
-    ``__threadfence_system()``, and host to GPU with five ways of loading the flag (lesson 14)."""
+    ``__threadfence_system()``, and host to GPU with five ways of loading the flag (avoid-hazards-on-mapped-memory)."""
     return run("handshake", {"n": n, "trials": trials, "spin_trials": spin_trials, "max_spins": max_spins,
                              "host_delay_s": host_delay_s, "timeout_s": timeout_s}, _handshake)
 

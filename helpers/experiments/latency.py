@@ -1,4 +1,5 @@
-"""Dependent-load latency: a pointer chase over a random path at cache-line stride (lessons 07 and 08)."""
+"""Dependent-load latency: a pointer chase over a random path at cache-line stride (measure-latency and
+keep-enough-bytes-in-flight)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .. import kernels
-from ..gpu_queue import measurement_slot
+from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
 from .result import Result, Row, run
 
@@ -22,7 +23,7 @@ TARGET_SECONDS = 0.025  # a timed chase runs at least about this long (quiet mea
 
 
 def random_cycle(nbytes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A chase table over ``nbytes`` and the order it visits (lesson 07).
+    """A chase table over ``nbytes`` and the order it visits (measure-latency).
 
     The table holds uint32 element indices; only the first element of each 128-byte line
     is used. ``table[order[i]] == order[i + 1]``, and the last entry leads back to the first.
@@ -38,7 +39,7 @@ def random_cycle(nbytes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def random_path(nbytes: int, visits: int, seed: int = 0) -> np.ndarray:
-    """``visits`` distinct random lines of an ``nbytes`` buffer, as uint32 element indices (lesson 07).
+    """``visits`` distinct random lines of an ``nbytes`` buffer, as uint32 element indices (measure-latency).
 
     For buffers far larger than the chase: only these lines are written, so a path through
     16 GiB costs a few megabytes to build. ``path[i]`` leads to ``path[i + 1]`` and the last back
@@ -56,7 +57,7 @@ def random_path(nbytes: int, visits: int, seed: int = 0) -> np.ndarray:
 def latency(zero_copy_bytes: int = 64 * MiB, device_bytes: int = 1 * GiB, l2_bytes: int = 4 * MiB,
             zero_copy_steps: int = 24576, device_steps: int = 65536, l2_steps: int = 163840,
             repeats: int = 9) -> Result:
-    """Nanoseconds per dependent load: mapped host memory, device memory, an L2-resident buffer (lesson 07).
+    """Nanoseconds per dependent load: mapped host memory, device memory, an L2-resident buffer (measure-latency).
 
     Each repeat is one launch of ``pointer_chase_timed``, timed inside the kernel (the GPU's
     global timer around the timed loads alone), long enough (about 20-30 ms on an H200) that
@@ -74,7 +75,7 @@ def latency(zero_copy_bytes: int = 64 * MiB, device_bytes: int = 1 * GiB, l2_byt
 
 
 def evict_cpu_caches(nbytes: int = EVICT_BYTES) -> None:
-    """Stream the CPU through ``nbytes`` of fresh memory, so earlier data leave its caches (lesson 07)."""
+    """Stream the CPU through ``nbytes`` of fresh memory, so earlier data leave its caches (measure-latency)."""
     scratch = np.empty(nbytes // 8, np.int64)
     scratch.fill(1)
     del scratch
@@ -147,7 +148,7 @@ def _chase_row(chases: list[Chase], **fields: Any) -> Row:
 
 
 def load_ns_spread(row: Row) -> tuple[float, float, float]:
-    """(lowest, median, highest) ns per load over a row's repeats (lessons 07 and 08)."""
+    """(lowest, median, highest) ns per load over a row's repeats (measure-latency and keep-enough-bytes-in-flight)."""
     ns = np.asarray(row["seconds"], float) / row["steps"] * 1e9
     return float(ns.min()), float(np.median(ns)), float(ns.max())
 
@@ -178,7 +179,7 @@ def _need_lines(nbytes: int, visits: int, what: str) -> None:
 
 def _latency(zero_copy_bytes: int, device_bytes: int, l2_bytes: int, zero_copy_steps: int, device_steps: int,
              l2_steps: int, repeats: int) -> list[Row]:
-    from .. import gpu
+    from ..memory import gpu
 
     _need_lines(zero_copy_bytes, 2 * repeats * zero_copy_steps + 1, "zero-copy chase")
     _need_lines(device_bytes, repeats * device_steps + 1, "device-memory chase")
@@ -217,7 +218,7 @@ def latency_footprint(device_sizes: Sequence[int] = FOOTPRINTS_DEVICE,
                       zero_copy_sizes: Sequence[int] = FOOTPRINTS_ZERO_COPY,
                       device_steps: int = 65536, zero_copy_steps: int = 24576, repeats: int = 9,
                       warm_lines: int = 1 << 18, target_seconds: float = TARGET_SECONDS) -> Result:
-    """Latency of one dependent load against the size of the buffer chased (lesson 07).
+    """Latency of one dependent load against the size of the buffer chased (measure-latency).
 
     A buffer of at most ``warm_lines`` lines is **warm** (``warm=True``): each launch first chases
     its whole random cycle untimed, by the same thread on the same SM, then times enough loads
@@ -252,7 +253,7 @@ def _latency_footprint(device_sizes: list[int], zero_copy_sizes: list[int], devi
                        zero_copy_steps: int, repeats: int, warm_lines: int, target_seconds: float) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     chaser = _Chaser()
     rows: list[Row] = []
@@ -289,7 +290,7 @@ def _latency_footprint(device_sizes: list[int], zero_copy_sizes: list[int], devi
 
 
 def compare_rows(a: Row, b: Row) -> dict[str, Any]:
-    """How chase row ``b`` differs from row ``a`` (lessons 07 and 08).
+    """How chase row ``b`` differs from row ``a`` (measure-latency and keep-enough-bytes-in-flight).
 
     ``change``: b's median ns per load over a's, minus 1. ``spread``: the larger of the two rows'
     (highest - lowest repeat) / median. ``beyond_spread``: whether the two rows' bands (lowest to
@@ -304,7 +305,7 @@ def compare_rows(a: Row, b: Row) -> dict[str, Any]:
 
 
 def footprint_change(result: Result, memory: str, warm: bool = False) -> dict[str, Any] | None:
-    """How the ns per load changed from the smallest to the largest buffer of one kind (lesson 07).
+    """How the ns per load changed from the smallest to the largest buffer of one kind (measure-latency).
 
     Among the rows of ``memory`` with this ``warm``, :func:`compare_rows` of the smallest and the
     largest buffer, plus ``monotonic``: whether no median in between steps back by more than the
@@ -330,7 +331,7 @@ def size_label(nbytes: int) -> str:
 
 
 def footprint_summary(result: Result) -> str:
-    """What the footprint sweep shows, one line per finding, decided from its rows (lesson 07).
+    """What the footprint sweep shows, one line per finding, decided from its rows (measure-latency).
 
     A change with footprint is reported as one only when the bands of repeats do not overlap
     (:func:`compare_rows`); no cause is claimed, since the sweep does not test one.
@@ -406,7 +407,7 @@ def footprint_summary(result: Result) -> str:
 def loaded_latency(nbytes: int = 128 * MiB, load_bytes: int = 1 * GiB, repeats: int = 9,
                    load_threads: Sequence[int] = (4096, 0), load_launches: int = 4,
                    target_seconds: float = TARGET_SECONDS, min_steps: int = 1024) -> Result:
-    """The zero-copy round trip while a read kernel keeps the link busy (lesson 08).
+    """The zero-copy round trip while a read kernel keeps the link busy (keep-enough-bytes-in-flight).
 
     A streaming zero-copy read (``read_float4`` over ``load_bytes``, launched ``load_launches``
     times back to back) runs on one stream while the pointer chase (``pointer_chase_timed``,
@@ -414,7 +415,7 @@ def loaded_latency(nbytes: int = 128 * MiB, load_bytes: int = 1 * GiB, repeats: 
     per load is the latency a load sees under that traffic, and a repeat counts only if the reads
     were still running when the chase ended. ``load_threads`` 0 stands for half the GPU's
     resident threads (enough to fill the link and leave room for the chase); 4096 threads x 16
-    bytes is the example lesson 08 checks with Little's law. The first row (``load_threads=None``)
+    bytes is the example keep-enough-bytes-in-flight checks with Little's law. The first row (``load_threads=None``)
     is the same chase with no traffic. For each row one untimed probe chase of ``min_steps`` loads
     sets the steps, so that a timed chase lasts about ``target_seconds`` (at least ``min_steps``, and
     no more than the row's share of the table's lines).
@@ -429,7 +430,7 @@ def _loaded_latency(nbytes: int, load_bytes: int, repeats: int, load_threads: li
                     target_seconds: float, min_steps: int) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     chaser = _Chaser()
     reader = kernels.load_kernel("bandwidth", "read_float4")

@@ -1,4 +1,5 @@
-"""How host memory is mapped for the GPU: addresses, page frames, flags, registration (lessons 02, 04, 13)."""
+"""How host memory is mapped for the GPU: addresses, page frames, flags, registration (the pinning, mapping and
+registered-memory lessons)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import driver_api, gpu, kernels, pages
+from .. import kernels
 from ..errors import PinningError
-from ..timing import time_gpu, time_host
+from ..memory import driver_api, gpu, pages
+from ..memory.timing import time_gpu, time_host
 from . import quiet
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
 from .result import Result, Row, run
@@ -26,7 +28,7 @@ def _double_in_place(pointer: Any, n: int) -> None:
 
 def address_identity(nbytes: int = 1 * MiB) -> Result:
     """Host and device addresses of each kind of page-locked memory, and a kernel run through the
-    host address itself (lesson 04)."""
+    host address itself (map-pages-on-the-gpu)."""
     return run("address_identity", {"nbytes": nbytes}, _address_identity)
 
 
@@ -70,7 +72,8 @@ def _address_identity(nbytes: int) -> list[Row]:
 
 
 def pagemap_pinned(nbytes: int = 64 * 1024) -> Result:
-    """The CPU's page table for pageable, locked, CUDA-pinned and registered memory (lessons 02 and 03)."""
+    """The CPU's page table for pageable, locked, CUDA-pinned and registered memory (measure-what-pinning-buys and
+    map-pages-on-the-cpu)."""
     return run("pagemap_pinned", {"nbytes": nbytes}, _pagemap_pinned)
 
 
@@ -106,7 +109,7 @@ def _pagemap_pinned(nbytes: int) -> list[Row]:
 
 def registered(nbytes: int = 256 * MiB, repeats: int = 9) -> Result:
     """Zero-copy reads from registered pageable memory against cudaHostAlloc memory, and the cost of
-    registering (lesson 13)."""
+    registering (use-write-combined-and-registered-memory)."""
     return run("registered", {"nbytes": nbytes, "repeats": repeats}, _registered)
 
 
@@ -143,13 +146,14 @@ def _registered(nbytes: int, repeats: int) -> list[Row]:
     return rows
 
 
-# (start, in bytes past a page boundary; length in bytes): what the driver itself accepts (lesson 13)
+# (start, in bytes past a page boundary; length in bytes): what the driver itself accepts
+# (use-write-combined-and-registered-memory)
 ALIGNMENT_PROBES = ((0, 4 * 4096), (100, 4 * 4096), (4095, 4 * 4096), (0, 4 * 4096 + 100), (100, 100))
 
 
 def _alignment_probes() -> list[Row]:
     """``cuMemHostRegister`` straight on ranges that do not start or end on a page boundary, past
-    ``RegisteredArray``'s own stricter rule: what this driver accepts (lesson 13)."""
+    ``RegisteredArray``'s own stricter rule: what this driver accepts (use-write-combined-and-registered-memory)."""
     rows: list[Row] = []
     backing = gpu.page_aligned_empty(8 * gpu.PAGE_SIZE // 4)
     backing[:] = 1.0
@@ -170,7 +174,8 @@ def _alignment_probes() -> list[Row]:
 
 
 def _try_pycuda_register(label: str, array: np.ndarray, flags: Any) -> Row:
-    """Register ``array`` with PyCUDA's own ``register_host_memory`` and record what happened (lesson 13)."""
+    """Register ``array`` with PyCUDA's own ``register_host_memory`` and record what happened
+    (use-write-combined-and-registered-memory)."""
     row: Row = {"allocation": label, "nbytes": array.nbytes, "page_offset": array.ctypes.data % gpu.PAGE_SIZE,
                 "flags": int(flags)}
     try:
@@ -198,7 +203,8 @@ def _register_with_pycuda(array: np.ndarray, flags: Any) -> np.ndarray:
 
 
 def write_combined(gpu_bytes: int = 256 * MiB, cpu_bytes: int = 256 * MiB, repeats: int = 9) -> Result:
-    """The CPU and the GPU reading and writing write-combined against ordinary mapped memory (lesson 13)."""
+    """The CPU and the GPU reading and writing write-combined against ordinary mapped memory
+    (use-write-combined-and-registered-memory)."""
     return run("write_combined", {"gpu_bytes": gpu_bytes, "cpu_bytes": cpu_bytes, "repeats": repeats},
                _write_combined)
 
@@ -233,7 +239,8 @@ def _write_combined(gpu_bytes: int, cpu_bytes: int, repeats: int) -> list[Row]:
 
 
 def write_combined_verdict(result: Result) -> dict[str, Any]:
-    """Whether the CPU got a write-combined mapping on the machine that ran ``write_combined`` (lesson 13).
+    """Whether the CPU got a write-combined mapping on the machine that ran ``write_combined``
+    (use-write-combined-and-registered-memory).
 
     A CPU read of write-combined memory bypasses the caches, so where the flag reaches the CPU's page
     tables it runs many times slower than a read of ordinary pinned memory (Programming Guide,
@@ -253,8 +260,9 @@ def write_combined_verdict(result: Result) -> dict[str, Any]:
 
 
 def pass_by_value(n: int = 1024) -> Result:
-    """The seed's vector add launched with the three mapped NumPy arrays themselves instead of their device
-    pointers: what PyCUDA and the driver say, and whether the context still works afterwards (lesson 05)."""
+    """The seed's vector add launched with the three mapped NumPy arrays themselves instead of their device pointers:
+    what PyCUDA and the driver say, and whether the context still works afterwards
+    (write-your-first-zero-copy-kernel)."""
     return run("pass_by_value", {"n": n}, _pass_by_value)
 
 
@@ -286,7 +294,8 @@ def _pass_by_value(n: int) -> list[Row]:
 
 
 def describe_write_combined(result: Result) -> str:
-    """Lesson 13's verdict on write-combined memory, in words, from :func:`write_combined_verdict`."""
+    """The verdict on write-combined memory (use-write-combined-and-registered-memory), in words, from
+    :func:`write_combined_verdict`."""
     v = write_combined_verdict(result)
     guide = "[Programming Guide, Write-Combining Memory](https://docs.nvidia.com/cuda/cuda-c-programming-guide/#write-combining-memory)"
     if v["cpu_wc_honoured"]:

@@ -21,9 +21,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import driver_api, gpu, kernels
-from ..gpu_queue import measurement_slot
-from ..timing import time_gpu
+from .. import kernels
+from ..memory import driver_api, gpu
+from ..memory.timing import time_gpu
+from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
 from .result import Result, Row, run
 
@@ -200,7 +201,7 @@ def read_only_registration(nbytes: int = 256 * MiB, repeats: int = 9) -> Result:
 
 def _read_only_registration(nbytes: int, repeats: int) -> list[Row]:
     from ..errors import RegistrationError
-    from ..pages import page_aligned_empty
+    from ..memory.pages import page_aligned_empty
 
     read = kernels.load_kernel("bandwidth", "read_float4_x4")
     grid, n4 = full_grid(), np.uint64(nbytes // 16)

@@ -1,12 +1,13 @@
-"""The quiet-sweep rule, as a table the tests and the model check read (lessons 02, 06, 08, 09, 10).
+"""The quiet-sweep rule, as a table the tests and the model check read (the lessons that rest on a
+sweep: :func:`lessons`).
 
 A sweep that a lesson's conclusion rests on is *quiet* when every point is timed at least
 :data:`MIN_REPEATS` times and reads at least :data:`MIN_BYTES` (or, where a point must read less,
 takes at least :data:`MIN_SECONDS` a repeat). A 16 MiB zero-copy read is a 0.36 ms kernel: four
-H200 records gave the same offset point 17 % apart, more than the effects lesson 09 compares.
+H200 records gave the same offset point 17 % apart, more than the effects coalesce-and-align-accesses compares.
 
 :data:`QUIET_SWEEPS` names each such experiment and the parameters that must meet the rule.
-For a size sweep (``sizes``), whose small sizes are the point of the sweep (lesson 06 shows the
+For a size sweep (``sizes``), whose small sizes are the point of the sweep (measure-bandwidth shows the
 launch and the round trip at 4 KiB), the rule asks: every size gets every repeat, and the sweep
 reaches at least :data:`MIN_BYTES`: the sizes the conclusions quote (the link rate, the plateau)
 are the large ones. Extend the table with one line per experiment.
@@ -19,6 +20,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .. import lessons as course_lessons
+
 MIN_REPEATS = 9
 MIN_BYTES = 256 << 20
 MIN_SECONDS = 0.020
@@ -26,9 +29,9 @@ MIN_SECONDS = 0.020
 
 @dataclass(frozen=True)
 class QuietSweep:
-    """Which parameters of an experiment the quiet-sweep rule applies to."""
+    """Which parameters of an experiment the quiet-sweep rule applies to (the lessons that rest on the sweep
+    are those that run it or show its record: :func:`lessons`)."""
 
-    lessons: tuple[str, ...]                 # the lessons whose conclusions rest on it
     repeats: str = "repeats"                 # timed repeats of every point
     sizes: tuple[str, ...] = ("nbytes",)     # bytes a point reads; a list parameter: its largest entry
     seconds: str | None = None               # a parameter that, when >= MIN_SECONDS, lets a row read less
@@ -37,23 +40,29 @@ class QuietSweep:
 
 
 QUIET_SWEEPS: dict[str, QuietSweep] = {
-    "stride": QuietSweep(("09", "10")),
-    "offset": QuietSweep(("09", "10")),
-    "vector_width": QuietSweep(("09", "10"), sizes=("nbytes", "device_nbytes")),
-    "memcpy": QuietSweep(("02", "06", "08", "09", "11"), sizes=("sizes",), rows=False),
-    "kernel_bandwidth": QuietSweep(("06", "08"), sizes=("sizes",), rows=False),
-    "inflight": QuietSweep(("08",), seconds="min_seconds"),
+    "stride": QuietSweep(),
+    "offset": QuietSweep(),
+    "vector_width": QuietSweep(sizes=("nbytes", "device_nbytes")),
+    "memcpy": QuietSweep(sizes=("sizes",), rows=False),
+    "kernel_bandwidth": QuietSweep(sizes=("sizes",), rows=False),
+    "inflight": QuietSweep(seconds="min_seconds"),
     # Each cold or warm chase lasts about ``target_seconds``; the buffer sizes are the sweep itself.
-    "latency_footprint": QuietSweep(("07",), sizes=(), seconds="target_seconds", rows=False),
+    "latency_footprint": QuietSweep(sizes=(), seconds="target_seconds", rows=False),
     # The buffer must fit the caches it tests (8 MiB), so the rule's bytes cannot apply: each repeat re-reads it
     # for as many passes as there are SMs (about 1 GB delivered, about 20 ms for mapped memory); repeats only.
-    "caching": QuietSweep(("08",), sizes=(), rows=False),
-    "managed": QuietSweep(("15",), sizes=("sizes",), rows=False),
-    "write_combined": QuietSweep(("13",), sizes=("gpu_bytes", "cpu_bytes"), rows=False),
-    "registered": QuietSweep(("13",), rows=False),
-    "cpu_traffic": QuietSweep(("15",)),
-    "read_only_registration": QuietSweep(("15",), rows=False),
+    "caching": QuietSweep(sizes=(), rows=False),
+    "managed": QuietSweep(sizes=("sizes",), rows=False),
+    "write_combined": QuietSweep(sizes=("gpu_bytes", "cpu_bytes"), rows=False),
+    "registered": QuietSweep(rows=False),
+    "cpu_traffic": QuietSweep(),
+    "read_only_registration": QuietSweep(rows=False),
 }
+
+
+def lessons(name: str) -> tuple[str, ...]:
+    """The lessons whose conclusions rest on sweep ``name``: those that run it or show its record."""
+    return course_lessons.showing(name)
+
 
 # Sweeps other changes own (issue 19): each moves into QUIET_SWEEPS once its experiment meets the
 # rule; tests/test_quiet_sweeps.py marks them as expected to fail until then (strictly: when one
@@ -118,7 +127,7 @@ def record_violations(record: dict[str, Any], names: Iterable[str] | None = None
 
 def band(row: dict[str, Any], key: str) -> tuple[float, float, float]:
     """(lowest, median, highest) of the rate ``key`` (a ``*GBps`` column, taken at the median time) over
-    the row's repeats: the spread a plot draws as a band and a comparison must beat (lesson 09)."""
+    the row's repeats: the spread a plot draws as a band and a comparison must beat (coalesce-and-align-accesses)."""
     seconds = np.asarray(row["seconds"], float)
     median = float(np.median(seconds))
     return float(row[key] * median / seconds.max()), float(row[key]), float(row[key] * median / seconds.min())

@@ -48,8 +48,8 @@ class Result:
         return rows[0]
 
     def need(self, **where: Any) -> Row:
-        """The first row that matches; when a replayed record predates that row, a :class:`RecordError`
-        that says how to record it (lesson 13). Experiments that keep one row per repeat have several."""
+        """The first row that matches; when a replayed record predates that row, a :class:`RecordError` that says how to
+        record it (use-write-combined-and-registered-memory). Experiments that keep one row per repeat have several."""
         rows = self.select(**where)
         if not rows and not self.live:
             raise RecordError(
@@ -85,7 +85,7 @@ class Result:
 
 def check_figure(ok: bool, expected: str, got: str, why: str = "") -> str:
     """A sentence on a measured figure, for a lesson to print: as expected, or what was expected, what came,
-    and the likely causes; it does not raise, as another learner or program may share the GPU (lesson 06).
+    and the likely causes; it does not raise, as another learner or program may share the GPU (measure-bandwidth).
 
     With ``ZC_STRICT_FIGURES=1`` (set by the test suite) an unexpected figure raises
     :class:`FigureCheckError` instead, so that a wrong record or a broken method still fails the tests.
@@ -163,9 +163,9 @@ def run(name: str, params: dict[str, Any], measure: Callable[..., list[Row]]) ->
         replayed = reference(name)
         replayed.replay_reason = why
         return replayed
-    from .. import gpu
+    from ..memory import gpu
 
-    from .. import contention
+    from ..sharing import contention
 
     seen = contention.outsiders()
     rows = measure(**params)

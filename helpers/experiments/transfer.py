@@ -1,4 +1,5 @@
-"""Bandwidth experiments: copies, streaming kernels, requests in flight, caching (lessons 02, 06 and 08)."""
+"""Bandwidth experiments: copies, streaming kernels, requests in flight, caching (measure-what-pinning-buys,
+measure-bandwidth and keep-enough-bytes-in-flight)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import kernels
-from ..timing import time_gpu, time_host
-from ..gpu_queue import measurement_slot
+from ..memory.timing import time_gpu, time_host
+from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, pinned, seconds_row
 from .result import Result, Row, run
 
@@ -23,10 +24,11 @@ def _repeats_for(nbytes: int, repeats: int) -> int:
 
 
 def memcpy(sizes: Sequence[int] = DEFAULT_SIZES, repeats: int = 10) -> Result:
-    """``cudaMemcpy`` host-to-device and device-to-host, from pinned and pageable memory (lessons 02, 06).
+    """``cudaMemcpy`` host-to-device and device-to-host, from pinned and pageable memory (measure-what-pinning-buys,
+    measure-bandwidth).
 
-    Beside them, rows with ``host_memory="host_memcpy"`` (direction ``"htoh"``) time a plain CPU copy of the
-    same size between two ordinary arrays: the staging copy a pageable transfer needs, on its own (lesson 02).
+    Beside them, rows with ``host_memory="host_memcpy"`` (direction ``"htoh"``) time a plain CPU copy of the same size
+    between two ordinary arrays: the staging copy a pageable transfer needs, on its own (measure-what-pinning-buys).
     """
     return run("memcpy", {"sizes": list(sizes), "repeats": repeats}, _memcpy)
 
@@ -70,12 +72,12 @@ def _launch_stream(kernel: Any, op: str, pointer: Any, nbytes: int, sink: Any, g
 
 
 def kernel_bandwidth(sizes: Sequence[int] = DEFAULT_SIZES, repeats: int = 10) -> Result:
-    """Streaming read and write kernels on mapped host memory and on device memory (lesson 06)."""
+    """Streaming read and write kernels on mapped host memory and on device memory (measure-bandwidth)."""
     return run("kernel_bandwidth", {"sizes": list(sizes), "repeats": repeats}, _kernel_bandwidth)
 
 
 def _kernel_bandwidth(sizes: list[int], repeats: int) -> list[Row]:
-    from .. import gpu
+    from ..memory import gpu
 
     largest = max(sizes)
     grid = full_grid()
@@ -103,7 +105,7 @@ INFLIGHT_PROBE = 4 * MiB  # the untimed first launch of a row that sizes its buf
 
 
 def inflight(nbytes: int = 256 * MiB, repeats: int = 9, min_seconds: float = 0.025) -> Result:
-    """Zero-copy read bandwidth against the bytes each thread and the GPU keep in flight (lesson 08).
+    """Zero-copy read bandwidth against the bytes each thread and the GPU keep in flight (keep-enough-bytes-in-flight).
 
     A row reads ``nbytes``, or, when few threads move few bytes per second, fewer: the bytes that keep
     one launch busy for at least ``min_seconds`` (sized from one untimed probe launch over 4 MiB).
@@ -120,7 +122,7 @@ def _row_size(launch: Any, nbytes: int, min_seconds: float, unit: int) -> int:
 
 
 def _inflight(nbytes: int, repeats: int, min_seconds: float) -> list[Row]:
-    from .. import gpu
+    from ..memory import gpu
 
     full = full_grid() * BLOCK
     thread_counts = sorted({32 * 2**k for k in range(20) if 32 * 2**k < full} | {full})
@@ -163,7 +165,7 @@ REREAD_DESIGN = "rotate_chunks"  # rows of the controlled design carry design=RE
 
 
 def reread_rotation(pattern: str) -> int:
-    """The ``rotate`` argument of ``reread_rotate`` for a re-read pattern (lesson 08).
+    """The ``rotate`` argument of ``reread_rotate`` for a re-read pattern (keep-enough-bytes-in-flight).
 
     ``same_sm``: 0, every block re-reads its own chunk, so its SM's L1 could serve the re-reads.
     ``other_sm``: 1, every pass hands each block a chunk it has never read and other blocks read
@@ -177,14 +179,14 @@ def reread_rotation(pattern: str) -> int:
 
 
 def reread_schedule(blocks: int, passes: int, rotate: int) -> np.ndarray:
-    """The chunk block ``b`` reads in pass ``p`` of ``reread_rotate``, as ``[b, p]`` (lesson 08)."""
+    """The chunk block ``b`` reads in pass ``p`` of ``reread_rotate``, as ``[b, p]`` (keep-enough-bytes-in-flight)."""
     if blocks < 1 or passes < 1:
         raise ValueError("reread_schedule needs at least one block and one pass.")
     return (np.arange(blocks)[:, None] + np.arange(passes)[None, :] * rotate) % blocks
 
 
 def sm_rereads(sm_of_block: Sequence[int], passes: int, rotate: int) -> int:
-    """Chunk reads of one launch made by an SM that had already read that chunk in it (lesson 08).
+    """Chunk reads of one launch made by an SM that had already read that chunk in it (keep-enough-bytes-in-flight).
 
     ``sm_of_block`` is what the kernel recorded (%smid of each block). The ``other_sm`` control
     is what it claims only when this is 0: no SM ever read a line twice.
@@ -195,7 +197,7 @@ def sm_rereads(sm_of_block: Sequence[int], passes: int, rotate: int) -> int:
 
 
 def caching(nbytes: int = 8 * MiB, repeats: int = 9, block: int = 1024) -> Result:
-    """Which on-GPU cache keeps mapped memory: load kind x same-SM or other-SM re-reads (lesson 08).
+    """Which on-GPU cache keeps mapped memory: load kind x same-SM or other-SM re-reads (keep-enough-bytes-in-flight).
 
     ``reread_rotate`` runs one block per SM over ``nbytes`` cut into one chunk per block, for as
     many passes as there are blocks. ``same_sm``: each block re-reads its own chunk every pass (the
@@ -217,7 +219,8 @@ def caching(nbytes: int = 8 * MiB, repeats: int = 9, block: int = 1024) -> Resul
 
 
 def _one_block_per_sm(kernel: Any) -> int:
-    """Dynamic shared memory that lets only one block of ``kernel`` fit on an SM at a time (lesson 08).
+    """Dynamic shared memory that lets only one block of ``kernel`` fit on an SM at a time
+    (keep-enough-bytes-in-flight).
 
     More than half an SM's shared memory per block: the block scheduler then cannot place two of the
     grid's blocks on one SM together. 0 where the GPU or PyCUDA cannot set it (the ``%smid`` check
@@ -241,7 +244,7 @@ def _one_block_per_sm(kernel: Any) -> int:
 def _caching(nbytes: int, repeats: int, block: int) -> list[Row]:
     import pycuda.driver as drv
 
-    from .. import gpu
+    from ..memory import gpu
 
     attributes = gpu.device_attributes()
     grid = attributes["MULTIPROCESSOR_COUNT"]
@@ -304,7 +307,7 @@ def _caching(nbytes: int, repeats: int, block: int) -> list[Row]:
 
 
 def caching_findings(result: Result) -> dict[str, Any]:
-    """What ``caching`` shows, decided from its rows (lesson 08).
+    """What ``caching`` shows, decided from its rows (keep-enough-bytes-in-flight).
 
     ``controlled``: the rows come from the controlled design (records made before it have
     other-SM rows in which SMs re-read lines they had read). ``valid_other_sm``: every zero-copy
@@ -334,7 +337,7 @@ def caching_findings(result: Result) -> dict[str, Any]:
 
 
 def platform_class(attributes: dict[str, Any]) -> str:
-    """The platform class a GPU's attributes name, for scoping a claim (lesson 08): integrated, a
+    """The platform class a GPU's attributes name, for scoping a claim (keep-enough-bytes-in-flight): integrated, a
     hardware-coherent link, or a discrete GPU on PCIe."""
     if attributes.get("INTEGRATED"):
         return "an integrated GPU (it shares the CPU's memory)"
@@ -344,7 +347,8 @@ def platform_class(attributes: dict[str, Any]) -> str:
 
 
 def caching_verdict(result: Result, attributes: dict[str, Any]) -> str:
-    """What ``caching`` shows, as Markdown bullets scoped to the GPU and its platform class (lesson 08)."""
+    """What ``caching`` shows, as Markdown bullets scoped to the GPU and its platform class
+    (keep-enough-bytes-in-flight)."""
     found = caching_findings(result)
     link = found["link_GBps"]
     where = f"{result.gpu}, {platform_class(attributes)}"

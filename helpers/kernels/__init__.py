@@ -1,4 +1,4 @@
-"""The course's CUDA kernels, one readable .cu file per topic, and their loader (lesson 05 on).
+"""The course's CUDA kernels, one readable .cu file per topic, and their loader (write-your-first-zero-copy-kernel on).
 
 :data:`KERNEL_DIR` is the one place the kernel files live; :func:`source` returns a file's text (or only
 the kernels a lesson runs) for a lesson to show and :func:`names` the kernels it declares. :func:`load_kernel` compiles a file once
@@ -15,9 +15,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .. import paths
 from ..errors import CompilerNotFoundError
 
-KERNEL_DIR = Path(__file__).resolve().parent
+KERNEL_DIR = paths.KERNELS
 _KERNEL_NAME = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(')
 
 
@@ -27,8 +28,8 @@ def files() -> list[str]:
 
 
 def source(stem: str, *kernels: str) -> str:
-    """The CUDA C source of ``helpers/kernels/<stem>.cu``, to show in a lesson; given kernel names, only those
-    kernels, each with the comment lines just above it, in the order named (lesson 06 shows two of bandwidth.cu)."""
+    """The CUDA C source of ``helpers/kernels/<stem>.cu``, to show in a lesson; given kernel names, only those kernels,
+    each with the comment lines just above it, in the order named (measure-bandwidth shows two of bandwidth.cu)."""
     path = KERNEL_DIR / f"{stem}.cu"
     if not path.is_file():
         raise FileNotFoundError(f"No kernel file {path.name}; the files are: {', '.join(files())}.")
@@ -59,7 +60,7 @@ def names(stem: str) -> list[str]:
 
 @lru_cache(maxsize=None)
 def _module(stem: str) -> Any:
-    from .. import gpu
+    from ..memory import gpu
 
     if shutil.which("nvcc") is None:
         raise CompilerNotFoundError(
@@ -78,7 +79,8 @@ def _module(stem: str) -> Any:
 
 @lru_cache(maxsize=None)
 def load_kernel(stem: str, name: str) -> Any:
-    """Kernel ``name`` from ``helpers/kernels/<stem>.cu``, compiled for the GPU on first use (lesson 05).
+    """Kernel ``name`` from ``helpers/kernels/<stem>.cu``, compiled for the GPU on first use
+    (write-your-first-zero-copy-kernel).
 
     Cached, so that looking a kernel up inside a timed loop costs nothing."""
     if name not in names(stem):

@@ -1,0 +1,156 @@
+"""Tables and figures of the platforms lesson's results (take-zero-copy-beyond-one-pcie-gpu).
+
+Each function takes an experiment's :class:`~helpers.experiments.Result` and returns something that shows
+itself in a notebook: a :class:`~helpers.tables.Table` or a matplotlib figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..experiments import quiet
+from ..experiments.result import Result
+from ..tables import Table, table
+from .plots import _size_label, _source_note, course_style
+
+
+def _spread(seconds: list[float]) -> str:
+    """The repeats' spread around the median, in percent: (max - min) / median."""
+    values = np.asarray(seconds, dtype=float)
+    return f"{(values.max() - values.min()) / np.median(values):.1%}"
+
+
+def managed_table(result: Result) -> Table:
+    """GB/s delivered by each kind of memory, per size and number of passes (managed experiment)."""
+    return table(["memory", "size", "passes", "GB/s (median)", "spread of the repeats"],
+                 [(r["memory"], _size_label(r["nbytes"]), r["passes"], f"{r['GBps']:.1f}", _spread(r["seconds"]))
+                  for r in result.rows])
+
+
+def managed_figure(result: Result) -> Figure:
+    """Delivered GB/s against passes over the data, one line per kind of memory, for the largest size."""
+    largest = max(r["nbytes"] for r in result.rows)
+    with course_style():
+        fig, ax = plt.subplots(figsize=(7, 3.8))
+        for kind, marker in zip(dict.fromkeys(r["memory"] for r in result.rows), "osD^v"):
+            rows = sorted(result.select(memory=kind, nbytes=largest), key=lambda r: r["passes"])
+            passes = [r["passes"] for r in rows]
+            rates = [r["GBps"] for r in rows]
+            low = [r["nbytes"] * r["passes"] / max(r["seconds"]) / 1e9 for r in rows]
+            high = [r["nbytes"] * r["passes"] / min(r["seconds"]) / 1e9 for r in rows]
+            line, = ax.plot(passes, rates, marker=marker, label=kind)
+            ax.fill_between(passes, low, high, color=line.get_color(), alpha=0.2)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("passes over the data (the CPU wrote it just before)")
+        ax.set_ylabel("delivered GB/s")
+        ax.set_title(f"Reading {_size_label(largest)} the CPU has just written")
+        ax.legend(fontsize=8)
+        _source_note(fig, result)
+    return fig
+
+
+def registration_table(result: Result) -> Table:
+    """Whether each memory registered with and without the read-only flag, and its read rate."""
+    return table(["memory", "READ_ONLY flag", "registered", "GPU read GB/s", "driver said"],
+                 [(r["memory"], r["read_only_flag"], r["registered"],
+                   f"{r['GBps']:.1f}" if r.get("GBps") else "-", r["error"] or "-") for r in result.rows])
+
+
+def cpu_traffic_figure(result: Result) -> Figure:
+    """The kernel's zero-copy read rate, and the CPU threads' copy rate with and without it, against threads."""
+    rows = sorted(result.rows, key=lambda r: r["cpu_threads"])
+    threads = [r["cpu_threads"] for r in rows]
+    with course_style():
+        fig, (ax_gpu, ax_cpu) = plt.subplots(1, 2, figsize=(11, 3.8))
+        rates = [r["GBps"] for r in rows]
+        low = [r["nbytes"] / max(r["seconds"]) / 1e9 for r in rows]
+        high = [r["nbytes"] / min(r["seconds"]) / 1e9 for r in rows]
+        line, = ax_gpu.plot(threads, rates, marker="o", label="zero-copy read kernel")
+        ax_gpu.fill_between(threads, low, high, color=line.get_color(), alpha=0.2, label="fastest to slowest repeat")
+        ax_gpu.set_ylim(0, max(high) * 1.15)
+        ax_gpu.set_xlabel("CPU threads copying memory meanwhile")
+        ax_gpu.set_ylabel("GPU reads of mapped memory, GB/s")
+        ax_gpu.legend(fontsize=8)
+        busy = [r for r in rows if r["cpu_threads"]]
+        ax_cpu.plot([r["cpu_threads"] for r in busy], [r["cpu_GBps_alone"] for r in busy], marker="s",
+                    linestyle="--", label="CPU threads alone")
+        ax_cpu.plot([r["cpu_threads"] for r in busy], [r["cpu_GBps_with_kernel"] for r in busy], marker="^",
+                    label="while the kernel reads")
+        ax_cpu.set_xlabel("CPU threads copying memory")
+        ax_cpu.set_ylabel("CPU copy traffic, GB/s (read + written)")
+        ax_cpu.set_ylim(bottom=0)
+        ax_cpu.legend(fontsize=8)
+        _source_note(fig, result)
+    return fig
+
+
+def cpu_traffic_table(result: Result) -> Table:
+    """The kernel's rate and the CPU's, per number of CPU threads."""
+    base = result.one(cpu_threads=0)["GBps"]
+    return table(["CPU threads", "kernel GB/s", "share of the kernel's rate alone", "spread of the repeats",
+                  "CPU GB/s alone", "CPU GB/s with the kernel"],
+                 [(r["cpu_threads"], f"{r['GBps']:.1f}", f"{r['GBps'] / base:.0%}", _spread(r["seconds"]),
+                   f"{r['cpu_GBps_alone']:.1f}" if r["cpu_threads"] else "-",
+                   f"{r['cpu_GBps_with_kernel']:.1f}" if r["cpu_threads"] else "-")
+                  for r in sorted(result.rows, key=lambda r: r["cpu_threads"])])
+
+
+def row_table(row: dict[str, Any]) -> Table:
+    """One row of a result as a two-column table (pageable access, NUMA)."""
+    return table(["field", "value"], [(k, v) for k, v in row.items()])
+
+
+class Sentence:
+    """A sentence computed from a result, shown as Markdown in a notebook and as text elsewhere."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+
+def compare_rows(result: Result, a: str, b: str, *, key: str = "memory", **where: Any) -> Sentence:
+    """Compare the rates of the rows whose ``key`` is ``a`` and ``b`` (and match ``where``): a difference is
+    claimed only when the ranges of their repeats do not overlap (the course's measurement rule)."""
+    row_a, row_b = result.one(**{key: a}, **where), result.one(**{key: b}, **where)
+    (low_a, _, high_a), (low_b, _, high_b) = quiet.band(row_a, "GBps"), quiet.band(row_b, "GBps")
+    ratio = row_b["GBps"] / row_a["GBps"]
+    head = (f"{b}: {row_b['GBps']:.1f} GB/s ({low_b:.1f} to {high_b:.1f} over {len(row_b['seconds'])} repeats); "
+            f"{a}: {row_a['GBps']:.1f} GB/s ({low_a:.1f} to {high_a:.1f}).")
+    if not quiet.differ(row_a, row_b, "GBps"):
+        verdict = f"The ranges overlap: on {result.gpu} this run cannot tell the two apart (ratio {ratio:.3f})."
+    else:
+        verdict = (f"The ranges do not overlap: on {result.gpu}, {b} delivered {ratio:.2f}x the rate of {a}.")
+    return Sentence(f"{head} {verdict}")
+
+
+def managed_decision(result: Result) -> tuple[str, str]:
+    """The decision-table row (decide-when-zero-copy-wins) for managed memory read k times: (what to choose, the
+    evidence), from the largest size of the ``managed`` experiment (measured in the platforms lesson)."""
+    from ..exercises.lesson15 import passes_rule
+
+    size = max(r["nbytes"] for r in result.rows)
+
+    def seconds(kind: str, passes: int) -> float:
+        return float(np.median(result.one(memory=kind, nbytes=size, passes=passes)["seconds"]))
+
+    k = passes_rule((seconds("mapped", 1), seconds("mapped", 8)),
+                    (seconds("managed, migrating", 1), seconds("managed, migrating", 8)))
+    rate = {kind: result.one(memory=kind, nbytes=size, passes=1)["GBps"] for kind in
+            ("mapped", "managed, preferred CPU + accessed by GPU", "managed, migrating")}
+    choose = (f"advise it to the CPU (zero-copy) below {k} passes, let it migrate from {k} on" if k
+              else "advise it to the CPU (zero-copy)")
+    evidence = (f"lesson 15 ({result.gpu}, {_size_label(size)}, one pass): advised {rate['managed, preferred CPU + accessed by GPU']:.1f}"
+                f" GB/s, mapped {rate['mapped']:.1f}, migrating {rate['managed, migrating']:.1f}")
+    return choose, evidence

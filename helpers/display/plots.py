@@ -1,0 +1,421 @@
+"""One function per figure; each returns a matplotlib Figure drawn in the course style.
+
+The style file ``course.mplstyle`` is applied explicitly inside each function, so importing
+this module changes no global matplotlib setting. Functions that take a live result also take
+the recorded ``reference`` and draw it beside, dashed, so a learner compares with the H200.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.ticker import FuncFormatter
+
+from .. import paths
+from ..experiments import Result
+from ..experiments.latency import load_ns_spread
+from ..experiments.quiet import band
+
+STYLE = paths.STYLE
+KiB = 1024
+
+
+@contextmanager
+def course_style() -> Iterator[None]:
+    """Apply the course's style for the figures drawn inside the ``with`` block."""
+    with plt.style.context(str(STYLE)):
+        yield
+        _fix_cycle_colours()
+
+
+def _fix_cycle_colours() -> None:
+    """Lines and texts keep a "C0".."C9" colour as a name and look it up when drawn, after the style has gone:
+    resolve them now, in the style's (colour-blind-safe) palette."""
+    from matplotlib import colors
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+
+    for manager in plt._pylab_helpers.Gcf.get_all_fig_managers():
+        for artist in manager.canvas.figure.findobj(lambda a: isinstance(a, (Line2D, Text))):
+            colour = artist.get_color()
+            if isinstance(colour, str) and colour[:1] == "C" and colour[1:].isdigit():
+                artist.set_color(colors.to_rgba(colour))
+
+
+def _median(row: dict[str, Any]) -> float:
+    return float(np.median(row["seconds"]))
+
+
+def _size_label(nbytes: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:g} {unit}"
+    return f"{nbytes:g} B"
+
+
+def _size_axis(ax: Any, sizes: Sequence[float]) -> None:
+    ax.set_xscale("log", base=2)
+    ticks = sorted(set(sizes))[:: -(-len(set(sizes)) // 6)]
+    ax.set_xticks(ticks, [_size_label(t) for t in ticks])
+
+
+def _source_note(fig: Figure, *results: Result | None) -> None:
+    notes = []
+    for result in results:
+        if result is not None:
+            when = "live" if result.live else f"recorded {result.provenance.get('date', '')[:10]}"
+            notes.append(f"{result.gpu} ({when})")
+    # a figure-level x label is laid out by constrained layout, so it never overlaps the axes' labels
+    fig.supxlabel(" · ".join(dict.fromkeys(notes)), x=0.99, ha="right", fontsize=7, color="0.4")
+
+
+def _each(result: Result, reference: Result | None) -> list[tuple[Result, str, str]]:
+    """(result, line style, label suffix) for the run and, if it is a different one, the reference."""
+    runs = [(result, "-", "")]
+    if reference is not None and (result.live or reference.record_file != result.record_file):
+        runs.append((reference, "--", f" ({reference.gpu}, recorded)"))
+    return runs
+
+
+# --------------------------------------------------------------------------- copies and bandwidth
+def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
+    """Copy bandwidth against size, pinned against pageable (measure-what-pinning-buys)."""
+    with course_style():
+        fig, ax = plt.subplots()
+        for run, style, suffix in _each(result, reference):
+            for direction in ("htod", "dtoh"):
+                for host_memory, color in (("pinned", "C0"), ("pageable", "C1")):
+                    rows = run.select(direction=direction, host_memory=host_memory)
+                    ax.plot([r["nbytes"] for r in rows], [r["GBps"] for r in rows], style, color=color,
+                            marker=("o" if direction == "htod" else "s") if host_memory == "pinned"
+                            else ("^" if direction == "htod" else "v"), alpha=1 if direction == "htod" else 0.55,
+                            label=f"{direction} {host_memory}{suffix}")
+        _size_axis(ax, result.column("nbytes"))
+        ax.set(xlabel="bytes per copy", ylabel="GB/s (1e9 B/s)", title="cudaMemcpy: page-locked against pageable")
+        ax.legend(ncol=2)
+        _source_note(fig, result, reference)
+    return fig
+
+
+def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
+    """Every way of moving data, against size: copies, zero-copy kernels, device memory (measure-bandwidth)."""
+    with course_style():
+        fig, (ax_link, ax_all) = plt.subplots(1, 2, figsize=(11, 4.2))
+        series = [
+            (memcpy.select(direction="htod", host_memory="pinned"), "GBps", "memcpy HtoD pinned", "C0", "-"),
+            (memcpy.select(direction="dtoh", host_memory="pinned"), "GBps", "memcpy DtoH pinned", "C0", ":"),
+            (memcpy.select(direction="htod", host_memory="pageable"), "GBps", "memcpy HtoD pageable", "C3", "-"),
+            (memcpy.select(direction="dtoh", host_memory="pageable"), "GBps", "memcpy DtoH pageable", "C3", ":"),
+            (kernels.select(memory="zero_copy", op="read"), "GBps", "zero-copy read kernel", "C1", "-"),
+            (kernels.select(memory="zero_copy", op="write"), "GBps", "zero-copy write kernel", "C1", ":"),
+            (kernels.select(memory="device", op="read"), "GBps", "device-memory read kernel", "C2", "-"),
+            (kernels.select(memory="device", op="write"), "GBps", "device-memory write kernel", "C2", ":"),
+        ]
+        for ax, skip_device in ((ax_link, True), (ax_all, False)):
+            for rows, key, label, color, style in series:
+                if skip_device and "device-memory" in label:
+                    continue
+                ax.plot([r["nbytes"] for r in rows], [r[key] for r in rows], style, color=color, label=label,
+                        marker={"C0": "o", "C3": "^", "C1": "s", "C2": "D"}[color])  # not by colour alone
+            _size_axis(ax, memcpy.column("nbytes"))
+            ax.set(xlabel="bytes moved")
+        ax_link.set(ylabel="GB/s", title="Over PCIe (linear scale)")
+        ax_all.set(yscale="log", title="With device memory (log scale)")
+        ax_all.legend(loc="upper left")
+        _source_note(fig, memcpy, kernels)
+    return fig
+
+
+def inflight(result: Result, link_GBps: float | None = None, latency_ns: float | None = None) -> Figure:
+    """Zero-copy read bandwidth against bytes in flight, with Little's law (keep-enough-bytes-in-flight)."""
+    with course_style():
+        fig, ax = plt.subplots()
+        for name, color, style in (("read_float4", "C0", "o-"), ("read_float4_x4", "C1", "s--")):
+            rows = sorted(result.select(kernel=name), key=lambda r: r["bytes_in_flight"])
+            ax.plot([r["bytes_in_flight"] for r in rows], [r["GBps"] for r in rows], style, color=color,
+                    label=f"{name} ({rows[0]['loads_per_thread']} load(s) of 16 B per thread)")
+        if latency_ns:
+            x = np.logspace(np.log10(min(result.column("bytes_in_flight"))), np.log10(max(result.column("bytes_in_flight"))))
+            ax.plot(x, x / latency_ns, "k:", label=f"Little's law: bytes in flight / {latency_ns:.0f} ns")
+        if link_GBps:
+            ax.axhline(link_GBps, color="0.5", ls="--", label=f"pinned memcpy HtoD {link_GBps:.1f} GB/s")
+        ax.set(xscale="log", yscale="log", xlabel="bytes the GPU asks for at once (threads x loads x 16 B)",
+               ylabel="GB/s", title="Zero-copy reads need many requests in flight")
+        ax.set_ylim(top=(link_GBps or max(result.column("GBps"))) * 2)
+        ax.legend()
+        _source_note(fig, result)
+    return fig
+
+
+def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: str, log: bool = False,
+         colors: Sequence[str] | None = None, note: Result | None = None, fmt: str = "{:.3g}") -> Figure:
+    """A labelled bar chart (several lessons draw one)."""
+    with course_style():
+        fig, ax = plt.subplots(figsize=(7.5, 3.8))
+        positions = np.arange(len(values))
+        drawn = ax.bar(positions, values, color=colors or [f"C{i % 8}" for i in range(len(values))])
+        ax.bar_label(drawn, labels=[fmt.format(v) for v in values], fontsize=8.5, padding=2)
+        ax.set_xticks(positions, labels, rotation=0 if max(map(len, labels)) < 14 else 15, ha="center")
+        ax.set(title=title, ylabel=ylabel)
+        if log:
+            ax.set_yscale("log")
+        ax.margins(y=0.15)
+        if note is not None:
+            _source_note(fig, note)
+    return fig
+
+
+# --------------------------------------------------------------------------- measure-latency
+def latency(result: Result, reference: Result | None = None) -> Figure:
+    """Nanoseconds per dependent load, by memory (measure-latency)."""
+    names = {"l2": "L2-resident\n(device memory)", "device": "device memory\n(HBM)", "zero_copy": "zero-copy\n(host over PCIe)"}
+    labels, values = [], []
+    for run, _, suffix in _each(result, reference):
+        for memory in ("l2", "device", "zero_copy"):
+            labels.append(names[memory] + ("\n" + suffix.strip(" ()") if suffix else ""))
+            # the zero-copy table out of the CPU's caches (records before 2026-12-02-2 have one zero-copy row)
+            rows = [r for r in run.select(memory=memory) if r.get("cpu_cache", "evicted") == "evicted"]
+            values.append(rows[0]["load_ns"])
+    return bars(labels, values, title="One dependent load after another", ylabel="ns per load", log=True,
+                note=result, fmt="{:.0f} ns")
+
+
+def latency_footprint(result: Result, l2_bytes: int | None = None) -> Figure:
+    """Nanoseconds per dependent load against the buffer chased, device and mapped memory (measure-latency).
+
+    The line joins the medians; the shaded band spans the lowest to the highest repeat.
+    """
+    with course_style():
+        fig, ax = plt.subplots(figsize=(7.5, 3.8))
+        for memory, color, label in (("device", "C2", "device memory"), ("zero_copy", "C1", "zero-copy")):
+            rows = sorted(result.select(memory=memory), key=lambda r: r["nbytes"])
+            if not rows:
+                continue
+            sizes = [r["nbytes"] for r in rows]
+            low, mid, high = zip(*(load_ns_spread(r) for r in rows))
+            ax.fill_between(sizes, low, high, color=color, alpha=0.25, linewidth=0)
+            ax.plot(sizes, mid, "-" if memory == "device" else "--", color=color, label=f"{label} (median; band: lowest to highest repeat)")
+            for warm, marker in ((True, "o"), (False, "s")):
+                chosen = [(size, m) for size, m, r in zip(sizes, mid, rows) if r["warm"] == warm]
+                ax.plot([c[0] for c in chosen], [c[1] for c in chosen], marker, color=color,
+                        fillstyle="full" if warm else "none")
+        warmed = ("warm: whole cycle chased first, same launch" if any("warm_steps" in r for r in result.rows)
+                  else "warmed: whole cycle chased first (earlier launch)")
+        ax.plot([], [], "ko", label=warmed)
+        ax.plot([], [], "ks", fillstyle="none", label="cold: no line visited twice")
+        if l2_bytes:
+            ax.axvline(l2_bytes, color="0.5", linestyle=":", label=f"L2 size ({_size_label(l2_bytes)})")
+        _size_axis(ax, result.column("nbytes"))
+        ax.set(yscale="log", xlabel="buffer chased", ylabel="ns per load", title="Latency against footprint")
+        plain = FuncFormatter(lambda value, _: f"{value:g}")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
+        ax.legend(fontsize=7.5)
+        _source_note(fig, result)
+    return fig
+
+
+# --------------------------------------------------------------------------- keep-enough-bytes-in-flight
+def caching_bars(result: Result) -> Figure:
+    """Bytes delivered per second re-reading a mapped buffer, by load kind and who re-reads, beside the link
+    (keep-enough-bytes-in-flight). Each bar is the median; the black tick spans the lowest to the highest repeat."""
+    link = result.one(memory="memcpy_htod_pinned")
+    size = max(result.column("nbytes", memory="zero_copy"))
+    labels, rates, colors = ["pinned memcpy\n(the link)"], [link], ["0.5"]
+    for pattern, color in (("same_sm", "C0"), ("other_sm", "C3")):
+        for load in ("ldg", "ldca", "ldcg", "ldcv"):
+            labels.append(f"__{load}\n{pattern.replace('_', ' ')}")
+            rates.append(result.one(memory="zero_copy", nbytes=size, load=load, pattern=pattern))
+            colors.append(color)
+    values = [r["delivered_GBps"] for r in rates]
+    fig = bars(labels, values, title=f"Re-reading a {_size_label(size)} mapped buffer in one kernel", colors=colors,
+               ylabel="GB/s delivered to the threads", log=True, note=result, fmt="{:.0f}")
+    ax = fig.axes[0]
+    # delivered bytes over each repeat's seconds: the fastest repeat gives the highest rate
+    highs = [v * float(np.median(r["seconds"])) / min(r["seconds"]) for v, r in zip(values, rates)]
+    lows = [v * float(np.median(r["seconds"])) / max(r["seconds"]) for v, r in zip(values, rates)]
+    ax.errorbar(np.arange(len(values)), values, yerr=[np.subtract(values, lows), np.subtract(highs, values)],
+                fmt="none", ecolor="k", elinewidth=1, capsize=3)
+    ax.axhline(values[0], color="0.5", linestyle="--", linewidth=1)
+    return fig
+
+
+# --------------------------------------------------------------------------- coalesce-and-align-accesses
+def access_sweep(result: Result, key: str, *, reference: Result | None = None,
+                 predicted: dict[int, float] | None = None) -> Figure:
+    """Useful bandwidth against stride or offset, zero-copy and device memory (coalesce-and-align-accesses): the median
+    of each point's repeats, and the band from its slowest to its fastest repeat."""
+    xlabel = {"stride": "stride (floats between neighbouring threads)",
+              "offset_floats": "misalignment (floats past a 128-byte boundary)"}[key]
+    with course_style():
+        fig, (ax_zc, ax_dev) = plt.subplots(1, 2, figsize=(11, 4.0))
+        for run, style, suffix in _each(result, reference):
+            for ax, memory, color in ((ax_zc, "zero_copy", "C1"), (ax_dev, "device", "C2")):
+                rows = sorted(run.select(memory=memory), key=lambda r: r[key])
+                ax.plot([r[key] for r in rows], [r["useful_GBps"] for r in rows], style, marker="o", color=color,
+                        label=f"measured{suffix} (median of {len(rows[0]['seconds'])})")
+                low, _, high = zip(*(band(r, "useful_GBps") for r in rows))
+                ax.fill_between([r[key] for r in rows], low, high, color=color, alpha=0.25 if not suffix else 0.12,
+                                linewidth=0, label=f"slowest to fastest repeat{suffix}")
+        if predicted:
+            xs = sorted(predicted)
+            ax_zc.plot(xs, [predicted[x] for x in xs], "k^:", label="predicted by the PCIe model")
+        for ax, title in ((ax_zc, "zero-copy (mapped host memory)"), (ax_dev, "device memory")):
+            ax.set(xlabel=xlabel, ylabel="useful GB/s", title=title)
+            if key == "stride":
+                ax.set(xscale="log", yscale="log")
+                plain = FuncFormatter(lambda value, _: f"{value:g}")
+                ax.yaxis.set_major_formatter(plain)
+                ax.yaxis.set_minor_formatter(plain)
+                ax.set_xticks([1, 2, 4, 8, 16, 32, 64], ["1", "2", "4", "8", "16", "32", "64"])
+            else:
+                ax.set_ylim(bottom=0)
+            ax.legend()
+        _source_note(fig, result, reference)
+    return fig
+
+
+# --------------------------------------------------------------------------- end to end, reuse
+def end_to_end(result: Result, reference: Result | None = None) -> Figure:
+    """Time of a host-to-host vector add against n: copies + kernel, or zero-copy (overlap-copies-with-streams)."""
+    with course_style():
+        fig, (ax_time, ax_ratio) = plt.subplots(1, 2, figsize=(11, 4.0))
+        for run, style, suffix in _each(result, reference):
+            times = {}
+            for method, color in (("copy", "C0"), ("zero_copy", "C1")):
+                rows = sorted(run.select(method=method), key=lambda r: r["n"])
+                times[method] = np.array([_median(r) for r in rows])
+                ns = [r["n"] for r in rows]
+                ax_time.plot(ns, times[method] * 1e6, style, marker="o" if method == "copy" else "s", color=color,
+                             label=("explicit copies + kernel" if method == "copy" else "zero-copy kernel") + suffix)
+            ax_ratio.plot(ns, times["copy"] / times["zero_copy"], style, marker="o", color="C4", label=f"copy / zero-copy{suffix}")
+        ax_time.set(xscale="log", yscale="log", xlabel="n (floats per array)", ylabel="microseconds, median",
+                    title="c = a + b, host data in, host result out")
+        ax_ratio.axhline(1, color="0.3", lw=1)
+        ax_ratio.set(xscale="log", xlabel="n (floats per array)", ylabel="time ratio (>1: zero-copy faster)",
+                     title="Speed-up of zero-copy")
+        ax_time.set_xscale("log", base=2)
+        ax_ratio.set_xscale("log", base=2)
+        ax_time.legend()
+        ax_ratio.legend()
+        _source_note(fig, result, reference)
+    return fig
+
+
+def reuse(result: Result) -> Figure:
+    """Time against how many kernels use the same inputs (decide-when-zero-copy-wins)."""
+    with course_style():
+        fig, ax = plt.subplots()
+        for method, color, label in (("copy", "C0", "copy once, then k kernels on device memory"),
+                                     ("zero_copy", "C1", "k zero-copy kernels")):
+            rows = sorted(result.select(method=method), key=lambda r: r["uses"])
+            ax.plot([r["uses"] for r in rows], [_median(r) * 1e3 for r in rows], "o-" if method == "copy" else "s--",
+                    color=color, label=label)
+        ax.set(xlabel="k, kernels that read the same inputs", ylabel="milliseconds, median",
+               title=f"Data used k times (n = {result.rows[0]['n']:,} floats per array)")
+        ax.legend()
+        _source_note(fig, result)
+    return fig
+
+
+# --------------------------------------------------------------------------- page tables
+def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, gpu_pages: Sequence[int] | None = None,
+                 title: str = "Virtual pages and the physical frames behind them") -> Figure:
+    """Boxes for virtual pages on the left (and GPU pages on the right) and arrows to frames (map-pages-on-the-cpu,
+    map-pages-on-the-gpu).
+
+    With ``gpu_pages`` the GPU's arrows pass through an IOMMU column: the GPU's page tables give DMA (bus)
+    addresses, which an IOMMU (and, in a virtual machine, the hypervisor) translates to DRAM addresses. The
+    frames are the ones /proc/self/pagemap reports (guest-physical in a VM).
+    """
+    n = len(virtual_pages)
+    known = sorted({f for f in frames if f is not None})
+    with course_style():
+        fig, ax = plt.subplots(figsize=(10.5 if gpu_pages is not None else 9, 0.55 * max(n, len(known)) + 1.8))
+        ax.axis("off")
+        ax.grid(False)
+        columns = {"cpu": 0.0, "ram": 4.0, "iommu": 7.4, "gpu": 9.6}
+
+        def box(x: float, y: float, text: str, color: str) -> None:
+            ax.add_patch(Rectangle((x, y), 2.6, 0.8, facecolor=color, edgecolor="0.3"))
+            ax.text(x + 1.3, y + 0.4, text, ha="center", va="center", fontsize=8, family="monospace")
+
+        def arrow(start: tuple[float, float], end: tuple[float, float], color: str) -> None:
+            ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, color=color))
+
+        frame_y = {f: (len(known) - 1 - i) * 1.0 for i, f in enumerate(known)}
+        top = max(n, len(known))
+        iommu_right = columns["iommu"] + 0.8
+        if gpu_pages is not None:
+            ax.add_patch(Rectangle((columns["iommu"], -0.1), 0.8, top, facecolor="#eeeeee", edgecolor="0.5",
+                                   linestyle="--"))
+        for i, (page, frame) in enumerate(zip(virtual_pages, frames)):
+            y = (n - 1 - i) * 1.0
+            box(columns["cpu"], y, f"VA {page * 4096:#x}", "#dbe9f6")
+            if frame is not None:
+                arrow((2.6, y + 0.4), (columns["ram"], frame_y[frame] + 0.4), "C0")
+            if gpu_pages is not None:
+                box(columns["gpu"], y, f"VA {gpu_pages[i] * 4096:#x}", "#fde3cf")
+                if frame is not None:  # GPU page -> DMA address at the IOMMU -> frame
+                    arrow((columns["gpu"], y + 0.4), (iommu_right, y + 0.4), "C3")
+                    arrow((columns["iommu"], y + 0.4), (columns["ram"] + 2.6, frame_y[frame] + 0.4), "C3")
+        for frame, y in frame_y.items():
+            box(columns["ram"], y, f"frame {frame:#x}", "#e3f1dc")
+        ax.text(1.3, top + 0.1, "CPU virtual pages\n(host MMU, page tables)", ha="center", fontsize=9)
+        ax.text(5.3, top + 0.1, "physical page frames\n(as /proc/self/pagemap shows them)", ha="center", fontsize=9)
+        if gpu_pages is not None:
+            ax.text(columns["iommu"] + 0.4, top + 0.1, "IOMMU\nDMA addr.\n-> memory", ha="center", fontsize=8)
+            ax.text(columns["gpu"] + 1.3, top + 0.1, "GPU virtual pages\n(GPU MMU -> DMA address,\nover PCIe)",
+                    ha="center", fontsize=9)
+            ax.text(0.0, -0.45, "The GPU's page tables hold DMA (bus) addresses; an IOMMU, and in a virtual machine the "
+                    "hypervisor, translates them to DRAM.\nIn a VM the frames above are guest-physical. The GPU's side "
+                    "is inferred from a kernel that worked through these pages (lesson 04, section 2).",
+                    fontsize=7, color="0.35", va="top")
+        ax.set_xlim(-0.2, 12.4 if gpu_pages is not None else 7)
+        ax.set_ylim(-1.2 if gpu_pages is not None else -0.3, top + 1.4)
+        ax.set_title(title)
+    return fig
+
+
+# --------------------------------------------------------------------------- start-here
+def data_paths() -> Figure:
+    """Where the data of a vector add move: explicit copies against zero-copy (start-here)."""
+    def box(ax: Any, x: float, y: float, w: float, h: float, text: str, color: str) -> None:
+        ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="0.3"))
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=9)
+
+    def arrow(ax: Any, start: tuple[float, float], end: tuple[float, float], text: str, color: str,
+              style: str = "-|>") -> None:
+        ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=14, color=color, lw=1.8))
+        ax.text((start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 0.18, text, ha="center", fontsize=8, color=color,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+
+    with course_style():
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+        for ax, title in ((left, "explicit copies: cudaMalloc + cudaMemcpy"),
+                          (right, "zero-copy: cudaHostAlloc(..., cudaHostAllocMapped)")):
+            ax.set(xlim=(0, 10), ylim=(0, 4), title=title)
+            ax.axis("off")
+            ax.axvline(5, ymin=0.05, ymax=0.9, color="0.6", linestyle=":")
+            ax.text(2.4, 3.6, "host (CPU side)", ha="center", fontsize=9, color="0.3")
+            ax.text(7.6, 3.6, "GPU", ha="center", fontsize=9, color="0.3")
+            ax.text(5, 0.1, "PCIe link", ha="center", fontsize=8, color="0.4")
+        box(left, 0.5, 1.4, 3.0, 1.2, "host RAM\na, b, c", "#dbe9f6")
+        box(left, 6.0, 2.2, 3.5, 0.9, "device memory (HBM)\nd_a, d_b, d_c", "#e5f5e0")
+        box(left, 6.0, 0.5, 3.5, 0.9, "SMs run\nc = a + b", "#fdebd0")
+        arrow(left, (3.5, 2.3), (6.0, 2.75), "1. copy a, b in", "C0")
+        arrow(left, (7.75, 2.2), (7.75, 1.4), "2. kernel reads a, b, writes c", "C2", style="<|-|>")
+        arrow(left, (6.0, 2.45), (3.5, 1.7), "3. copy c out", "C3")
+        box(right, 0.5, 1.4, 3.0, 1.2, "host RAM, page-locked\nand mapped: a, b, c", "#dbe9f6")
+        box(right, 6.0, 1.4, 3.5, 1.2, "SMs run\nc = a + b", "#fdebd0")
+        arrow(right, (3.5, 2.3), (6.0, 2.3), "loads of a, b cross PCIe", "C0")
+        arrow(right, (6.0, 1.7), (3.5, 1.7), "stores of c cross PCIe", "C3")
+        right.text(7.75, 0.7, "no device buffers, no copy step:\nthe kernel itself moves the data", ha="center",
+                   fontsize=8, color="0.3")
+    return fig

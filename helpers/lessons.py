@@ -1,0 +1,143 @@
+"""The course's lessons, in one table: id, slug, title, time, the kernels and experiments each runs.
+
+Everything that lists or names lessons reads it: the doctor and the lesson notes (which lessons compile
+kernels, read /proc, pin a gibibyte), the book's table of contents, the slides, the classroom, the lesson
+times, the exercises and the quiet-sweep rule (which lessons rest on a sweep). The README's lesson table,
+each notebook's title and "Time to complete" and the instructor guide are checked against it by the tests
+(tests/test_lessons.py), not generated from it.
+
+Code names a lesson by its slug (``lesson_id("measure-bandwidth")``), so the numbers live here alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths
+
+__all__ = ["Lesson", "LESSONS", "ids", "find", "lesson", "lesson_id", "ids_of", "showing", "needing", "notebooks"]
+
+# What a lesson asks of the machine besides a GPU (the doctor reads them):
+PROC = "proc"      # it reads /proc/self/pagemap, maps and status
+CXX = "cxx"        # it compiles the course's kernels with the C++ compiler (the CPU backend), in both modes
+PINNED = "pinned"  # an experiment holds a 1 GiB page-locked buffer at once (memcpy's largest size, the latency
+                   # chase's zero-copy footprint, the out-of-core data set)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson: ``lessons/<id>-<slug>.ipynb``."""
+
+    id: str                              # two digits, the order of the course
+    slug: str                            # the file name after the id, verb first
+    title: str                           # the notebook's title after "<id> · "
+    minutes: int                         # its "Time to complete" (helpers.tools.lesson_times' estimate)
+    kernels: tuple[str, ...] = ()        # helpers/kernels/<name>.cu it runs live, itself or through its experiments
+    experiments: tuple[str, ...] = ()    # helpers.experiments it runs or shows the record of
+    needs: frozenset[str] = frozenset()  # PROC, CXX, PINNED
+
+    @property
+    def name(self) -> str:
+        """The notebook's file stem, ``06-measure-bandwidth``."""
+        return f"{self.id}-{self.slug}"
+
+    @property
+    def label(self) -> str:
+        """How the course's text calls it: ``lesson 06``."""
+        return f"lesson {self.id}"
+
+    def notebook(self, folder: Path | None = None) -> Path:
+        """Its notebook in ``folder`` (default: the repository's lessons/)."""
+        return (folder or paths.LESSONS) / f"{self.name}.ipynb"
+
+
+LESSONS: tuple[Lesson, ...] = (
+    Lesson("00", "start-here", "Start here: find your mode and meet your GPU", 45),
+    Lesson("01", "pin-host-memory", "Pin host memory", 35,
+           experiments=("pagemap_pinned",), needs=frozenset({PROC})),
+    Lesson("02", "measure-what-pinning-buys", "Measure what pinning buys", 40,
+           experiments=("pagemap_pinned", "memcpy"), needs=frozenset({PROC, PINNED})),
+    Lesson("03", "map-pages-on-the-cpu", "Map pages on the CPU", 45,
+           experiments=("pagemap_pinned",), needs=frozenset({PROC})),
+    Lesson("04", "map-pages-on-the-gpu", "Map pages on the GPU", 35,
+           kernels=("vector_add",), experiments=("address_identity", "pagemap_pinned")),
+    Lesson("05", "write-your-first-zero-copy-kernel", "Write your first zero-copy kernel", 45,
+           kernels=("vector_add",), experiments=("contexts", "pass_by_value"), needs=frozenset({CXX})),
+    Lesson("06", "measure-bandwidth", "Measure bandwidth: zero-copy against copies and device memory", 45,
+           kernels=("bandwidth",), experiments=("memcpy", "kernel_bandwidth"), needs=frozenset({PINNED})),
+    Lesson("07", "measure-latency", "Measure latency: one dependent load after another", 45,
+           kernels=("latency",), experiments=("latency", "latency_footprint"), needs=frozenset({PINNED})),
+    Lesson("08", "keep-enough-bytes-in-flight", "Keep enough bytes in flight: Little's law for zero-copy reads", 45,
+           kernels=("bandwidth", "latency"),
+           experiments=("memcpy", "latency", "inflight", "loaded_latency", "caching", "kernel_bandwidth")),
+    Lesson("09", "coalesce-and-align-accesses", "Coalesce and align accesses (合并访问)", 45,
+           kernels=("access_pattern",), experiments=("stride", "memcpy", "offset", "vector_width"),
+           needs=frozenset({CXX})),
+    Lesson("10", "model-zero-copy-reads", "Model zero-copy reads", 40,
+           kernels=("access_pattern",), experiments=("stride", "offset", "counters", "latency", "vector_width"),
+           needs=frozenset({CXX})),
+    Lesson("11", "overlap-copies-with-streams", "Overlap copies with streams", 35,
+           kernels=("vector_add",), experiments=("end_to_end", "memcpy", "out_of_core"), needs=frozenset({PINNED})),
+    Lesson("12", "decide-when-zero-copy-wins", "Decide when zero-copy wins", 45,
+           kernels=("vector_add",),
+           experiments=("reuse", "out_of_core", "end_to_end", "latency", "stride", "inflight", "managed"),
+           needs=frozenset({PINNED})),
+    Lesson("13", "use-write-combined-and-registered-memory", "Use write-combined and registered memory", 45,
+           kernels=("bandwidth", "vector_add"),
+           experiments=("write_combined", "pagemap_pinned", "address_identity", "registered")),
+    Lesson("14", "avoid-hazards-on-mapped-memory", "Avoid hazards on mapped memory", 45,
+           kernels=("hazards",), experiments=("stale_read", "atomics", "handshake", "latency")),
+    Lesson("15", "take-zero-copy-beyond-one-pcie-gpu", "Take zero-copy beyond one PCIe GPU", 25,
+           kernels=("bandwidth",),
+           experiments=("managed", "read_only_registration", "cpu_traffic", "pageable_access", "numa_topology")),
+)
+
+
+def ids() -> tuple[str, ...]:
+    """Every lesson's id, in course order."""
+    return tuple(entry.id for entry in LESSONS)
+
+
+def find(key: str | int) -> Lesson | None:
+    """The lesson ``key`` names: its id (``06``, ``6``, 6), slug, file stem or file name; None if none."""
+    text = str(key).strip()
+    if text.endswith(".ipynb"):
+        text = text[:-len(".ipynb")]
+    for entry in LESSONS:
+        if text in (entry.id, entry.slug, entry.name) or (text.isdigit() and int(text) == int(entry.id)):
+            return entry
+    return None
+
+
+def lesson(key: str | int) -> Lesson:
+    """The lesson ``key`` names (see :func:`find`); a LookupError that lists the lessons when none."""
+    found = find(key)
+    if found is None:
+        raise LookupError(f"No lesson {key!r}; the lessons are {', '.join(ids())}.")
+    return found
+
+
+def lesson_id(slug: str) -> str:
+    """The id of the lesson with this slug (code names lessons by slug, so a renumbering changes this file alone)."""
+    return lesson(slug).id
+
+
+def ids_of(*slugs: str) -> tuple[str, ...]:
+    """The ids of these lessons, in the order given."""
+    return tuple(lesson_id(slug) for slug in slugs)
+
+
+def showing(experiment: str) -> tuple[str, ...]:
+    """The ids of the lessons that run ``experiment`` or show its record."""
+    return tuple(entry.id for entry in LESSONS if experiment in entry.experiments)
+
+
+def needing(what: str) -> tuple[str, ...]:
+    """The ids of the lessons that need ``what`` (PROC, CXX or PINNED) of the machine."""
+    return tuple(entry.id for entry in LESSONS if what in entry.needs)
+
+
+def notebooks(folder: Path | None = None) -> list[Path]:
+    """Every lesson's notebook in ``folder`` (default: lessons/), in course order."""
+    return [entry.notebook(folder) for entry in LESSONS]

@@ -1,0 +1,113 @@
+"""What kind of machine a measurement ran on: bare metal or a virtual machine, with or without an IOMMU
+(start-here, measure-what-pinning-buys, map-pages-on-the-cpu, map-pages-on-the-gpu and wherever recorded frames,
+pageable copies or latencies are read).
+
+A device reaches host memory by DMA (bus) addresses. With an IOMMU, or inside a virtual machine, those
+differ from the frame numbers /proc/self/pagemap shows: in a VM the pagemap frames are guest-physical,
+and the hypervisor's second-level page tables (and the host's IOMMU) translate again before DRAM.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+# kernel release strings of known micro-VM guests, for records made before the 'virtualization' key existed
+_KERNEL_HINTS = ((re.compile(r"-fc-"), "firecracker"),)
+
+
+def detect_virtualization() -> str:
+    """This machine's virtualization, e.g. ``"none"``, ``"kvm"``, ``"firecracker"`` (live; start-here).
+
+    Asks ``systemd-detect-virt --vm`` where it exists, else the DMI product name and the CPU's
+    ``hypervisor`` flag; ``"unknown"`` when nothing answers.
+    """
+    if shutil.which("systemd-detect-virt"):
+        done = subprocess.run(["systemd-detect-virt", "--vm"], capture_output=True, text=True, timeout=10)
+        answer = done.stdout.strip()
+        if answer:
+            return answer
+    for path in ("/sys/class/dmi/id/product_name", "/sys/class/dmi/id/sys_vendor"):
+        try:
+            text = Path(path).read_text().strip().lower()
+        except OSError:
+            continue
+        for name in ("firecracker", "kvm", "qemu", "vmware", "virtualbox", "microsoft", "xen", "amazon ec2"):
+            if name in text:
+                return name.replace(" ", "-")
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    return "unknown-hypervisor" if re.search(r"^flags\s*:.*\bhypervisor\b", flags, re.M) else "none"
+
+
+def iommu_groups() -> int | None:
+    """How many IOMMU groups this Linux kernel exposes (0: no IOMMU in use); None if it cannot tell
+    (map-pages-on-the-gpu)."""
+    groups = Path("/sys/kernel/iommu_groups")
+    if not groups.is_dir():
+        return None
+    return sum(1 for _ in groups.iterdir())
+
+
+def virtualization(provenance: dict[str, Any]) -> str | None:
+    """The virtualization a record's provenance names, or infers from its platform string; None if neither says.
+
+    New records carry ``provenance["virtualization"]``; older ones only a ``platform`` string such as
+    ``Linux-6.18.44-fc-...``, whose ``-fc-`` marks a Firecracker guest kernel.
+    """
+    named = provenance.get("virtualization")
+    if named:
+        return str(named)
+    platform = str(provenance.get("platform", ""))
+    for pattern, name in _KERNEL_HINTS:
+        if pattern.search(platform):
+            return f"{name}, inferred from the kernel release in provenance['platform']"
+    return None
+
+
+def in_vm(provenance: dict[str, Any]) -> bool | None:
+    """True if the record says it ran in a VM, False if it says bare metal, None if it does not say."""
+    name = virtualization(provenance)
+    if name is None:
+        return None
+    return not name.startswith("none")
+
+
+def address_caveat(provenance: dict[str, Any], *, live: bool = False) -> str:
+    """One sentence on what the frames, copies and latencies of a run mean on its machine (the first lessons,
+    measure-latency).
+
+    ``provenance`` is a record's (replay); with ``live=True`` this machine is examined instead.
+    """
+    if live:
+        name: str | None = detect_virtualization()
+        vm = name not in ("none", "unknown")
+        where = "This machine"
+    else:
+        name = virtualization(provenance)
+        vm = bool(in_vm(provenance))
+        where = f"The recording machine ({provenance.get('gpu', 'GPU')}, {str(provenance.get('date', ''))[:10]})"
+    if name is None:
+        return (f"{where} did not record whether it was a virtual machine. If it was, its /proc/self/pagemap frames "
+                "are guest-physical, and the GPU's DMA addresses are translated again by the host's IOMMU.")
+    if vm:
+        return (f"{where} is a virtual machine ({name}): its /proc/self/pagemap frames are guest-physical, not host "
+                "DRAM addresses; the GPU reaches memory by DMA (bus) addresses that the host's IOMMU and the "
+                "hypervisor's page tables translate again, and host-side costs (page faults, pageable copies, "
+                f"latency) may include the virtualization layer.{_iommu_note(live)}")
+    return (f"{where} reports no virtualization ({name}): pagemap frames are physical addresses, though an IOMMU, "
+            f"if enabled, still gives the GPU DMA addresses that differ from them.{_iommu_note(live)}")
+
+
+def _iommu_note(live: bool) -> str:
+    if not live:
+        return ""
+    groups = iommu_groups()
+    if groups is None:
+        return " (The OS kernel here does not say whether an IOMMU is in use.)"
+    return f" (The OS kernel here shows {groups} IOMMU group(s){': an IOMMU is in use' if groups else ''}.)"
