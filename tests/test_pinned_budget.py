@@ -25,7 +25,7 @@ def _holder(nbytes: int) -> subprocess.Popen:
     """Another learner's process that reserves ``nbytes`` and keeps them until killed."""
     code = f"""
         import time
-        from helpers import pinned_budget
+        from helpers.sharing import pinned_budget
         pinned_budget.reserve({nbytes})
         print("reserved", flush=True)
         time.sleep(120)
