@@ -573,3 +573,22 @@ def test_trace_of_float4_stores_and_atomics() -> None:
     t = count.trace(np.zeros(1, np.int32), np.int32(2), block=(64, 1, 1), grid=(1, 1))
     assert t.totals("atomic") == {"requests": 4, "useful_bytes": 4 * 32 * 4, "sectors": 4, "lines": 4,
                                   "span_sectors": 4}
+
+
+def test_free_and_synchronize_act_as_on_the_gpu() -> None:
+    """Lesson 05's seed program calls free and synchronize on either backend, with no lambdas."""
+    add = cpu.load_kernel("vector_add", "vector_add_kernel")
+    a, b, c = (cpu.mapped_empty(64, np.float32) for _ in range(3))
+    a[:], b[:] = 1.0, 2.0
+    add(cpu.device_pointer(a), cpu.device_pointer(b), cpu.device_pointer(c), np.int32(64),
+        block=(64, 1, 1), grid=(1, 1))
+    cpu.synchronize()
+    assert (c == 3.0).all()
+    pointer = cpu.device_pointer(a)
+    cpu.free(a, b, c)
+    with pytest.raises(cpu.UnknownPointerError):          # freed: later launches do not know it
+        add(pointer, pointer, pointer, np.int32(64), block=(64, 1, 1), grid=(1, 1))
+    with pytest.raises(TypeError, match="freed already"):
+        cpu.free(a)
+    with pytest.raises(TypeError, match="mapped_empty"):
+        cpu.free(np.zeros(4, np.float32))

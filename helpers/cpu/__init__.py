@@ -23,13 +23,13 @@ from .errors import (ArraySizeError, BuildCacheError, CompileOptionError, CpuBac
                      KernelTimeoutError, LaunchConfigError, LaunchTooLargeError, MemoryAccessError,
                      MisalignedAccessError, NullPointerError, OutOfBoundsError, ReadOnlyWriteError,
                      TraceTooLargeError, UnknownPointerError, UnsupportedFeatureError)
-from .memory import In, InOut, Out, device_pointer, mapped_empty, register, unregister
+from .memory import In, InOut, Out, device_pointer, free, mapped_empty, register, synchronize, unregister
 from .runtime import Function, SourceModule, load_kernel
 from .trace import Trace
 
 __all__ = [
     "SourceModule", "Function", "load_kernel", "Trace",
-    "register", "unregister", "device_pointer", "mapped_empty", "In", "Out", "InOut",
+    "register", "unregister", "device_pointer", "mapped_empty", "free", "synchronize", "In", "Out", "InOut",
     "CpuBackendError", "CxxCompilerNotFoundError", "KernelCompileError", "UnsupportedFeatureError",
     "KernelArgumentError", "UnknownPointerError", "LaunchConfigError", "MemoryAccessError", "OutOfBoundsError",
     "MisalignedAccessError", "ReadOnlyWriteError", "NullPointerError",

@@ -80,6 +80,25 @@ def mapped_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np
     return array
 
 
+def free(*arrays: np.ndarray) -> None:
+    """The CPU stand-in for ``helpers.gpu.free`` (write-your-first-zero-copy-kernel): each array is forgotten by
+    later launches at once; Python frees its memory when the last reference goes, as for any NumPy array.
+    Like ``cudaFreeHost``, it takes only arrays of :func:`mapped_empty` or :func:`register`."""
+    for array in arrays:
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"free() takes NumPy arrays from helpers.cpu.mapped_empty, not {type(array).__name__}.")
+        start, nbytes = flat_extent(array)
+        if (start, nbytes) not in _registry:
+            raise TypeError("free() takes arrays from helpers.cpu.mapped_empty (or registered with "
+                            "helpers.cpu.register); this one is unknown to the CPU backend, or freed already.")
+        unregister(array)
+
+
+def synchronize() -> None:
+    """The CPU stand-in for ``helpers.gpu.synchronize``: a CPU launch has finished when its call returns,
+    so there is nothing to wait for (write-your-first-zero-copy-kernel)."""
+
+
 def lookup(address: int) -> tuple[np.ndarray, int]:
     """The known array containing ``address`` and the byte offset of ``address`` in it.
 
