@@ -159,18 +159,20 @@ slides: setup
 test-launch: setup
 	ZC_LAUNCH_TESTS=1 $(VPY) -m pytest tests/test_launch.py -p no:cacheprovider -rs $(PYTEST_ARGS)
 
-# The CPU backend's kernel cache lies outside the clone: its libraries (<hash>.so and
-# .sha256 files) are removed, and the folder if nothing else is in it.
+# The CPU backend's kernel caches lie outside the clone: the learner's (ZC_CPU_CACHE) and the one
+# the tests keep between sessions (ZC_TEST_CPU_CACHE, tests/conftest.py). Their libraries (<hash>.so
+# or .dylib, with .sha256 and .lock files) are removed, and each folder if nothing else is in it.
 CPU_CACHE = $${ZC_CPU_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/zero-copy-course/cpu}
+CPU_TEST_CACHE = $${ZC_TEST_CPU_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/zero-copy-course/cpu-tests}
 
 clean:
 	@bash .ci/git-filter uninstall
 	rm -rf $(VENV) .pytest_cache .cache build *.egg-info
 	find . \( -name .git -o -name $(VENV) \) -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
-	@cache="$(CPU_CACHE)"; if [ -d "$$cache" ]; then \
-	    find "$$cache" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{16,64}\.(so|sha256)' -delete; \
+	@for cache in "$(CPU_CACHE)" "$(CPU_TEST_CACHE)"; do if [ -d "$$cache" ]; then \
+	    find "$$cache" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{16,64}\.(so|dylib|sha256|lock)' -delete; \
 	    rmdir "$$cache" 2>/dev/null && echo "Removed the CPU kernel cache $$cache." \
 	        || echo "Removed the CPU kernel cache's libraries from $$cache (other files there were kept)."; \
-	fi
+	fi; done
 
 FORCE:
