@@ -35,6 +35,16 @@ endif
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-k bandwidth -x"`.
 PYTEST_ARGS ?=
 PYTEST := $(VPY) -m pytest tests lessons --nbval-lax --nbval-current-env
+# `make test` spreads the test files and lessons over JOBS worker processes (pytest-xdist, --dist loadfile: each
+# file, so each lesson's cells, runs whole and in order on one worker): by default one per CPU this process may
+# use, at most 4; `make test JOBS=1` runs everything in one process (as pdb needs). In live mode the default is 1:
+# the lessons time the GPU and the host's copies, which work running beside them would disturb.
+ifeq ($(MODE),live)
+  JOBS ?= 1
+else
+  JOBS ?= $(shell n=$$(nproc 2>/dev/null || sysctl -n hw.logicalcpu 2>/dev/null || echo 1); echo $$(( n > 4 ? 4 : n )))
+endif
+PARALLEL = $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 # Extra arguments for JupyterLab, e.g. `make lab LAB_ARGS="--no-browser --port 9000"`.
 LAB_ARGS ?=
 
@@ -69,6 +79,7 @@ help:
 	@echo
 	@echo "  make lab LAB_ARGS=\"--no-browser --port 9000\"   pass arguments to JupyterLab"
 	@echo "  make test PYTEST_ARGS=\"-x -k bandwidth\"          pass arguments to pytest"
+	@echo "  make test JOBS=1                                 one process (default: one worker per CPU, at most 4)"
 	@echo
 	@echo "This machine: $(MODE) mode ($$(bash .ci/detect-gpu --reason))."
 
@@ -124,7 +135,7 @@ lab: setup
 # Exit status is pytest's own, so "no tests collected" (5) fails too.
 test: setup
 	@$(FIND_CXX)
-	$(PYTEST) $(PYTEST_ARGS)
+	$(PYTEST) $(PARALLEL) $(PYTEST_ARGS)
 
 # Same, on a GPU machine: tests that need a GPU fail instead of skipping.
 test-gpu: setup

@@ -37,8 +37,8 @@ def pytest_configure(config: pytest.Config) -> None:
     or count builds use a folder of their own (tmp_path)."""
     # a lesson's check of a measured figure explains and carries on for learners; in the tests it fails
     os.environ.setdefault("ZC_STRICT_FIGURES", "1")
-    if hasattr(config, "workerinput"):
-        return  # a pytest-xdist worker: ZC_CPU_CACHE came from the controller's environment
+    if hasattr(config, "workerinput") and os.environ.get("ZC_CPU_CACHE"):
+        return  # a pytest-xdist worker: the controller chose the folder, and its environment came with it
     from helpers.cpu.compiler import prepare_cache
     from helpers.cpu.errors import BuildCacheError
 
@@ -65,7 +65,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     temporary = getattr(config, "_zc_cpu_cache_temporary", None)
     if temporary:
         shutil.rmtree(temporary, ignore_errors=True)
-    elif not hasattr(config, "workerinput") and os.environ.get("ZC_CPU_CACHE"):
+    elif not hasattr(config, "workerinput") and os.environ.get("ZC_CPU_CACHE"):  # the controller, after its workers
         _prune(Path(os.environ["ZC_CPU_CACHE"]), TEST_CACHE_MAX_AGE_DAYS * 86400)
 
 

@@ -405,6 +405,22 @@ def test_builds_of_one_kernel_at_the_same_time_compile_it_once(tmp_path: Path, m
     assert len(list((tmp_path / "cache").glob("*.so"))) == 1
 
 
+def test_the_test_sessions_cache_drops_libraries_a_month_old_and_keeps_the_rest(tmp_path: Path) -> None:
+    """tests/conftest.py keeps the tests' kernel cache between sessions and, at the end of each, removes the
+    libraries built more than TEST_CACHE_MAX_AGE_DAYS ago (an older header's or compiler's), with their files."""
+    from conftest import TEST_CACHE_MAX_AGE_DAYS, _prune
+
+    old, new = "0" * 24, "1" * 24
+    for key in (old, new):
+        for suffix in (".so", ".sha256", ".lock"):
+            (tmp_path / f"{key}{suffix}").write_text("")
+    (tmp_path / "notes.txt").write_text("kept")
+    month = time.time() - (TEST_CACHE_MAX_AGE_DAYS + 1) * 86400
+    os.utime(tmp_path / f"{old}.so", (month, month))
+    _prune(tmp_path, TEST_CACHE_MAX_AGE_DAYS * 86400)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{new}{s}" for s in (".lock", ".sha256", ".so")] + ["notes.txt"]
+
+
 def test_a_cache_others_can_write_into_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
