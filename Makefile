@@ -35,6 +35,16 @@ endif
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-k bandwidth -x"`.
 PYTEST_ARGS ?=
 PYTEST := $(VPY) -m pytest tests lessons --nbval-lax --nbval-current-env
+# `make test` spreads the test files and lessons over JOBS worker processes (pytest-xdist, --dist loadfile: each
+# file, so each lesson's cells, runs whole and in order on one worker): by default one per CPU this process may
+# use, at most 4; `make test JOBS=1` runs everything in one process (as pdb needs). In live mode the default is 1:
+# the lessons time the GPU and the host's copies, which work running beside them would disturb.
+ifeq ($(MODE),live)
+  JOBS ?= 1
+else
+  JOBS ?= $(shell n=$$(nproc 2>/dev/null || sysctl -n hw.logicalcpu 2>/dev/null || echo 1); echo $$(( n > 4 ? 4 : n )))
+endif
+PARALLEL = $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 # Extra arguments for JupyterLab, e.g. `make lab LAB_ARGS="--no-browser --port 9000"`.
 LAB_ARGS ?=
 
@@ -69,6 +79,7 @@ help:
 	@echo
 	@echo "  make lab LAB_ARGS=\"--no-browser --port 9000\"   pass arguments to JupyterLab"
 	@echo "  make test PYTEST_ARGS=\"-x -k bandwidth\"          pass arguments to pytest"
+	@echo "  make test JOBS=1                                 one process (default: one worker per CPU, at most 4)"
 	@echo
 	@echo "This machine: $(MODE) mode ($$(bash .ci/detect-gpu --reason))."
 
@@ -124,7 +135,7 @@ lab: setup
 # Exit status is pytest's own, so "no tests collected" (5) fails too.
 test: setup
 	@$(FIND_CXX)
-	$(PYTEST) $(PYTEST_ARGS)
+	$(PYTEST) $(PARALLEL) $(PYTEST_ARGS)
 
 # Same, on a GPU machine: tests that need a GPU fail instead of skipping.
 test-gpu: setup
@@ -159,18 +170,20 @@ slides: setup
 test-launch: setup
 	ZC_LAUNCH_TESTS=1 $(VPY) -m pytest tests/test_launch.py -p no:cacheprovider -rs $(PYTEST_ARGS)
 
-# The CPU backend's kernel cache lies outside the clone: its libraries (<hash>.so and
-# .sha256 files) are removed, and the folder if nothing else is in it.
+# The CPU backend's kernel caches lie outside the clone: the learner's (ZC_CPU_CACHE) and the one
+# the tests keep between sessions (ZC_TEST_CPU_CACHE, tests/conftest.py). Their libraries (<hash>.so
+# or .dylib, with .sha256 and .lock files) are removed, and each folder if nothing else is in it.
 CPU_CACHE = $${ZC_CPU_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/zero-copy-course/cpu}
+CPU_TEST_CACHE = $${ZC_TEST_CPU_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/zero-copy-course/cpu-tests}
 
 clean:
 	@bash .ci/git-filter uninstall
 	rm -rf $(VENV) .pytest_cache .cache build *.egg-info
 	find . \( -name .git -o -name $(VENV) \) -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
-	@cache="$(CPU_CACHE)"; if [ -d "$$cache" ]; then \
-	    find "$$cache" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{16,64}\.(so|sha256)' -delete; \
+	@for cache in "$(CPU_CACHE)" "$(CPU_TEST_CACHE)"; do if [ -d "$$cache" ]; then \
+	    find "$$cache" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9a-f]{16,64}\.(so|dylib|sha256|lock)' -delete; \
 	    rmdir "$$cache" 2>/dev/null && echo "Removed the CPU kernel cache $$cache." \
 	        || echo "Removed the CPU kernel cache's libraries from $$cache (other files there were kept)."; \
-	fi
+	fi; done
 
 FORCE:

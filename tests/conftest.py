@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
+from pathlib import Path
 
 import pytest
 
@@ -12,19 +14,71 @@ from helpers import records
 from helpers.mode import detect
 
 
+# Libraries in the test session's kernel cache not built for this long are removed at the end of a session
+# (they were built from an older cuda_cpu.h or compiler; a library still in use is rebuilt once).
+TEST_CACHE_MAX_AGE_DAYS = 30
+
+
+def session_cache_dir() -> str:
+    """Where the test sessions build CPU kernels: ``$ZC_TEST_CPU_CACHE``, else a ``cpu-tests`` folder beside the
+    learner's ``zero-copy-course/cpu`` user cache (kept between sessions; never the learner's own folder).
+    ``ZC_TEST_CPU_CACHE=fresh`` builds into a new temporary folder, removed at the end (a cold run)."""
+    override = os.environ.get("ZC_TEST_CPU_CACHE", "")
+    if override:
+        return override
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return str(Path(base) / "zero-copy-course" / "cpu-tests")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Build CPU kernels into a fresh private folder for the whole session (lesson notebooks too),
-    so that no test reads or damages the user's cache."""
-    config._zc_cpu_cache = tempfile.mkdtemp(prefix="zc-cpu-cache-")  # type: ignore[attr-defined]
-    os.environ["ZC_CPU_CACHE"] = config._zc_cpu_cache  # type: ignore[attr-defined]
+    """Build CPU kernels, for the whole session (lesson notebooks and child processes too), into the tests' own
+    private cache, so that no test reads or damages the user's cache. The folder is kept between sessions:
+    a kernel is compiled once per source, header and compiler, not once per session. Tests that damage a cache
+    or count builds use a folder of their own (tmp_path)."""
     # a lesson's check of a measured figure explains and carries on for learners; in the tests it fails
     os.environ.setdefault("ZC_STRICT_FIGURES", "1")
+    if hasattr(config, "workerinput") and os.environ.get("ZC_CPU_CACHE"):
+        return  # a pytest-xdist worker: the controller chose the folder, and its environment came with it
+    from helpers.cpu.compiler import prepare_cache
+    from helpers.cpu.errors import BuildCacheError
+
+    folder = session_cache_dir()
+    if folder != "fresh":
+        try:
+            prepare_cache(Path(folder))
+        except BuildCacheError as exc:  # e.g. a read-only home: build into a temporary folder, as before
+            config._zc_cpu_cache_note = f"{exc} Building into a temporary folder instead."  # type: ignore[attr-defined]
+            folder = "fresh"
+    if folder == "fresh":
+        folder = tempfile.mkdtemp(prefix="zc-cpu-cache-")
+        config._zc_cpu_cache_temporary = folder  # type: ignore[attr-defined]
+    os.environ["ZC_CPU_CACHE"] = folder
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = [f"CPU kernel cache: {os.environ.get('ZC_CPU_CACHE')} (ZC_TEST_CPU_CACHE=fresh for a cold one)"]
+    note = getattr(config, "_zc_cpu_cache_note", None)
+    return lines + ([note] if note else [])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    folder = getattr(config, "_zc_cpu_cache", None)
-    if folder:
-        shutil.rmtree(folder, ignore_errors=True)
+    temporary = getattr(config, "_zc_cpu_cache_temporary", None)
+    if temporary:
+        shutil.rmtree(temporary, ignore_errors=True)
+    elif not hasattr(config, "workerinput") and os.environ.get("ZC_CPU_CACHE"):  # the controller, after its workers
+        _prune(Path(os.environ["ZC_CPU_CACHE"]), TEST_CACHE_MAX_AGE_DAYS * 86400)
+
+
+def _prune(folder: Path, max_age_s: float) -> None:
+    """Remove the libraries (with their checksum and lock files) built more than ``max_age_s`` ago."""
+    now = time.time()
+    for library in [*folder.glob("*.so"), *folder.glob("*.dylib")]:
+        try:
+            if now - library.stat().st_mtime > max_age_s:
+                for path in (library, library.with_suffix(".sha256"), library.with_suffix(".lock")):
+                    path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 @pytest.fixture(autouse=True)

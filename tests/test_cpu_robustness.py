@@ -533,6 +533,48 @@ def test_a_library_with_a_right_checksum_that_does_not_load_is_rebuilt(tmp_path:
     assert len(calls) == 2
 
 
+def test_builds_of_one_kernel_at_the_same_time_compile_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Builders sharing the cache (a test session's workers, two notebooks) take a lock per library: one compiles,
+    the others wait for it and load its result."""
+    monkeypatch.setenv("ZC_CPU_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(compiler, "_loaded", {})
+    calls = _compiles(monkeypatch)
+    value = time.time_ns() % 1_000_000 + 11
+    start = threading.Barrier(3)
+    outs: list[int] = []
+
+    def build() -> None:
+        start.wait()
+        out = np.zeros(1, np.int32)
+        cpu.SourceModule(UNIQUE.format(value=value)).get_function("k")(out, block=(1, 1, 1), grid=(1, 1))
+        outs.append(int(out[0]))
+
+    threads = [threading.Thread(target=build) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert outs == [value] * 3
+    assert len(calls) == 1, "each builder compiled the same library"
+    assert len(list((tmp_path / "cache").glob("*.so"))) == 1
+
+
+def test_the_test_sessions_cache_drops_libraries_a_month_old_and_keeps_the_rest(tmp_path: Path) -> None:
+    """tests/conftest.py keeps the tests' kernel cache between sessions and, at the end of each, removes the
+    libraries built more than TEST_CACHE_MAX_AGE_DAYS ago (an older header's or compiler's), with their files."""
+    from conftest import TEST_CACHE_MAX_AGE_DAYS, _prune
+
+    old, new = "0" * 24, "1" * 24
+    for key in (old, new):
+        for suffix in (".so", ".sha256", ".lock"):
+            (tmp_path / f"{key}{suffix}").write_text("")
+    (tmp_path / "notes.txt").write_text("kept")
+    month = time.time() - (TEST_CACHE_MAX_AGE_DAYS + 1) * 86400
+    os.utime(tmp_path / f"{old}.so", (month, month))
+    _prune(tmp_path, TEST_CACHE_MAX_AGE_DAYS * 86400)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{new}{s}" for s in (".lock", ".sha256", ".so")] + ["notes.txt"]
+
+
 def test_a_cache_others_can_write_into_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -625,7 +667,7 @@ def test_a_bad_build_timeout_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, v
         compiler.build_timeout()
 
 
-def test_a_stuck_launch_of_one_module_leaves_other_modules_working(tmp_path: Path) -> None:
+def test_a_stuck_launch_of_one_module_leaves_other_modules_working() -> None:
     """Issue 20: a kernel that blocks the stop signal cannot be stopped; it used to leave every other
     module failing with 'Device or resource busy' (the launch state was one symbol for all libraries)."""
     code = textwrap.dedent('''
@@ -648,8 +690,8 @@ def test_a_stuck_launch_of_one_module_leaves_other_modules_working(tmp_path: Pat
         print("other:", out.tolist(), flush=True)
         import os; os._exit(0)
     ''')
-    env = {**os.environ, "ZC_CPU_CACHE": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    # the session's kernel cache (inherited): both modules are built once, not in every session
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "stuck: True" in done.stdout, done.stdout + done.stderr
     assert "other: [5, 5, 5, 5]" in done.stdout, done.stdout + done.stderr
 

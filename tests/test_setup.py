@@ -70,6 +70,36 @@ def test_a_lesson_run_and_saved_leaves_git_clean_with_the_filter(repo):
     assert subprocess.run(["git", "-C", str(repo), "config", "--get", "filter.nbstripout.clean"]).returncode == 1
 
 
+def test_the_install_sets_what_nbstripout_install_sets_and_needs_nbstripout(repo, tmp_path):
+    """.ci/git-filter sets the filter's git config itself (starting nbstripout costs seconds): the same keys as
+    `nbstripout --install`, its clean and textconv commands replaced; a Python without nbstripout is refused."""
+    bare = tmp_path / "python-without-site-packages"
+    bare.write_text(f"#!/bin/sh\nexec '{sys.executable}' -I -S \"$@\"\n")
+    bare.chmod(0o755)
+    refused = subprocess.run(["bash", str(repo / ".ci" / "git-filter"), "install", str(bare)], capture_output=True,
+                             text=True)
+    assert refused.returncode != 0 and "nbstripout is not installed" in refused.stderr
+    assert subprocess.run(["git", "-C", str(repo), "config", "--get", "filter.nbstripout.clean"]).returncode == 1
+
+    def filter_config(where: Path) -> dict[str, str]:
+        lines = git(where, "config", "--local", "--list").splitlines()
+        return dict(line.split("=", 1) for line in lines if line.startswith(("filter.nbstripout.", "diff.ipynb.")))
+
+    subprocess.run(["bash", str(repo / ".ci" / "git-filter"), "install", sys.executable], check=True,
+                   capture_output=True)
+    ours = filter_config(repo)
+    theirs_repo = tmp_path / "theirs"
+    shutil.copytree(repo, theirs_repo, ignore=shutil.ignore_patterns(".git"))
+    git(theirs_repo, "init", "-q")
+    subprocess.run([sys.executable, "-m", "nbstripout", "--install", "--attributes", ".gitattributes"], check=True,
+                   capture_output=True, cwd=theirs_repo)
+    theirs = filter_config(theirs_repo)
+    replaced = {"filter.nbstripout.clean", "filter.nbstripout.extrakeys", "diff.ipynb.textconv"}
+    assert {k: v for k, v in ours.items() if k not in replaced} == {k: v for k, v in theirs.items() if k not in replaced}
+    assert set(theirs) <= set(ours)
+    assert (repo / ".gitattributes").read_text() == (theirs_repo / ".gitattributes").read_text()
+
+
 def test_the_post_save_hook_leaves_a_real_change_alone(repo):
     subprocess.run(["bash", str(repo / ".ci" / "git-filter"), "install", sys.executable], check=True,
                    capture_output=True)
@@ -82,12 +112,36 @@ def test_the_post_save_hook_leaves_a_real_change_alone(repo):
     assert git(repo, "diff", "--cached") == "", "nothing may be staged behind the learner's back"
 
 
-@pytest.mark.parametrize("lesson", sorted(p.name for p in (ROOT / "lessons").glob("*.ipynb")))
-def test_committed_lesson_passes_the_filter_unchanged(lesson):
-    """Once a learner saves the lesson, git compares the filter's output with the committed file:
-    they must be equal, or a clean run shows as a change."""
+LESSONS = sorted(p.name for p in (ROOT / "lessons").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def filtered_lessons() -> dict[str, str]:
+    """Every committed lesson as git's filter gives it back: one run of the filter's command (what
+    .ci/git-filter installs, with the metadata keys it strips) over all the lessons, not one per lesson
+    (each Python start that imports nbformat costs seconds)."""
+    extrakeys = subprocess.run(["bash", "-c", f"grep -o 'metadata.language_info[.a-z_]*' {ROOT}/.ci/git-filter"],
+                               capture_output=True, text=True).stdout.split()
+    assert extrakeys, "could not read the metadata keys .ci/git-filter strips"
+    stripped = subprocess.run([sys.executable, "-m", "nbstripout", "--keep-id", "-t", "--extra-keys", " ".join(extrakeys),
+                               *LESSONS], capture_output=True, text=True, check=True, cwd=ROOT / "lessons").stdout
+    # -t writes each notebook in turn, as nbformat does: a JSON object whose closing brace alone ends a line
+    parts = [part + "\n}\n" for part in stripped.split("\n}\n")[:-1]]
+    assert len(parts) == len(LESSONS) and "".join(parts) == stripped, "could not split the filter's output per lesson"
+    return dict(zip(LESSONS, parts))
+
+
+@pytest.fixture(scope="module")
+def kernel_display_name() -> str:
     from jupyter_client.kernelspec import KernelSpecManager
 
+    return KernelSpecManager().get_kernel_spec("python3").display_name
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_committed_lesson_passes_the_filter_unchanged(lesson, filtered_lessons, kernel_display_name):
+    """Once a learner saves the lesson, git compares the filter's output with the committed file:
+    they must be equal, or a clean run shows as a change."""
     text = (ROOT / "lessons" / lesson).read_text(encoding="utf-8")
     nb = json.loads(text)
     problems = []
@@ -95,19 +149,13 @@ def test_committed_lesson_passes_the_filter_unchanged(lesson):
     if no_id:
         problems.append(f"{no_id} cells have no id (the filter would give them random ones; "
                         f"`jupyter nbconvert --clear-output --inplace lessons/{lesson}` adds them)")
-    kernel = KernelSpecManager().get_kernel_spec("python3").display_name
-    if nb["metadata"].get("kernelspec", {}).get("display_name") != kernel:
+    if nb["metadata"].get("kernelspec", {}).get("display_name") != kernel_display_name:
         problems.append(f"its kernelspec display_name is {nb['metadata']['kernelspec'].get('display_name')!r}, "
-                        f"where JupyterLab saves {kernel!r}")
+                        f"where JupyterLab saves {kernel_display_name!r}")
     if problems:
         pytest.skip(f"{lesson}: {'; '.join(problems)}: once saved in JupyterLab it shows as modified; "
                     "the lesson's owner should fix its metadata")
-    extrakeys = subprocess.run(["bash", "-c", f"grep -o 'metadata.language_info[.a-z_]*' {ROOT}/.ci/git-filter"],
-                               capture_output=True, text=True).stdout.split()
-    assert extrakeys, "could not read the metadata keys .ci/git-filter strips"
-    stripped = subprocess.run([sys.executable, "-m", "nbstripout", "--keep-id", "-t", "--extra-keys", " ".join(extrakeys)],
-                              input=text, capture_output=True, text=True, check=True).stdout
-    assert stripped == text, f"nbstripout changes the committed {lesson}: clear it and commit it again"
+    assert filtered_lessons[lesson] == text, f"nbstripout changes the committed {lesson}: clear it and commit it again"
 
 
 # --- .ci/check-venv -----------------------------------------------------------------------

@@ -2,9 +2,11 @@
 
 The library is cached under ``$ZC_CPU_CACHE`` (or ``$XDG_CACHE_HOME/zero-copy-course/cpu``,
 or ``~/.cache/zero-copy-course/cpu``), named by a hash of the C++ text, the header
-``cuda_cpu.h`` (and ``exports.map``), the compiler's identity, the flags and any headers found through ``-I``:
-the same source compiles once per machine, and editing the header or changing compiler
-rebuilds.
+``cuda_cpu.h`` (and ``exports.map``), the compiler's identity (its path and the first line of ``--version``),
+the flags and any headers found through ``-I``: the same source compiles once per machine, and
+editing the header or changing compiler rebuilds. Processes that share the folder (two
+notebooks, a test session's workers) take a lock per library (``<hash>.lock``) while they
+look it up and build it, so one of them compiles it and the others load its result.
 
 The cache is a private folder (0700, the user's own): a library there is loaded into the
 learner's Python, so a folder others can write into is refused. A library is published into
@@ -27,9 +29,15 @@ import stat
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; parallel builds of one library stay harmless (atomic renames)
+    fcntl = None  # type: ignore[assignment]
 
 from .errors import BuildCacheError, CxxCompilerNotFoundError, KernelCompileError
 
@@ -171,17 +179,40 @@ def build(cpp: str, source_name: str = "kernel.cu", options: Sequence[str] = (),
     """
     compiler = find_compiler()
     options = (*(CLANG_FLAGS if "clang" in _identity(compiler).lower() else ()), *options)
-    key = hashlib.sha256("\0".join([cpp, HEADER.read_text(), EXPORTS.read_text(), _identity(compiler), *FLAGS,
-                                    *options, key_extra]).encode()).hexdigest()[:24]
+    key = hashlib.sha256("\0".join([cpp, HEADER.read_text(), EXPORTS.read_text(), os.path.realpath(compiler),
+                                    _identity(compiler), *FLAGS, *options, key_extra]).encode()).hexdigest()[:24]
     if key in _loaded:
         return _loaded[key]
     directory = prepare_cache()
     library, checksum = directory / f"{key}{LIBRARY_SUFFIX}", directory / f"{key}.sha256"
-    lib = _load_cached(library, checksum)
-    if lib is None:
-        lib = _compile(compiler, cpp, key, directory, source_name, options)
+    with _locked(directory, key):
+        lib = _load_cached(library, checksum)
+        if lib is None:
+            lib = _compile(compiler, cpp, key, directory, source_name, options)
     _loaded[key] = lib
     return lib
+
+
+@contextmanager
+def _locked(directory: Path, key: str) -> Iterator[None]:
+    """Hold ``<key>.lock`` in the cache: another process building the same library waits, then loads it."""
+    if fcntl is None:
+        yield
+        return
+    try:
+        fd = os.open(directory / f"{key}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        raise _cache_problem(directory, _what_failed(exc)) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock; the empty file stays (removing it would race with a waiter)
+
+
+def _what_failed(exc: OSError) -> str:
+    return "is full" if exc.errno == errno.ENOSPC else \
+        "is read-only" if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else f"failed: {exc}"
 
 
 def _compile(compiler: str, cpp: str, key: str, directory: Path, source_name: str,
@@ -211,9 +242,7 @@ def _compile(compiler: str, cpp: str, key: str, directory: Path, source_name: st
             os.replace(Path(tmp) / "sum", directory / f"{key}.sha256")
             return lib
     except OSError as exc:
-        what = "is full" if exc.errno == errno.ENOSPC else \
-            "is read-only" if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else f"failed: {exc}"
-        raise _cache_problem(directory, what) from exc
+        raise _cache_problem(directory, _what_failed(exc)) from exc
 
 
 _KEEP = re.compile(r"error|fatal|No space left on device|\bld\b|collect2|undefined reference", re.I)
