@@ -559,10 +559,13 @@ def test_builds_of_one_kernel_at_the_same_time_compile_it_once(tmp_path: Path, m
     assert len(list((tmp_path / "cache").glob("*.so"))) == 1
 
 
-def test_the_test_sessions_cache_drops_libraries_a_month_old_and_keeps_the_rest(tmp_path: Path) -> None:
+def test_the_test_sessions_cache_drops_libraries_a_month_old_and_keeps_the_rest(tmp_path: Path,
+                                                                              request: pytest.FixtureRequest) -> None:
     """tests/conftest.py keeps the tests' kernel cache between sessions and, at the end of each, removes the
     libraries built more than TEST_CACHE_MAX_AGE_DAYS ago (an older header's or compiler's), with their files."""
-    from conftest import TEST_CACHE_MAX_AGE_DAYS, _prune
+    here = str(Path(__file__).with_name("conftest.py"))  # by file: `import conftest` may find tests/browser's
+    conftest = next(p for p in request.config.pluginmanager.get_plugins() if getattr(p, "__file__", None) == here)
+    TEST_CACHE_MAX_AGE_DAYS, _prune = conftest.TEST_CACHE_MAX_AGE_DAYS, conftest._prune
 
     old, new = "0" * 24, "1" * 24
     for key in (old, new):
