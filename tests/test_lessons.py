@@ -101,10 +101,8 @@ LESSON_NUMBER = (
     re.compile(rf"""["']({_IDS})["']"""),                         # "06"
     re.compile(rf"(?<![\w.-])({_IDS})-[a-z]+-[a-z]"),             # 06-measure-bandwidth
 )  # not exercises.lesson06: the exercise modules are named by their lesson's number
-# The registry holds the numbers; the per-lesson exercise modules are named by theirs. helpers/cpu and the
-# exercises' shared module are being changed elsewhere: their docstrings move to slugs when those changes land.
-NOT_COUNTED = (r"helpers/lessons\.py", r"helpers/exercises/lesson\d\d\.py", r"helpers/exercises/__init__\.py",
-               r"helpers/cpu/.*")
+# The registry holds the numbers.
+NOT_COUNTED = (r"helpers/lessons\.py",)
 MOST_LESSON_NUMBERS = 30
 
 

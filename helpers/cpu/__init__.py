@@ -1,4 +1,5 @@
-"""Run the course's CUDA kernels on the CPU and trace their memory accesses (lessons 05 and 09).
+"""Run the course's CUDA kernels on the CPU and trace their memory accesses
+(write-your-first-zero-copy-kernel and coalesce-and-align-accesses).
 
     from helpers import cpu
     add = cpu.load_kernel("vector_add", "vector_add_kernel")
@@ -13,8 +14,9 @@ threads is refused with an estimate of its time (LaunchTooLargeError); a trace w
 would pass its caps (an endless loop while tracing) stops with TraceTooLargeError.
 
 Submodules: runtime (launching), transform (source rewrite + feature scan), compiler
-(build + cache), memory (address registry), trace, driver (the few ``pycuda.driver`` names lesson 05
-writes, for replay). The tools of lessons 09 and 10, built on the traces,
+(build + cache), memory (address registry), trace, driver (the few ``pycuda.driver`` names
+write-your-first-zero-copy-kernel
+writes, for replay). The tools of coalesce-and-align-accesses and model-zero-copy-reads, built on the traces,
 live outside the backend: helpers.pcie_model, helpers.sector_explorer, helpers.coalescing_exercise.
 """
 

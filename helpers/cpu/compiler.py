@@ -1,4 +1,4 @@
-"""Build transformed kernel source into a shared library, once (lesson 05).
+"""Build transformed kernel source into a shared library, once (write-your-first-zero-copy-kernel).
 
 The library is cached under ``$ZC_CPU_CACHE`` (or ``$XDG_CACHE_HOME/zero-copy-course/cpu``,
 or ``~/.cache/zero-copy-course/cpu``), named by a hash of the C++ text, the header

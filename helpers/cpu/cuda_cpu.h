@@ -1,5 +1,5 @@
 // cuda_cpu.h: just enough CUDA to compile the course's kernels with a C++ compiler
-// and run every thread of a launch, one after another, on the CPU (lesson 05).
+// and run every thread of a launch, one after another, on the CPU (write-your-first-zero-copy-kernel).
 //
 // helpers/cpu/transform.py rewrites each pointer parameter of a __global__ or
 // __device__ function, `const float *__restrict__ src`, into `cpu::ptr<const float> src`:

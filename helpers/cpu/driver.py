@@ -1,6 +1,7 @@
-"""The few names of ``pycuda.driver`` that lesson 05's raw walk-through uses, on the CPU backend (lesson 05).
+"""The few names of ``pycuda.driver`` that write-your-first-zero-copy-kernel's raw walk-through uses, on the CPU
+backend.
 
-Live, lesson 05 writes ``import pycuda.driver as drv``; in replay it writes
+Live, write-your-first-zero-copy-kernel writes ``import pycuda.driver as drv``; in replay it writes
 ``from helpers.cpu import driver as drv``, and the rest of the text is the same::
 
     h = drv.pagelocked_empty(n, np.float32, mem_flags=drv.host_alloc_flags.DEVICEMAP)

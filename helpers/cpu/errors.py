@@ -1,4 +1,5 @@
-"""Errors of the CPU backend, each naming what went wrong (lessons 05 and 09)."""
+"""Errors of the CPU backend, each naming what went wrong (write-your-first-zero-copy-kernel and
+coalesce-and-align-accesses)."""
 
 from __future__ import annotations
 
@@ -126,7 +127,7 @@ class LaunchTooLargeError(LaunchConfigError):
 
 
 class TraceTooLargeError(CpuBackendError):
-    """A trace reached its memory cap and was stopped (lesson 09): one warp made more than
+    """A trace reached its memory cap and was stopped (coalesce-and-align-accesses): one warp made more than
     ``TRACE_WARP_CAP`` accesses (``cap == "warp"``), or the trace's requests and kept accesses
     reached ``$ZC_CPU_TRACE_MB`` (``cap == "total"``); ``limit`` is that cap (accesses or bytes)."""
 

@@ -1,4 +1,4 @@
-"""Which arrays the CPU backend knows, so that an address can stand for an array (lesson 05).
+"""Which arrays the CPU backend knows, so that an address can stand for an array (write-your-first-zero-copy-kernel).
 
 On a GPU a zero-copy buffer has two addresses, the host's and the device's. On the CPU
 backend they are literally the same number: ``device_pointer(a) == a.ctypes.data``.
@@ -42,7 +42,7 @@ def flat_extent(array: np.ndarray) -> tuple[int, int]:
 
 
 def register(array: np.ndarray) -> np.intp:
-    """Make the backend know ``array``; return its address (lesson 05)."""
+    """Make the backend know ``array``; return its address (write-your-first-zero-copy-kernel)."""
     start, nbytes = flat_extent(array)
     _registry[(start, nbytes)] = _Entry(start, nbytes, weakref.ref(array))
     return np.intp(start)
@@ -55,7 +55,7 @@ def unregister(array: np.ndarray) -> None:
 
 
 def device_pointer(array: np.ndarray) -> np.intp:
-    """The address a kernel uses for ``array``: on the CPU, the host address itself (lesson 05).
+    """The address a kernel uses for ``array``: on the CPU, the host address itself (write-your-first-zero-copy-kernel).
 
     The CPU counterpart of ``np.intp(a.base.get_device_pointer())`` for mapped memory;
     it also registers ``array``.
@@ -66,7 +66,7 @@ def device_pointer(array: np.ndarray) -> np.intp:
 def mapped_empty(shape: int | tuple[int, ...], dtype: "np.typing.DTypeLike" = np.float32, *,
                  write_combined: bool = False, portable: bool = False) -> np.ndarray:
     """An uninitialised, page-aligned array the backend knows: the CPU stand-in for
-    ``helpers.gpu.mapped_empty`` (lesson 05).
+    ``helpers.gpu.mapped_empty`` (write-your-first-zero-copy-kernel).
 
     It takes the same keywords; ``write_combined`` and ``portable`` change nothing on the
     CPU (there is no PCIe write-combining, and one process sees its memory everywhere).

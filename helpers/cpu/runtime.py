@@ -1,4 +1,5 @@
-"""Launch kernels on the CPU with PyCUDA's calling convention (lesson 05; tracing: lesson 09).
+"""Launch kernels on the CPU with PyCUDA's calling convention (write-your-first-zero-copy-kernel; tracing:
+coalesce-and-align-accesses).
 
 ``SourceModule(src).get_function("k")(a, b, np.int32(n), block=(256, 1, 1), grid=(g, 1))``
 runs every thread of every block, one after another (threads of a block in linear order,
@@ -115,7 +116,7 @@ def _env_number(name: str, default: float, kind: type = float) -> Any:
 
 
 def launch_timeout(timeout: float | None = None) -> float:
-    """Seconds a launch may run: ``timeout``, else ``$ZC_CPU_TIMEOUT``, else 60 (lesson 05)."""
+    """Seconds a launch may run: ``timeout``, else ``$ZC_CPU_TIMEOUT``, else 60 (write-your-first-zero-copy-kernel)."""
     if timeout is None:
         return float(_env_number("ZC_CPU_TIMEOUT", 60.0))
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)) \
@@ -190,7 +191,7 @@ def _parse_options(options: Sequence[str] | None, include_dirs: Sequence[str | o
 
 
 class SourceModule:
-    """CPU stand-in for ``pycuda.compiler.SourceModule`` (lesson 05).
+    """CPU stand-in for ``pycuda.compiler.SourceModule`` (write-your-first-zero-copy-kernel).
 
     Compiles ``source`` (CUDA C++, unchanged) with the system C++ compiler; ``name`` is
     used in error messages. ``options`` takes -D and -I (and -O<n>) as PyCUDA's does, and
@@ -243,7 +244,8 @@ _launch_lock = threading.Lock()  # a compiled module keeps its launch state in g
 
 
 def load_kernel(file_stem: str, function_name: str) -> "Function":
-    """The kernel ``function_name`` of helpers/kernels/<file_stem>.cu, compiled for the CPU (lesson 05)."""
+    """The kernel ``function_name`` of helpers/kernels/<file_stem>.cu, compiled for the CPU
+    (write-your-first-zero-copy-kernel)."""
     path = KERNEL_DIR / f"{file_stem}.cu"
     if not path.is_file():
         raise CpuBackendError(f"No kernel file {path.name} in {KERNEL_DIR} (available: {', '.join(kernel_files())}).")
@@ -281,7 +283,7 @@ def _describe(array: np.ndarray | None) -> str:
 
 
 class Function:
-    """A kernel of a :class:`SourceModule`; call it like a PyCUDA function (lesson 05)."""
+    """A kernel of a :class:`SourceModule`; call it like a PyCUDA function (write-your-first-zero-copy-kernel)."""
 
     def __init__(self, module: SourceModule, signature: KernelSignature) -> None:
         self.module = module
@@ -500,7 +502,7 @@ class Function:
 
     def trace(self, *args: Any, block: Sequence[int] | None = None, grid: Sequence[int] | None = None,
               max_warps: int | None = None, timeout: float | None = None) -> Trace:
-        """Run the kernel recording every load and store, grouped per warp-level request (lesson 09).
+        """Run the kernel recording every load and store, grouped per warp-level request (coalesce-and-align-accesses).
 
         Only the first ``max_warps`` warps run (blocks in order, x fastest; default
         ``TRACE_MAX_WARPS``, so that a trace's memory and time stay bounded); the trace's

@@ -1,4 +1,4 @@
-"""Group a kernel's memory accesses the way the GPU does: per warp and instruction (lesson 09).
+"""Group a kernel's memory accesses the way the GPU does: per warp and instruction (coalesce-and-align-accesses).
 
 A warp-level memory instruction ("request") is formed by the k-th memory access of every
 thread of a warp that made one (same k, same kind: load, store or atomic). This equals the
@@ -61,7 +61,7 @@ def _sector_stats(group: np.ndarray, first: np.ndarray, last: np.ndarray, ngroup
 
 @dataclass(frozen=True, eq=False)
 class Trace:
-    """The memory requests of a (possibly sampled) launch, and their totals (lesson 09).
+    """The memory requests of a (possibly sampled) launch, and their totals (coalesce-and-align-accesses).
 
     ``instructions`` holds one row per warp-level request: warp, instr (k), is_store,
     is_atomic, threads, useful_bytes, sectors, lines, span_sectors, param (which kernel

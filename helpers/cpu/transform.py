@@ -1,4 +1,4 @@
-"""Turn CUDA kernel source into C++ the CPU backend can compile (lesson 05).
+"""Turn CUDA kernel source into C++ the CPU backend can compile (write-your-first-zero-copy-kernel).
 
 Three small steps, none of which adds or removes a line (so the compiler's line numbers
 are the kernel file's):

@@ -16,8 +16,8 @@ re-running the check cell with the same wrong answer included: running the check
 the next step (and telling "the same answer" apart is unreliable, since re-running the exercise cell makes a new
 function with the same code). "Not yet" does not count; "correct" sets the count back to zero.
 
-Lesson 01 introduces :class:`Feedback`, :func:`check` and :func:`solution`. Each lesson's checks live in
-``helpers/exercises/lessonNN.py`` (its ``CHECKS``); lesson 09's kernel exercise builds on
+pin-host-memory introduces :class:`Feedback`, :func:`check` and :func:`solution`. Each lesson's checks live in
+``helpers/exercises/lessonNN.py`` (its ``CHECKS``); coalesce-and-align-accesses's kernel exercise builds on
 :mod:`helpers.coalescing_exercise`.
 """
 
@@ -47,7 +47,7 @@ SOLUTION_AFTER = 3          # the wrong try from which a hint also says where th
 
 @dataclass(frozen=True)
 class Feedback:
-    """What a check found: ``status`` is "not yet", "correct" or "hint"; ``message`` says it (lesson 01).
+    """What a check found: ``status`` is "not yet", "correct" or "hint"; ``message`` says it (pin-host-memory).
 
     A hint from a lesson module also carries ``step``, the smaller step that :func:`check` adds from the second wrong
     try on; ``tries`` is the number of wrong tries at this exercise so far, this one included (0 outside check)."""
@@ -98,7 +98,8 @@ _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: str, step: str,
                         name_note: str = "") -> Feedback:
-    """The hint for a learner's kernel that did not build or run (kernel exercises of lessons 05, 08 and 14): an
+    """The hint for a learner's kernel that did not build or run (kernel exercises of
+    write-your-first-zero-copy-kernel, keep-enough-bytes-in-flight and avoid-hazards-on-mapped-memory): an
     access out of bounds (``past_end`` names what was overrun; ``question`` follows the error's first line, ``step``
     is the smaller step), a kernel name not found (``name_note`` is added), or the error itself."""
     text = f"{type(exc).__name__}: {exc}"
@@ -113,7 +114,8 @@ def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: st
 
 
 def is_placeholder(answer: Any) -> bool:
-    """True for an untouched placeholder: ``...``, ``None``, or CUDA source whose kernel bodies are empty (lesson 01)."""
+    """True for an untouched placeholder: ``...``, ``None``, or CUDA source whose kernel bodies are empty
+    (pin-host-memory)."""
     if answer is None or answer is Ellipsis:
         return True
     if isinstance(answer, str):
@@ -125,7 +127,8 @@ def is_placeholder(answer: Any) -> bool:
 
 def live_module(source: str) -> Any:
     """A learner's CUDA source compiled with PyCUDA in the course's one context (live only; kernel exercises from
-    lesson 05 on). The context is made current first, so a check works even when no lesson cell has touched the GPU."""
+    write-your-first-zero-copy-kernel on). The context is made current first, so a check works even when no lesson
+    cell has touched the GPU."""
     from pycuda.compiler import SourceModule
 
     from ..memory import gpu
@@ -207,8 +210,8 @@ _RAISED_STEP = ("call your function by hand on one small case in a new cell and 
 
 
 def check(lesson: str, name: str, answer: Any, **context: Any) -> Feedback:
-    """Check ``answer`` to exercise ``name`` of lesson ``lesson``; never raises (lesson 01). A hint is graded by the
-    wrong tries so far at this exercise (see the module docstring)."""
+    """Check ``answer`` to exercise ``name`` of lesson ``lesson``; never raises (pin-host-memory). A hint is graded by
+    the wrong tries so far at this exercise (see the module docstring)."""
     checker = checks(lesson).get(name)
     if checker is None:
         known = ", ".join(f"{lsn}/{nm}" for lsn, nm in registered())
@@ -224,7 +227,8 @@ _SECTION = re.compile(r"^# exercise: (\w+)\s*$", re.M)
 
 
 def solution(lesson: str, name: str) -> str:
-    """The text of a solution from ``lessons/solutions/lessonNN.py``, or a plain note that it is absent (lesson 01)."""
+    """The text of a solution from ``lessons/solutions/lessonNN.py``, or a plain note that it is absent
+    (pin-host-memory)."""
     path = SOLUTIONS / f"lesson{lesson}.py"
     if not SOLUTIONS.is_dir():
         return ("The solutions folder lessons/solutions/ is not here: your instructor removed it (for a graded "

@@ -1,4 +1,5 @@
-"""Lesson 01's exercises: how many pages (so frames, so first-touch faults) a buffer spans; decode a pagemap entry.
+"""pin-host-memory's exercises: how many pages (so frames, so first-touch faults) a buffer spans; decode a pagemap
+entry.
 
 Both checks test the learner's function on fixed cases, then, where this system has a Linux ``/proc``, against what
 the OS kernel itself reports for this process (``helpers.pages.frames``), in replay and live alike: neither needs a GPU.
@@ -38,7 +39,7 @@ def _measured_spans() -> list[tuple[int, int, int, int]]:
 
 
 def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedback:
-    """Lesson 01: ``pages_spanned(address, nbytes, page_size)`` counts the pages a buffer touches."""
+    """pin-host-memory: ``pages_spanned(address, nbytes, page_size)`` counts the pages a buffer touches."""
     if is_placeholder(pages_spanned):
         return _not_yet("define pages_spanned(address, nbytes, page_size) returning how many pages the bytes "
                         "[address, address + nbytes) touch.")
@@ -130,7 +131,7 @@ def _own_entries() -> list[tuple[int, bool, int | None]]:
 
 
 def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedback:
-    """Lesson 01: ``decode_entry(entry)`` returns (present, PFN) from a 64-bit ``/proc/self/pagemap`` entry."""
+    """pin-host-memory: ``decode_entry(entry)`` returns (present, PFN) from a 64-bit ``/proc/self/pagemap`` entry."""
     if is_placeholder(decode_entry):
         return _not_yet("define decode_entry(entry) returning (present, pfn): bit 63 and bits 0-54.")
     for entry in ENTRY_CASES:

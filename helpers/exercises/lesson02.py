@@ -1,6 +1,8 @@
-"""Lesson 02's exercises: the time pinning saves per copy, from the measured rows; a model of the staged pageable copy.
+"""measure-what-pinning-buys's exercises: the time pinning saves per copy, from the measured rows; a model of the
+staged pageable copy.
 
-Also the comparison after lesson 02's prediction cell (tagged ``predict``): :func:`compare_prediction`, since the
+Also the comparison after measure-what-pinning-buys's prediction cell (tagged ``predict``):
+:func:`compare_prediction`, since the
 common framework has no prediction helper. The checks use fixed rows first, then the run's own ``copies`` (recorded
 in replay, this GPU's live), so they hold in both modes.
 """
@@ -45,7 +47,8 @@ def _close(a: Any, b: float) -> bool:
 
 
 def check_seconds_saved(seconds_saved: Callable[[Any, int, str], float], *, copies: Any = None) -> Feedback:
-    """Lesson 02: ``seconds_saved(copies, nbytes, direction)``: pageable time minus pinned time of one copy."""
+    """measure-what-pinning-buys: ``seconds_saved(copies, nbytes, direction)``: pageable time minus pinned time of
+    one copy."""
     if is_placeholder(seconds_saved):
         return _not_yet("define seconds_saved(copies, nbytes, direction) returning the seconds one copy saves.")
     fixed = _fixed_copies()
@@ -122,7 +125,8 @@ def staged(nbytes: int, chunk: int, host_GBps: float, dma_GBps: float) -> float:
 
 
 def check_staged_seconds(staged_seconds: Callable[[int, int, float, float], float], *, copies: Any = None) -> Feedback:
-    """Lesson 02: ``staged_seconds(nbytes, chunk, host_GBps, dma_GBps)`` models a pageable copy staged in chunks.
+    """measure-what-pinning-buys: ``staged_seconds(nbytes, chunk, host_GBps, dma_GBps)`` models a pageable copy
+    staged in chunks.
 
     With ``copies`` (this run's memcpy result) the message compares the model, fed the measured host-copy and
     pinned-DMA rates, with the measured pageable copy.
@@ -190,7 +194,8 @@ CHECKS = {"seconds_saved": check_seconds_saved, "staged_seconds": check_staged_s
 
 # --------------------------------------------------------------------------- the prediction
 def compare_prediction(predicted_speedup: Any, copies: Any) -> Feedback:
-    """Lesson 02's predict cell: compare the learner's guess of pinned / pageable (host to device, largest size)
+    """measure-what-pinning-buys's predict cell: compare the learner's guess of pinned / pageable (host to device,
+    largest size)
     with this run's. Not graded: it says how far off the guess was and what the measurement shows."""
     n = int(max(copies.column("nbytes")))
     pinned, pageable = (copies.one(direction="htod", host_memory=m, nbytes=n)["GBps"] for m in ("pinned", "pageable"))

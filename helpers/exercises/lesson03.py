@@ -1,4 +1,5 @@
-"""Lesson 03's exercises: an element's physical address from a page walk; the 2 MiB huge-page rule; a prediction.
+"""map-pages-on-the-cpu's exercises: an element's physical address from a page walk; the 2 MiB huge-page rule; a
+prediction.
 
 The checks use the page walks recorded on the GPU machine (``experiments.reference("pagemap_pinned")``), so they
 work without root (which hides frame numbers) and in replay alike.
@@ -17,7 +18,7 @@ PER_HUGE = HUGE_PAGE_SIZE // PAGE
 
 
 def _recorded_rows() -> list[dict[str, Any]]:
-    """The recorded page walks (address, pfns) of lesson 02's buffers, hidden-frame rows included."""
+    """The recorded page walks (address, pfns) of measure-what-pinning-buys's buffers, hidden-frame rows included."""
     from .. import experiments
 
     return [r for r in experiments.reference("pagemap_pinned").rows if "pfns" in r]
@@ -29,7 +30,8 @@ def _physical(address: int, start: int, pfns: list[int | None]) -> int | None:
 
 
 def check_physical_address(physical_address: Callable[[int, int, list], Any]) -> Feedback:
-    """Lesson 03: ``physical_address(address, start, pfns)``: the physical address of a byte, or None without a frame."""
+    """map-pages-on-the-cpu: ``physical_address(address, start, pfns)``: the physical address of a byte, or None
+    without a frame."""
     if is_placeholder(physical_address):
         return _not_yet("define physical_address(address, start, pfns): find the page that holds `address`, take "
                         "its frame from pfns, and keep the offset.")
@@ -125,7 +127,8 @@ def _huge_cases() -> list[tuple[str, int, list[int]]]:
 
 
 def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedback:
-    """Lesson 03: ``could_be_huge(address, pfns)``: False when the frames rule out one 2 MiB page, else True."""
+    """map-pages-on-the-cpu: ``could_be_huge(address, pfns)``: False when the frames rule out one 2 MiB page, else
+    True."""
     if is_placeholder(could_be_huge):
         return _not_yet("define could_be_huge(address, pfns): True only if every page i sits in frame "
                         "pfns[0] + i and the first frame's offset in its 2 MiB block matches the first page's.")
@@ -176,12 +179,13 @@ CHECKS = {"physical_address": check_physical_address, "could_be_huge": check_cou
 
 
 def namespace() -> dict[str, Any]:
-    """Names lesson 03's exercise cells use besides NumPy."""
+    """Names map-pages-on-the-cpu's exercise cells use besides NumPy."""
     return {"PAGE": PAGE, "HUGE_PAGE_SIZE": HUGE_PAGE_SIZE}
 
 
 def compare_prediction(predicted: Any, read_only: list | None, total: int = 8) -> str:
-    """Lesson 03's prediction: how many of ``total`` untouched private pages are present after only reading them.
+    """map-pages-on-the-cpu's prediction: how many of ``total`` untouched private pages are present after only
+    reading them.
 
     ``read_only`` is the page walk measured after reading (``pages.frames_of``), or None where the cell that
     measures it did not run (no /proc). Returns a paragraph for the notebook to print.

@@ -1,4 +1,5 @@
-"""Lesson 04's exercises: a page and an offset from an address; when the device pointer is the host pointer."""
+"""map-pages-on-the-gpu's exercises: a page and an offset from an address; when the device pointer is the host
+pointer."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ PAGE_CASES = ((0x7F4478801234, 4096), (0x7F4478800000, 4096), (0x7F4478800FFF, 4
 
 
 def check_page_and_offset(page_and_offset: Callable[[int, int], tuple[int, int]]) -> Feedback:
-    """Lesson 04: ``page_and_offset(address, page_size)`` returns (page number, offset in the page)."""
+    """map-pages-on-the-gpu: ``page_and_offset(address, page_size)`` returns (page number, offset in the page)."""
     if is_placeholder(page_and_offset):
         return _not_yet("define page_and_offset(address, page_size) returning (page number, offset in that page).")
     first_wrong = None
@@ -66,7 +67,7 @@ def same_address_rule(allocation: str, attributes: dict[str, int]) -> bool:
 def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                        measured: list[dict[str, Any]] | None = None,
                        attributes: dict[str, int] | None = None) -> Feedback:
-    """Lesson 04: ``same_address(allocation, attributes)`` predicts device pointer == host pointer.
+    """map-pages-on-the-gpu: ``same_address(allocation, attributes)`` predicts device pointer == host pointer.
 
     ``measured`` (``address_identity().rows``) and the ``attributes`` they ran with, when given,
     are compared with the prediction in the message.
@@ -118,5 +119,5 @@ CHECKS = {"page_and_offset": check_page_and_offset, "same_address": check_same_a
 
 
 def namespace() -> dict[str, Any]:
-    """Names lesson 04's exercise cells use besides NumPy."""
+    """Names map-pages-on-the-gpu's exercise cells use besides NumPy."""
     return {"PAGE": 4096}

@@ -1,4 +1,5 @@
-"""Lesson 05's exercises: the seed program's host steps (add_on_gpu) and a SAXPY kernel on mapped memory."""
+"""write-your-first-zero-copy-kernel's exercises: the seed program's host steps (add_on_gpu) and a SAXPY kernel on
+mapped memory."""
 
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def _kernel(stem: str, name: str) -> Any:
 
 
 def check_add_on_gpu(add_on_gpu: Callable[[Any, np.ndarray, np.ndarray], Any]) -> Feedback:
-    """Lesson 05: ``add_on_gpu(kernel, a, b)`` runs the seed program as a function and returns a + b."""
+    """write-your-first-zero-copy-kernel: ``add_on_gpu(kernel, a, b)`` runs the seed program as a function and
+    returns a + b."""
     if is_placeholder(add_on_gpu):
         return _not_yet("define add_on_gpu(kernel, a, b).")
     kernel = _kernel("vector_add", "vector_add_kernel")
@@ -157,7 +159,8 @@ SAXPY_N, SAXPY_A, SAXPY_BLOCK, SAXPY_GUARD = 1000, 2.5, 256, 64
 
 
 def check_saxpy(source: str) -> Feedback:
-    """Lesson 05: CUDA C ``saxpy(int n, float a, const float *x, float *y)`` doing y = a*x + y on mapped memory.
+    """write-your-first-zero-copy-kernel: CUDA C ``saxpy(int n, float a, const float *x, float *y)`` doing y = a*x +
+    y on mapped memory.
 
     Live it runs on the GPU (arrays with a guard zone past n, to catch a missing bounds check);
     in replay on the CPU backend, which checks every access against the arrays' bounds.
@@ -223,14 +226,15 @@ def check_saxpy(source: str) -> Feedback:
                     "per element, guarded by i < n.")
 
 
-# --------------------------------------------------------------------------- lesson 09
+# --------------------------------------------------------------------------- coalesce-and-align-accesses
 
 
 CHECKS = {"add_on_gpu": check_add_on_gpu, "saxpy": check_saxpy}
 
 
 def namespace() -> dict[str, Any]:
-    """Names lesson 05's exercise cells use besides NumPy: ``drv``, PyCUDA's driver live, its CPU stand-in in replay."""
+    """Names write-your-first-zero-copy-kernel's exercise cells use besides NumPy: ``drv``, PyCUDA's driver live,
+    its CPU stand-in in replay."""
     from ..mode import detect
 
     if detect().live:

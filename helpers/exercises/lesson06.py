@@ -1,4 +1,4 @@
-"""Lesson 06's exercises: the fixed-cost model of a transfer's rate; zero-copy as a fraction of the right copy;
+"""measure-bandwidth's exercises: the fixed-cost model of a transfer's rate; zero-copy as a fraction of the right copy;
 and the prediction of that fraction at the largest size.
 
 The checks use the run's results when the notebook passes them (``memcpy=``, ``streams=``: live, this GPU's) and
@@ -39,7 +39,8 @@ MODEL_CASES = tuple((nbytes, t0, peak) for t0, peak in ((10e-6, 50.0), (3e-6, 25
 
 
 def check_model_GBps(model_GBps: Callable[[float, float, float], Any], *, streams: Any = None) -> Feedback:
-    """Lesson 06: ``model_GBps(nbytes, t0, peak_GBps)``: the rate (GB/s) of a transfer taking t0 + nbytes / peak."""
+    """measure-bandwidth: ``model_GBps(nbytes, t0, peak_GBps)``: the rate (GB/s) of a transfer taking t0 + nbytes /
+    peak."""
     if is_placeholder(model_GBps):
         return _not_yet("define model_GBps(nbytes, t0, peak_GBps): first the seconds the transfer takes (the fixed "
                         "cost, then the bytes at the peak rate), then the rate in GB/s.")
@@ -97,7 +98,8 @@ def _truth(memcpy: Any, streams: Any, nbytes: int, *, copy: dict[str, str] | Non
 
 def check_fraction_of_copy(fraction_of_copy: Callable[[Any, Any, int], Any], *, memcpy: Any = None,
                            streams: Any = None) -> Feedback:
-    """Lesson 06: ``fraction_of_copy(memcpy, streams, nbytes)``: zero-copy read rate / pinned HtoD memcpy rate."""
+    """measure-bandwidth: ``fraction_of_copy(memcpy, streams, nbytes)``: zero-copy read rate / pinned HtoD memcpy
+    rate."""
     if is_placeholder(fraction_of_copy):
         return _not_yet("define fraction_of_copy(memcpy, streams, nbytes): the zero-copy read kernel's GB/s "
                         "divided by the GB/s of the copy that moves the same bytes the same way at the link's rate.")
@@ -156,7 +158,8 @@ CHECKS = {"model_GBps": check_model_GBps, "fraction_of_copy": check_fraction_of_
 
 
 def compare_prediction(predicted: Any, measured: float, nbytes: int) -> str:
-    """Lesson 06's prediction: the zero-copy read kernel's rate as a fraction of the pinned HtoD copy at ``nbytes``."""
+    """measure-bandwidth's prediction: the zero-copy read kernel's rate as a fraction of the pinned HtoD copy at
+    ``nbytes``."""
     size = f"{nbytes / 2**30:g} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:g} MiB"
     seen = f"Measured: at {size} the zero-copy read kernel reached {measured:.2f} of the pinned memcpy HtoD rate."
     if is_placeholder(predicted):

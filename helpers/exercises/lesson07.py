@@ -1,5 +1,6 @@
-"""Lesson 07's exercises: follow a pointer chase as the kernel does (chase), turn two latencies into orders of
-magnitude (orders_of_magnitude); and :func:`compare_prediction`, which lessons 07 and 08 use after a measurement."""
+"""measure-latency's exercises: follow a pointer chase as the kernel does (chase), turn two latencies into orders of
+magnitude (orders_of_magnitude); and :func:`compare_prediction`, which measure-latency and
+keep-enough-bytes-in-flight use after a measurement."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def chase_case(lines: int, seed: int, steps: int) -> tuple[np.ndarray, int, int]
 
 
 def check_chase(chase: Callable[[np.ndarray, int, int], Any]) -> Feedback:
-    """Lesson 07: ``chase(table, start, steps)`` returns the element reached after ``steps`` dependent loads."""
+    """measure-latency: ``chase(table, start, steps)`` returns the element reached after ``steps`` dependent loads."""
     if is_placeholder(chase) or not callable(chase):
         return _not_yet("define chase(table, start, steps): start at element `start`, do j = table[j] `steps` "
                         "times, return j.")
@@ -77,7 +78,7 @@ def check_chase(chase: Callable[[np.ndarray, int, int], Any]) -> Feedback:
 
 
 def check_orders_of_magnitude(orders_of_magnitude: Callable[[float, float], Any]) -> Feedback:
-    """Lesson 07: ``orders_of_magnitude(slow_ns, fast_ns)`` = log10(slow / fast)."""
+    """measure-latency: ``orders_of_magnitude(slow_ns, fast_ns)`` = log10(slow / fast)."""
     if is_placeholder(orders_of_magnitude) or not callable(orders_of_magnitude):
         return _not_yet("define orders_of_magnitude(slow_ns, fast_ns): how many factors of 10 separate the two "
                         "latencies.")
@@ -136,7 +137,7 @@ def compare_prediction(predicted: Any, measured: float, what: str, *, fmt: str =
 
 
 def compare_latency_prediction(predicted: Any, zero_copy_ns: float, device_ns: float) -> str:
-    """Lesson 07: a predicted zero-copy / device-memory latency factor against the run."""
+    """measure-latency: a predicted zero-copy / device-memory latency factor against the run."""
     factor = zero_copy_ns / device_ns
     scale = ("less than one order of magnitude" if factor < 10 else
              f"{math.log10(factor):.1f} orders of magnitude")

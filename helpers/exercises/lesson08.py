@@ -1,4 +1,5 @@
-"""Lesson 08's exercises: Little's law as a function (threads_for_link) and a zero-copy read kernel that keeps
+"""keep-enough-bytes-in-flight's exercises: Little's law as a function (threads_for_link) and a zero-copy read
+kernel that keeps
 enough bytes in flight with few threads (read_inflight); and the comparison of a prediction with the run.
 
 The kernel check launches the learner's ``read_inflight`` with a fixed, small grid (:data:`GRID` blocks of
@@ -48,7 +49,8 @@ def threads_right(got: float, want: float) -> bool:
 
 
 def check_threads_for_link(threads_for_link: Callable[[float, float, int], float]) -> Feedback:
-    """Lesson 08: ``threads_for_link(link_GBps, latency_ns, bytes_per_thread)`` = link x latency / bytes per thread,
+    """keep-enough-bytes-in-flight: ``threads_for_link(link_GBps, latency_ns, bytes_per_thread)`` = link x latency /
+    bytes per thread,
     as a float or rounded up to whole threads."""
     if is_placeholder(threads_for_link) or not callable(threads_for_link):
         return _not_yet("define threads_for_link(link_GBps, latency_ns, bytes_per_thread): Little's law gives the "
@@ -195,7 +197,8 @@ def _correctness(src: np.ndarray, partial: np.ndarray) -> Feedback | None:
 
 
 def check_read_inflight(source: str) -> Feedback:
-    """Lesson 08: a read kernel that reaches the link with only :data:`THREADS` threads (see the module docstring)."""
+    """keep-enough-bytes-in-flight: a read kernel that reaches the link with only :data:`THREADS` threads (see the
+    module docstring)."""
     if is_placeholder(source) or not isinstance(source, str):
         return _not_yet(f"write the body of {KERNEL}: a grid-stride loop in which each thread issues several "
                         "independent float4 loads before it adds them up, a tail loop, and partial[tid] = sum.")

@@ -1,4 +1,5 @@
-"""Lesson 09's exercises: count the sectors a warp touches; make a strided zero-copy kernel read whole sectors.
+"""coalesce-and-align-accesses's exercises: count the sectors a warp touches; make a strided zero-copy kernel read
+whole sectors.
 
 * ``sectors_per_warp``: the learner writes ``sectors_per_warp(stride, offset, width)``; the check compares it with
   the CPU backend's trace of the same warp (:func:`helpers.sector_explorer.warp_pattern`).
@@ -42,7 +43,8 @@ def _span_sectors(stride: int, offset: int, width: int) -> int:
 
 
 def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
-    """Lesson 09: ``sectors_per_warp(stride, offset, width=1)`` counts the distinct 32-byte sectors of one warp's load."""
+    """coalesce-and-align-accesses: ``sectors_per_warp(stride, offset, width=1)`` counts the distinct 32-byte
+    sectors of one warp's load."""
     if is_placeholder(sectors_per_warp):
         return _not_yet("define sectors_per_warp(stride, offset, width=1): the number of distinct 32-byte sectors "
                         "touched when thread t (0..31) reads 4 * width bytes at element offset + t * stride.")
@@ -143,7 +145,8 @@ def _live_copy(source: str) -> str | None:
 
 
 def check_coalesce(source: str) -> Feedback:
-    """Lesson 09: the fixed ``copy_matrix`` copies exactly and its loads from ``src`` touch fewer sectors."""
+    """coalesce-and-align-accesses: the fixed ``copy_matrix`` copies exactly and its loads from ``src`` touch fewer
+    sectors."""
     from . import coalescing as ex
     from ..cpu import CpuBackendError
 
@@ -218,7 +221,8 @@ def _as_fraction(value: Any) -> tuple[float | None, str]:
 
 
 def compare_prediction(predicted: Any, result: Any) -> str:
-    """Lesson 09, section 4: the learner's predicted ``useful GB/s at stride 32 / at stride 1`` against the run.
+    """coalesce-and-align-accesses, section 4: the learner's predicted ``useful GB/s at stride 32 / at stride 1``
+    against the run.
 
     ``result`` is ``experiments.stride()`` (live or recorded); never raises."""
     try:

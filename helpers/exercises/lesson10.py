@@ -1,4 +1,4 @@
-"""Lesson 10's exercises: the bytes the model puts on the link, and the time it predicts.
+"""model-zero-copy-reads's exercises: the bytes the model puts on the link, and the time it predicts.
 
 * ``link_bytes``: the learner writes ``link_bytes(addresses, size, h)``, the bytes a launch's loads put on the link
   when every distinct 128-byte line is one read carrying the span of touched sectors, plus ``h`` per read (what
@@ -62,7 +62,7 @@ def traced_link(addresses: np.ndarray, size: int) -> tuple[int, int]:
 
 
 def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
-    """Lesson 10: ``link_bytes(addresses, size, h)`` = 32 B x span sectors + h x distinct lines."""
+    """model-zero-copy-reads: ``link_bytes(addresses, size, h)`` = 32 B x span sectors + h x distinct lines."""
     if is_placeholder(link_bytes):
         return _not_yet("define link_bytes(addresses, size, h): 32 bytes per span sector plus h per distinct "
                         "128-byte line, for loads of `size` bytes at `addresses`.")
@@ -185,7 +185,7 @@ _VARIANT_HINTS = {   # (question, smaller step)
 
 
 def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any = None) -> Feedback:
-    """Lesson 10: ``predicted_seconds(counts, model)`` = max(link time, request time) + launch time.
+    """model-zero-copy-reads: ``predicted_seconds(counts, model)`` = max(link time, request time) + launch time.
 
     With ``model`` (the lesson's fitted one), a correct answer also reports what it predicts for strides 1 and 32."""
     if is_placeholder(predicted_seconds):
@@ -233,7 +233,8 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
 
 # --------------------------------------------------------------------------- the prediction of section 4
 def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
-    """Lesson 10: the learner's guess of the model's median |error| on held-out points, against ``pcie_model.check``."""
+    """model-zero-copy-reads: the learner's guess of the model's median |error| on held-out points, against
+    ``pcie_model.check``."""
     try:
         measured = float(check["median_abs_error"])
         largest = float(check["max_abs_error"])

@@ -1,4 +1,5 @@
-"""Lesson 11's exercises: the double-buffered chunk loop, and the transfer time of the vector add over the link.
+"""overlap-copies-with-streams's exercises: the double-buffered chunk loop, and the transfer time of the vector add
+over the link.
 
 ``double_buffered_add`` runs on :class:`SimDriver`, a recording stand-in for ``pycuda.driver`` (in replay and
 live alike): asynchronous work waits in its stream until the stream is synchronised, as on a GPU, and a model
@@ -66,7 +67,8 @@ class SimStream:
 
 
 class SimDriver:
-    """The few names of ``pycuda.driver`` the chunk loop uses, recording every call (lesson 11's check)."""
+    """The few names of ``pycuda.driver`` the chunk loop uses, recording every call (overlap-copies-with-streams's
+    check)."""
 
     def __init__(self) -> None:
         self.streams: list[SimStream] = []
@@ -226,7 +228,8 @@ DB_CASES = ((10_000, 1_000), (10_500, 1_000), (4_096, 512))
 
 
 def check_double_buffered_add(double_buffered_add: Callable[..., Any]) -> Feedback:
-    """Lesson 11: ``double_buffered_add(drv, add, a, b, c, chunk, buffers)`` computes c = a + b in chunks, each with
+    """overlap-copies-with-streams: ``double_buffered_add(drv, add, a, b, c, chunk, buffers)`` computes c = a + b in
+    chunks, each with
     two asynchronous copies in, a kernel and a copy out on its stream, chunk i on buffers[i % 2] and stream i % 2."""
     if is_placeholder(double_buffered_add):
         return _not_yet("define double_buffered_add(drv, add, a, b, c, chunk, buffers).")
@@ -319,7 +322,8 @@ TRANSFER_CASES = ((1 << 20, 55.0), (1 << 26, 25.0), (3000, 12.5))
 
 def check_transfer_seconds(transfer_seconds: Callable[[int, float, bool], float], *, measured: Any = None,
                            link_GBps: float | None = None) -> Feedback:
-    """Lesson 11: ``transfer_seconds(n, link_GBps, both_directions)``; with ``measured`` (``end_to_end``) and the
+    """overlap-copies-with-streams: ``transfer_seconds(n, link_GBps, both_directions)``; with ``measured``
+    (``end_to_end``) and the
     measured ``link_GBps``, the message compares the model with the largest size's rows."""
     if is_placeholder(transfer_seconds):
         return _not_yet("define transfer_seconds(n, link_GBps, both_directions) returning seconds.")
@@ -386,7 +390,8 @@ def check_transfer_seconds(transfer_seconds: Callable[[int, float, bool], float]
 
 # --------------------------------------------------------------------------- predict, then measure
 def compare_prediction(predicted: Any, measured: float, bytes_in: int = 8, bytes_out: int = 4) -> str:
-    """Lesson 11: the predicted speed-up of double buffering on two streams over one stream, against the run."""
+    """overlap-copies-with-streams: the predicted speed-up of double buffering on two streams over one stream,
+    against the run."""
     ideal = (bytes_in + bytes_out) / max(bytes_in, bytes_out)
     bound = (f"When the copies dominate, one stream moves all {bytes_in + bytes_out} bytes per element in turn; two "
              f"streams can at best hide the smaller direction under the larger, so the bound is "

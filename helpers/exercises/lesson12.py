@@ -1,4 +1,5 @@
-"""Lesson 12's exercises: a model of copy-once against zero-copy for data used k times, and the chunk size a
+"""decide-when-zero-copy-wins's exercises: a model of copy-once against zero-copy for data used k times, and the
+chunk size a
 device-memory budget allows. ``compare_prediction`` compares the learner's predicted break-even k with the run."""
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def _model_hint(got: tuple[float, float], case: tuple) -> Feedback | None:
 
 def check_model_seconds(model_seconds: Callable[..., tuple[float, float]], *, measured: Any = None,
                         rates: tuple[float, float, float] | None = None) -> Feedback:
-    """Lesson 12: ``model_seconds(k, n, link_GBps, device_GBps, zc_GBps)`` returns (copy, zero-copy) seconds. With
+    """decide-when-zero-copy-wins: ``model_seconds(k, n, link_GBps, device_GBps, zc_GBps)`` returns (copy,
+    zero-copy) seconds. With
     ``measured`` (``reuse``) and ``rates`` (link, device, zero-copy GB/s), the message compares with the rows."""
     if is_placeholder(model_seconds):
         return _not_yet("define model_seconds(k, n, link_GBps, device_GBps, zc_GBps) returning (copy, zero_copy).")
@@ -129,7 +131,8 @@ CHUNK_CASES = ((64 << 20, 1), (64 << 20, 2), (256 << 20, 1), (256 << 20, 2), (1 
 
 
 def check_chunk_elements(chunk_elements: Callable[[int, int], int], *, measured: Any = None) -> Feedback:
-    """Lesson 12: ``chunk_elements(budget_bytes, sets)``; with ``measured`` (``out_of_core``) it is also compared
+    """decide-when-zero-copy-wins: ``chunk_elements(budget_bytes, sets)``; with ``measured`` (``out_of_core``) it is
+    also compared
     with the chunk size each recorded or measured chunked row used."""
     if is_placeholder(chunk_elements):
         return _not_yet("define chunk_elements(budget_bytes, sets) returning a whole number of elements.")
@@ -191,7 +194,7 @@ def check_chunk_elements(chunk_elements: Callable[[int, int], int], *, measured:
 
 # --------------------------------------------------------------------------- predict, then measure
 def compare_prediction(predicted: Any, first_copy_win: int | None, k_even: float) -> str:
-    """Lesson 12: the predicted smallest k at which copying first wins, against the run."""
+    """decide-when-zero-copy-wins: the predicted smallest k at which copying first wins, against the run."""
     measured = (f"copying first won from k = {first_copy_win} on" if first_copy_win
                 else "copying first won at no measured k")
     fits = f" (the fitted lines cross at k = {k_even:.2f})"

@@ -1,4 +1,5 @@
-"""Lesson 13's exercises: when registering pays off (reads_needed), which arrays can be registered
+"""use-write-combined-and-registered-memory's exercises: when registering pays off (reads_needed), which arrays can
+be registered
 (can_register), and the prediction of how much slower the CPU reads write-combined memory."""
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def reads_needed_rule(register_seconds: float, read_seconds: float, share: float
 
 def check_reads_needed(reads_needed: Callable[..., Any], *, seconds_per_gib: float | None = None,
                        read_seconds: float | None = None) -> Feedback:
-    """Lesson 13: ``reads_needed(register_seconds, read_seconds, share=0.1)``, the fewest zero-copy reads after
+    """use-write-combined-and-registered-memory: ``reads_needed(register_seconds, read_seconds, share=0.1)``, the
+    fewest zero-copy reads after
     which registering once is at most ``share`` of the total time. With the measured figures, the message says
     the answer for this run."""
     if is_placeholder(reads_needed):
@@ -101,7 +103,8 @@ def _register_cases() -> list[tuple[str, np.ndarray, int]]:
 
 
 def check_can_register(can_register: Callable[..., Any]) -> Feedback:
-    """Lesson 13: ``can_register(array, page_size=4096)`` says whether cuMemHostRegister may pin ``array`` as it
+    """use-write-combined-and-registered-memory: ``can_register(array, page_size=4096)`` says whether
+    cuMemHostRegister may pin ``array`` as it
     is under the course's rule: contiguous, starting on a page boundary, a whole number of pages long."""
     if is_placeholder(can_register):
         return _not_yet("define can_register(array, page_size=4096) returning True only for a contiguous array "
@@ -171,5 +174,5 @@ CHECKS = {"reads_needed": check_reads_needed, "can_register": check_can_register
 
 
 def namespace() -> dict[str, Any]:
-    """Names lesson 13's exercise cells use besides NumPy."""
+    """Names use-write-combined-and-registered-memory's exercise cells use besides NumPy."""
     return {"math": math}

@@ -1,4 +1,5 @@
-"""Lesson 14's exercises: a GPU-to-host flag handshake kernel (publish), counting the trials in which the host
+"""avoid-hazards-on-mapped-memory's exercises: a GPU-to-host flag handshake kernel (publish), counting the trials in
+which the host
 saw the flag before the payload (incomplete), and the prediction of what an atomicAdd on mapped memory costs."""
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def incomplete_trials(row: dict[str, Any]) -> int:
 
 
 def check_incomplete(incomplete: Callable[[dict[str, Any]], Any], *, rows: list[dict[str, Any]] | None = None) -> Feedback:
-    """Lesson 14: ``incomplete(row)`` counts the trials of a handshake row in which the host saw the flag but not
+    """avoid-hazards-on-mapped-memory: ``incomplete(row)`` counts the trials of a handshake row in which the host
+    saw the flag but not
     the whole payload (``written_at_flag`` between 0 and n - 1; -1 means the flag was never seen)."""
     if is_placeholder(incomplete):
         return _not_yet("define incomplete(row) returning how many trials saw the flag with fewer than row['n'] "
@@ -207,7 +209,8 @@ def _run_publish(source: str, live: bool) -> tuple[np.ndarray, int, list[int]]:
 
 
 def check_publish(source: str) -> Feedback:
-    """Lesson 14: CUDA C ``publish(payload, n, value, flag, raise)``: one thread writes ``value`` into payload[0..n),
+    """avoid-hazards-on-mapped-memory: CUDA C ``publish(payload, n, value, flag, raise)``: one thread writes
+    ``value`` into payload[0..n),
     then ``__threadfence_system()``, then raises the flag through a volatile pointer.
 
     In both modes it first runs on the CPU backend, which runs a kernel to the end and stops any access out of
