@@ -145,7 +145,7 @@ def class_replay_reason(name: str) -> str:
     limit = class_limit()
     if limit is None:
         return ""
-    record, path = records.reference_record()
+    record, _ = records.reference_record()
     held = record["provenance"].get("experiment_wall_seconds", {}).get(name)
     if held is None or held <= limit:
         return ""
