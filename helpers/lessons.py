@@ -141,3 +141,17 @@ def needing(what: str) -> tuple[str, ...]:
 def notebooks(folder: Path | None = None) -> list[Path]:
     """Every lesson's notebook in ``folder`` (default: lessons/), in course order."""
     return [entry.notebook(folder) for entry in LESSONS]
+
+
+def chosen_notebooks(names: list[str] | None, folder: Path | None = None) -> list[Path]:
+    """The notebooks of the lessons ``names`` (id, number, slug or file stem: :func:`find`), in the order given;
+    every lesson's when ``names`` is empty. A name no lesson has raises :class:`LookupError` naming it."""
+    if not names:
+        return notebooks(folder)
+    found = []
+    for name in names:
+        entry = find(name)
+        if entry is None:
+            raise LookupError(name)
+        found.append(entry.notebook(folder))
+    return found

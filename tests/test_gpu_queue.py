@@ -46,6 +46,17 @@ def _wait_for_line(process: subprocess.Popen, expected: str, timeout: float = 20
     assert line.strip() == expected, (line, process.stderr.read() if process.poll() is not None else "")
 
 
+def _meta_lock_holder() -> subprocess.Popen:
+    """Another process that takes the ``.meta`` file's flock of KEY and keeps it (prints "locked" once it holds it)."""
+    return _child(f"""
+        import fcntl
+        fd = os.open(os.path.join(os.environ["ZC_LOCK_DIR"], {KEY + '.meta'!r}), os.O_RDWR)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        print('locked', flush=True)
+        time.sleep(120)
+    """)
+
+
 def _intervals(env_extra: dict[str, str]) -> list[tuple[float, float]]:
     """Four processes, each timing 8 sections of 20 ms; the (start, end) of every section."""
     code = f"""
@@ -288,13 +299,7 @@ def test_any_meta_content_keeps_mutual_exclusion(lock_dir, content):
 def test_a_meta_lock_held_forever_is_a_clear_error(lock_dir, monkeypatch):
     with gpu_queue.measurement_slot(KEY):
         pass
-    holder = _child(f"""
-        import fcntl
-        fd = os.open(os.path.join(os.environ["ZC_LOCK_DIR"], {KEY + '.meta'!r}), os.O_RDWR)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        print('locked', flush=True)
-        time.sleep(120)
-    """)
+    holder = _meta_lock_holder()
     try:
         _wait_for_line(holder, "locked")
         monkeypatch.setenv("ZC_QUEUE_META_TIMEOUT", "0.5")
@@ -322,13 +327,7 @@ def test_a_meta_lock_held_names_its_holder_while_waiting_and_in_the_error(lock_d
     from /proc/locks) after a moment, and the error after ZC_QUEUE_META_TIMEOUT names it too."""
     with gpu_queue.measurement_slot(KEY):
         pass
-    holder = _child(f"""
-        import fcntl
-        fd = os.open(os.path.join(os.environ["ZC_LOCK_DIR"], {KEY + '.meta'!r}), os.O_RDWR)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        print('locked', flush=True)
-        time.sleep(120)
-    """)
+    holder = _meta_lock_holder()
     stream = io.StringIO()
     try:
         _wait_for_line(holder, "locked")

@@ -187,10 +187,16 @@ def _user_name(uid: int) -> str:
         return f"uid {uid}"
 
 
+def status_field(pid: int, field: str) -> int | None:
+    """The first number of line ``field`` of /proc/PID/status (readable by every user), or None."""
+    m = re.search(rf"^{field}:\s+(\d+)", _proc_text(f"/proc/{pid}/status") or "", re.M)
+    return int(m[1]) if m else None
+
+
 def _user_of_pid(pid: int) -> str:
     """The owner (real uid) of a process, from /proc/PID/status; ``unknown user`` when it is not visible."""
-    m = re.search(r"^Uid:\s+(\d+)", _proc_text(f"/proc/{pid}/status") or "", re.M)
-    return _user_name(int(m[1])) if m else "unknown user"
+    uid = status_field(pid, "Uid")
+    return "unknown user" if uid is None else _user_name(uid)
 
 
 def _lock_holders(fd: int) -> list[int]:

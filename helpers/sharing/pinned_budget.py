@@ -59,21 +59,11 @@ def _start_time(pid: int) -> str | None:
         return None
 
 
-def _status_field(pid: int, field: bytes) -> int | None:
-    """The first number of line ``field`` of /proc/PID/status (readable by every user), or None."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if line.startswith(field + b":"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
 def _real_uid(pid: int) -> int | None:
     """The real uid of process ``pid`` (/proc/PID/status, line Uid), or None."""
-    return _status_field(pid, b"Uid")
+    from .gpu_queue import status_field
+
+    return status_field(pid, "Uid")
 
 
 def resident_bytes(pid: int) -> int:
@@ -82,7 +72,9 @@ def resident_bytes(pid: int) -> int:
     Page-locked memory is resident, so an honest entry never holds more. VmLck and VmPin cannot serve:
     the NVIDIA driver pins without mlock, and both stayed 0 while a process held 256 MiB from
     cuMemHostAlloc on the course's H200 machine, whose VmRSS grew by 256 MiB (issue 20)."""
-    kib = _status_field(pid, b"VmRSS")
+    from .gpu_queue import status_field
+
+    kib = status_field(pid, "VmRSS")
     return 0 if kib is None else kib * 1024
 
 

@@ -49,17 +49,11 @@ class ClassroomError(CourseError):
 
 def resolve_lessons(chosen: list[str] | None, folder: Path = LESSONS_DIR) -> list[Path]:
     """The lesson notebooks named by number (``05``, ``5``) or file name; all of them when ``chosen`` is empty."""
-    every = course_lessons.notebooks(folder)
-    if not chosen:
-        return every
-    found = []
-    for name in chosen:
-        entry = course_lessons.find(name)
-        if entry is None:
-            raise ClassroomError(f"No single lesson matches {name!r}; use a number (05) or one of: "
-                                 + ", ".join(p.name for p in every))
-        found.append(entry.notebook(folder))
-    return found
+    try:
+        return course_lessons.chosen_notebooks(chosen, folder)
+    except LookupError as exc:
+        raise ClassroomError(f"No single lesson matches {exc.args[0]!r}; use a number (05) or one of: "
+                             + ", ".join(p.name for p in course_lessons.notebooks(folder))) from None
 
 
 def estimate_wall(solo_wall: float, solo_timed: float, learners: int) -> float:

@@ -58,16 +58,11 @@ def mark(nb: Any) -> Any:
 def lessons(names: list[str] | None = None, folder: Path | None = None) -> list[Path]:
     """The lesson files named (by id, slug or file stem: :func:`helpers.lessons.find`), or all of them, in course
     order."""
-    found = course_lessons.notebooks(folder)
-    if not names:
-        return found
-    chosen = []
-    for name in names:
-        entry = course_lessons.find(name)
-        if entry is None:
-            raise SlidesError(f"no lesson {name!r}: give its number (06) or name ({found[0].stem}).")
-        chosen.append(entry.notebook(folder))
-    return chosen
+    try:
+        return course_lessons.chosen_notebooks(names, folder)
+    except LookupError as exc:
+        first = course_lessons.notebooks(folder)[0].stem
+        raise SlidesError(f"no lesson {exc.args[0]!r}: give its number (06) or name ({first}).") from None
 
 
 def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> str:
