@@ -1,7 +1,9 @@
 """Helpers for the CUDA zero-copy course.
 
-Lessons import what they need from here (``from helpers import course, experiments, gpu, plots``). Below
-this face the package is folded by job, lowest layer first (tests/test_house.py keeps the order):
+Lessons import this one name, ``import helpers as zc``, and meet a handful of verbs: ``zc.start()`` (the first cell),
+``zc.session()``, ``zc.experiments.<name>()`` (results that show themselves), ``zc.plots``, ``zc.kernels``,
+``zc.exercises.check/compare/solution``, ``zc.findings.<lesson slug>`` (narration computed from results), and the
+rich values ``zc.table``, ``zc.Text``. Below this face the package is folded by job, lowest layer first (tests/test_house.py keeps the order):
 
 - ``errors``, ``paths``, ``lessons``, ``mode``, ``records``, ``tables``: the core every layer uses;
 - ``sharing``: the measurement queue and the page-locked budget that learners on one GPU share;
@@ -11,6 +13,7 @@ this face the package is folded by job, lowest layer first (tests/test_house.py 
 - ``experiments``: one function per experiment, live or replay;
 - ``analysis``: the PCIe model, the sector explorer, a record's summary and targets;
 - ``exercises``: the checks of the lessons' exercises;
+- ``findings``: per lesson, the sentences that quote measured figures, computed from results as Markdown;
 - ``display``: figures, alt text, views of results;
 - ``tools``: the command line's pieces, the book, the slides, the classroom, lint;
 - ``course``: the first cell of every lesson.
@@ -27,8 +30,15 @@ from types import ModuleType
 
 __version__ = "0.1.0"
 
+from .tables import Table, Text, bullets, join, table
+
 # The name a lesson uses -> the module that holds it now.
 FACE: dict[str, str] = {
+    "experiments": "helpers.experiments",
+    "exercises": "helpers.exercises",
+    "kernels": "helpers.kernels",
+    "findings": "helpers.findings",
+    "course": "helpers.course",
     "gpu": "helpers.memory.gpu",
     "pages": "helpers.memory.pages",
     "driver_api": "helpers.memory.driver_api",
@@ -44,6 +54,20 @@ FACE: dict[str, str] = {
     "platform_views": "helpers.display.platform_views",
     "lesson_times": "helpers.tools.lesson_times",
 }
+
+
+def start():  # type: ignore[no-untyped-def]
+    """Start the lesson: decide the mode once and return the session, which shows itself (:func:`helpers.course.start`)."""
+    from .course import start as _start
+
+    return _start()
+
+
+def session():  # type: ignore[no-untyped-def]
+    """The started session (:func:`helpers.course.session`): mode, GPU, attributes, PCIe link, reference record."""
+    from .course import session as _session
+
+    return _session()
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -1,16 +1,131 @@
-"""The first cell of every lesson: decide the mode once and say it (start-here)."""
+"""The first cell of every lesson: start the session, decide the mode once and show it (start-here).
+
+A lesson's first cell is three lines::
+
+    %matplotlib inline
+    import helpers as zc
+    zc.start()
+
+:func:`start` returns a :class:`Session` that shows itself (mode, GPU, the recorded reference); later cells reach the
+same session with :func:`session`, and what it knows (the GPU's attributes, its PCIe link, the reference record's
+headline figures) comes from the GPU live and from the record in replay, so no lesson tests the mode itself.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
 from . import records
-from .mode import detect
+from .errors import RecordError
+from .mode import Mode, detect
+from .tables import Table, Text
+
+__all__ = ["Session", "start", "session"]
 
 
-def start() -> str:
-    """Decide the mode, set up the GPU when there is one, and return a sentence about both.
+@dataclass
+class Session:
+    """What a lesson knows once started: the mode, the GPU (live) or the recorded one (replay), and the reference."""
 
-    Safe to call again when a notebook's cells are re-run: the context is created once.
-    """
+    mode: Mode
+
+    @property
+    def live(self) -> bool:
+        return self.mode.live
+
+    @cached_property
+    def reference(self) -> tuple[records.Record, Path]:
+        """The reference record and its path (data/)."""
+        return records.reference_record()
+
+    @property
+    def record(self) -> records.Record:
+        return self.reference[0]
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return self.record["provenance"]
+
+    @cached_property
+    def gpu(self) -> str:
+        """The GPU the figures come from: this machine's live, the recorded one in replay."""
+        if self.live:
+            from .memory import gpu
+
+            return gpu.device_name()
+        return str(self.provenance["gpu"])
+
+    @cached_property
+    def attributes(self) -> dict[str, int]:
+        """The GPU's attributes that matter for zero-copy: read from the driver live, from the record in replay."""
+        if self.live:
+            from .memory import gpu
+
+            return gpu.device_attributes()
+        return dict(self.provenance["attributes"])
+
+    @property
+    def attributes_source(self) -> str:
+        if self.live:
+            return f"live, read from {self.gpu} by the CUDA driver"
+        return (f"REPLAY: recorded on {self.gpu} on {self.provenance['date'][:10]} "
+                f"(data/{self.reference[1].name})")
+
+    @cached_property
+    def link(self) -> Any:
+        """The PCIe link (``helpers.platform.pcie.Link``) of this GPU live, of the recorded one in replay; None
+        where it cannot be read."""
+        from .platform import pcie
+
+        return pcie.read_link() if self.live else pcie.link_from_record(self.provenance)
+
+    @cached_property
+    def headline(self) -> dict[str, Any]:
+        """The reference record's headline figures (``helpers.analysis.summary.headline``)."""
+        from .analysis import summary
+
+        return summary.headline(self.record)
+
+    def record_line(self) -> str:
+        p = self.provenance
+        return (f"{p['gpu']} recorded on {p['date'][:10]} (driver {p['driver_version']}, CUDA {p['cuda_version']}, "
+                f"PyCUDA {p['pycuda_version']}), `data/{self.reference[1].name}`")
+
+    def _rows(self) -> list[tuple[str, str]]:
+        try:
+            reference = self.record_line()
+        except RecordError as exc:
+            reference = f"none ({exc})"
+        if self.live:
+            return [("mode", "**live**: every measurement runs on this GPU"), ("GPU", self.gpu),
+                    ("reference", f"{reference}, plotted beside your runs")]
+        return [("mode", f"**replay**: every measurement below was recorded on a real GPU; why: {self.mode.reason}"),
+                ("GPU", f"none here; the figures are the recorded {self.gpu}'s"), ("reference", reference)]
+
+    def _repr_markdown_(self) -> str:
+        return Table(["this session", ""], self._rows())._repr_markdown_()
+
+    def __str__(self) -> str:
+        return "\n".join(f"{k}: {v}".replace("**", "").replace("`", "") for k, v in self._rows())
+
+    __repr__ = __str__
+
+    def describe(self) -> Text:
+        """The mode in one sentence."""
+        return Text(self.mode.describe())
+
+
+_session: Session | None = None
+
+
+def start() -> Session:
+    """Decide the mode, set up the GPU when there is one, register the notebook's helpers, and return the
+    :class:`Session`, which shows itself. Safe to call again when a notebook's cells are re-run: the context is made
+    once and the session is the same."""
+    global _session
     from .platform.linux_only import register
 
     register()  # %%linux_only, for the cells of pin-host-memory and map-pages-on-the-cpu that read /proc
@@ -22,16 +137,11 @@ def start() -> str:
         from .memory import gpu
 
         gpu.context()
-        return f"{mode.describe()} Recorded reference: {_reference_line()}"
-    return f"{mode.describe()}\nEvery measurement below is a replay of {_reference_line()}"
+    if _session is None or _session.mode != mode:
+        _session = Session(mode)
+    return _session
 
 
-def _reference_line() -> str:
-    try:
-        record, path = records.reference_record()
-    except records.RecordError as exc:
-        return f"(no recorded reference: {exc})"
-    p = record["provenance"]
-    return (f"{p['gpu']} recorded on {p['date'][:10]} (driver {p['driver_version']}, CUDA {p['cuda_version']}, "
-            f"PyCUDA {p['pycuda_version']}), data/{path.name}."
-            )
+def session() -> Session:
+    """The started :class:`Session` (started now when no cell has started it)."""
+    return _session if _session is not None else start()

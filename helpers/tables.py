@@ -1,8 +1,12 @@
-"""A small table that renders as Markdown in Jupyter and as aligned text elsewhere (most lessons)."""
+"""Rich values a lesson shows: a small table and a piece of Markdown text (most lessons).
+
+Both render as Markdown in Jupyter (``_repr_markdown_``) and as plain text elsewhere, so a function can return one
+and the lesson shows it as a cell's last expression, never through ``print``.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 
 def _cell(value: Any) -> str:
@@ -14,26 +18,70 @@ def _cell(value: Any) -> str:
 class Table:
     """Rows of cells under a header; ``display(table)`` in a notebook shows a Markdown table."""
 
-    def __init__(self, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    def __init__(self, header: Sequence[str], rows: Sequence[Sequence[Any]], caption: str = "") -> None:
         self.header = [str(h) for h in header]
         self.rows = [[_cell(v) for v in row] for row in rows]
+        self.caption = caption
         if any(len(row) != len(self.header) for row in self.rows):
             raise ValueError("every row needs one cell per header column")
 
     def _repr_markdown_(self) -> str:
-        lines = ["| " + " | ".join(h.replace("|", "\\|") for h in self.header) + " |", "|" + "---|" * len(self.header)]
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in self.rows]
+        lines = [self.caption, ""] if self.caption else []
+        lines += ["| " + " | ".join(_escape(h) for h in self.header) + " |", "|" + "---|" * len(self.header)]
+        lines += ["| " + " | ".join(_escape(cell) for cell in row) + " |" for row in self.rows]
         return "\n".join(lines)
 
     def __str__(self) -> str:
         widths = [max(len(r[i]) for r in [self.header, *self.rows]) for i in range(len(self.header))]
-        out = ["  ".join(h.ljust(w) for h, w in zip(self.header, widths))]
+        out = [self.caption] if self.caption else []
+        out += ["  ".join(h.ljust(w) for h, w in zip(self.header, widths))]
         out += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in self.rows]
         return "\n".join(out)
 
     __repr__ = __str__
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
+def _escape(cell: str) -> str:
+    return cell.replace("|", "\\|").replace("\n", " ")
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], caption: str = "") -> Table:
     """A :class:`Table`; floats are shown with three significant digits unless you format them first."""
-    return Table(header, rows)
+    return Table(header, rows, caption)
+
+
+class Text(str):
+    """A string that a notebook shows as Markdown: what a helper returns for a lesson to show (narration that
+    depends on measured values, a verdict on a prediction, a check of a figure). Still a ``str`` everywhere else."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+    def __add__(self, other: str) -> "Text":
+        return Text(str(self) + str(other))
+
+
+def bullets(items: Iterable[str], head: str = "") -> Text:
+    """A Markdown list of ``items`` (empty ones left out), under ``head`` when given."""
+    lines = [f"- {item}" for item in items if item]
+    return Text("\n".join(([head, ""] if head else []) + lines))
+
+
+def join(*parts: Any) -> "Shown":
+    """Several rich values shown one after another in one output (a text, then a table...)."""
+    return Shown(parts)
+
+
+class Shown:
+    """Rich values shown one after another: what :func:`join` returns."""
+
+    def __init__(self, parts: Sequence[Any]) -> None:
+        self.parts = [p for p in parts if p is not None and p != ""]
+
+    def _repr_markdown_(self) -> str:
+        return "\n\n".join(p._repr_markdown_() if hasattr(p, "_repr_markdown_") else str(p) for p in self.parts)
+
+    def __str__(self) -> str:
+        return "\n\n".join(str(p) for p in self.parts)
+
+    __repr__ = __str__

@@ -86,13 +86,13 @@ def test_every_lesson_registers_alt_text_in_its_first_code_cell():
     for lesson in sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb")):
         cells = json.loads(lesson.read_text())["cells"]
         first = "".join(next(c for c in cells if c["cell_type"] == "code")["source"])
-        assert "course.start()" in first, f"{lesson.name}: the first code cell does not call course.start()"
+        assert "zc.start()" in first, f"{lesson.name}: the first code cell does not call zc.start()"
 
 
 def test_a_figure_shown_in_a_kernel_gets_alt_text_and_the_book_an_img_alt(tmp_path):
     nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("%matplotlib inline\nfrom helpers import course, plots\nstart = course.start()"),
-        nbformat.v4.new_code_cell("fig = plots.bars(['pinned', 'pageable'], [55.0, 7.0], title='Copies', ylabel='GB/s')"),
+        nbformat.v4.new_code_cell("%matplotlib inline\nimport helpers as zc\nzc.start()"),
+        nbformat.v4.new_code_cell("fig = zc.plots.bars(['pinned', 'pageable'], [55.0, 7.0], title='Copies', ylabel='GB/s')"),
         nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.plot([1, 2], [3, 4], label='own')\n"
                                   "plt.title('Drawn in the cell')"),
     ])

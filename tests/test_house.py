@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("experiments", ("helpers.experiments",)),
     ("analysis", ("helpers.analysis",)),
     ("exercises", ("helpers.exercises",)),
+    ("findings", ("helpers.findings",)),
     ("display", ("helpers.display",)),
     ("tools", ("helpers.tools",)),
     ("face", ("helpers", "helpers.course", "helpers.__main__")),

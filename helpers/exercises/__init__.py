@@ -33,6 +33,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from .. import lessons as course_lessons, paths
+from ..tables import Text
 
 __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint", "correct", "checks", "namespace",
            "live_module", "registered", "tries", "reset_tries", "SOLUTIONS", "SOLUTION_AFTER"]
@@ -188,7 +189,7 @@ def graded_message(feedback: Feedback, count: int, lesson: str, name: str) -> st
     if count >= 2 and feedback.step:
         parts.append(f"Next step: {feedback.step}")
     if count >= SOLUTION_AFTER:
-        parts.append(f'Still stuck? print(exercises.solution("{lesson}", "{name}")) shows one solution.')
+        parts.append(f'Still stuck? print(zc.exercises.solution("{lesson}", "{name}")) shows one solution.')
     return " ".join(parts)
 
 
@@ -221,6 +222,22 @@ def check(lesson: str, name: str, answer: Any, **context: Any) -> Feedback:
     except Exception as exc:  # noqa: BLE001 (the learner's code may raise anything)
         feedback = hint(f"your code raised {type(exc).__name__}: {exc}".strip()[:800], _RAISED_STEP)
     return _graded(feedback, lesson, name)
+
+
+def compare(lesson: str, predicted: Any, *measured: Any, **context: Any) -> Text:
+    """A lesson's prediction against the run, as Markdown: the one shape of every lesson's prediction cell,
+    ``zc.exercises.compare("06", predicted_fraction_of_copy, memcpy, streams)``. Not graded; never raises; says "no
+    prediction" on the untouched ``...``. The lesson module's ``compare_prediction`` does the comparing."""
+    module = importlib.import_module(f"{__name__}.lesson{lesson}") if lesson in LESSONS_WITH_EXERCISES else None
+    comparer = getattr(module, "compare_prediction", None)
+    if comparer is None:
+        return Text(f"Lesson {lesson} asks for no prediction.")
+    try:
+        said = comparer(predicted, *measured, **context)
+    except Exception as exc:  # noqa: BLE001 (the learner's prediction may be anything)
+        return Text(f"**Prediction:** could not compare ({type(exc).__name__}: {exc}).")
+    text = said.message if isinstance(said, Feedback) else str(said)
+    return Text(f"**Prediction.** {text}")
 
 
 _SECTION = re.compile(r"^# exercise: (\w+)\s*$", re.M)

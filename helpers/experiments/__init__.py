@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .result import FigureCheckError, Result, check_figure, reference, run
+from .result import FigureCheckError, Result, check_figure, expect, reference, run
 from .transfer import caching, inflight, kernel_bandwidth, memcpy
 from .latency import latency, latency_footprint, loaded_latency
 from .access import offset, stride, vector_width
@@ -31,4 +31,4 @@ ALL: dict[str, Callable[..., Result]] = {
     )
 }
 
-__all__ = ["ALL", "FigureCheckError", "Result", "check_figure", "reference", "run", *ALL]
+__all__ = ["ALL", "FigureCheckError", "Result", "check_figure", "expect", "reference", "run", *ALL]

@@ -13,6 +13,7 @@ import numpy as np
 from .. import records
 from ..errors import CourseError, RecordError
 from ..mode import detect
+from ..tables import Table, Text, bullets
 
 Row = dict[str, Any]
 
@@ -74,6 +75,23 @@ class Result:
                 f"data/{self.record_file}), not on this machine." + (f" {self.replay_reason}" if self.replay_reason else ""))
 
 
+    def table(self, columns: list[str] | None = None, *, limit: int = 24, **where: Any) -> Table:
+        """The selected rows as a :class:`Table`: the given ``columns``, or every field that holds one value (lists of
+        repeats are summed up by their median); at most ``limit`` rows, the rest counted in the caption."""
+        rows = self.select(**where)
+        if columns is None:
+            columns = [key for key in (rows[0] if rows else {}) if not isinstance(rows[0][key], dict)]
+        shown = [[_shown(row.get(key)) for key in columns] for row in rows[:limit]]
+        more = f"; {len(rows) - limit} more rows: `.select(...)` or `.table(limit=...)`" if len(rows) > limit else ""
+        return Table([_header(key, rows) for key in columns], shown, caption=f"*{len(rows)} rows{more}*")
+
+    def _repr_markdown_(self) -> str:
+        """A result shows where it came from and its rows (the first of them for a long sweep)."""
+        return f"**{self.describe()}**\n\n" + self.table(limit=12)._repr_markdown_()
+
+    def __str__(self) -> str:
+        return f"{self.describe()}\n{self.table(limit=12)}"
+
     def _contention_note(self) -> str:
         others = self.other_gpu_processes
         if not others:
@@ -83,7 +101,18 @@ class Result:
                 f"({named}); if they were busy, these figures may be lower than on an idle GPU.")
 
 
-def check_figure(ok: bool, expected: str, got: str, why: str = "") -> str:
+def _shown(value: Any) -> Any:
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (int, float)) for v in value):
+        return float(np.median(value))
+    return value
+
+
+def _header(key: str, rows: list[Row]) -> str:
+    first = rows[0].get(key) if rows else None
+    return f"{key} (median of {len(first)})" if isinstance(first, (list, tuple)) and first else key
+
+
+def check_figure(ok: bool, expected: str, got: str, why: str = "") -> Text:
     """A sentence on a measured figure, for a lesson to print: as expected, or what was expected, what came,
     and the likely causes; it does not raise, as another learner or program may share the GPU (measure-bandwidth).
 
@@ -91,7 +120,7 @@ def check_figure(ok: bool, expected: str, got: str, why: str = "") -> str:
     :class:`FigureCheckError` instead, so that a wrong record or a broken method still fails the tests.
     """
     if ok:
-        return f"As expected: {got} ({expected})."
+        return Text(f"As expected: {got} ({expected}).")
     causes = why or ("the GPU or its PCIe link was shared with another program during the run (see the note "
                      "under the result, if any), or this GPU and machine differ from the H200 the course was "
                      "written on")
@@ -99,7 +128,12 @@ def check_figure(ok: bool, expected: str, got: str, why: str = "") -> str:
                 "Re-run the cell when the GPU is quiet; the lesson carries on with the figures measured.")
     if os.environ.get("ZC_STRICT_FIGURES", "") not in ("", "0"):
         raise FigureCheckError(sentence)
-    return sentence
+    return Text(sentence)
+
+
+def expect(*checks: tuple[bool, str, str]) -> Text:
+    """Several :func:`check_figure` sentences as one Markdown list, each check an ``(ok, expected, got)`` triple."""
+    return bullets(check_figure(*c) for c in checks)
 
 
 class FigureCheckError(CourseError):

@@ -105,7 +105,7 @@ def give_figures_alt_text(nb: Any, name: str = "lesson") -> int:
     missing = [index for index, output in alt_text.image_outputs(nb) if alt_text.output_alt(output) is None]
     if missing:
         raise BookError(f"{name}: the figure(s) of cell(s) {sorted(set(missing))} have no alt text. Does the lesson "
-                        "call course.start() in its first cell (it registers helpers.display.alt_text)?")
+                        "call zc.start() in its first cell (it registers helpers.display.alt_text)?")
     alt_text.embed_in_html(nb)
     return len(alt_text.image_outputs(nb))
 

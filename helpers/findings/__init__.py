@@ -1,0 +1,21 @@
+"""Per lesson, the sentences that quote measured figures: computed from the results as Markdown
+(:class:`helpers.tables.Text`), so the text beside a figure agrees with it live and in replay.
+
+One module per lesson, named by its slug with underscores (``helpers.findings.measure_bandwidth``); reach it as
+``zc.findings.measure_bandwidth``. A lesson shows what a function returns as the cell's last expression.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``helpers.findings.<slug>``: the lesson's module, imported on first use."""
+    if name.startswith("_") or name not in {m.name for m in pkgutil.iter_modules(__path__)}:
+        raise AttributeError(f"module 'helpers.findings' has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{name}")
+    globals()[name] = module
+    return module
