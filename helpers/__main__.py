@@ -162,10 +162,16 @@ def _book(args: argparse.Namespace) -> int:
 
 def _times_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="saved lessons (default: lessons/*.ipynb)")
+    parser.add_argument("--count-output", action="store_true",
+                        help="run the lessons in replay and store the words their outputs show (lessons/.output-words.json)")
 
 
 def _times(args: argparse.Namespace) -> int:
-    from .tools.lesson_times import report
+    from .tools.lesson_times import report, update_output_words
+
+    if args.count_output:
+        for stem, words in update_output_words([Path(p) for p in args.notebooks] or None).items():
+            print(f"{stem:48s} {words:5d} output words")
 
     for row in report([Path(p) for p in args.notebooks] or None):
         measured = "no timings saved" if row["measured_minutes"] is None else f"{row['measured_minutes']:g} min"

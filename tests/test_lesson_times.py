@@ -34,6 +34,44 @@ def test_the_estimate_grows_with_prose_and_code(tmp_path):
     assert lesson_times.estimate_minutes(notebook(0, 0)) == 0
     assert lesson_times.estimate_minutes(notebook(1500, 0)) == 10   # 1500 words at 150 words a minute
     assert lesson_times.estimate_minutes(notebook(0, 41)) == 15     # 10.25 minutes, rounded up to 5
+    assert lesson_times.estimate_minutes(notebook(0, 0), output_words=1000) == 5   # 1000 words at 200 a minute
+
+
+def test_the_estimate_counts_tries_predictions_and_not_going_deeper(tmp_path):
+    import json
+
+    def code(source, tags=()):
+        return {"cell_type": "code", "source": [source], "metadata": {"tags": list(tags)}, "outputs": []}
+
+    cells = [code("answer = ...", ["exercise"]),                                   # 2 tries x 2 min
+             code('SOURCE = r"""__global__ void k() {}"""', ["exercise"]),         # 3 tries x 2 min
+             code("predicted_ratio = ...  # your guess"),                          # 2 min
+             {"cell_type": "markdown", "source": ["## Going deeper"]},
+             {"cell_type": "markdown", "source": ["word " * 3000]},
+             code("x = 1\n" * 100, ["exercise"])]
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps({"cells": cells}))
+    parts = lesson_times.parts(path, output_words=0)
+    assert (parts["tries"], parts["predictions"], parts["prose_words"], parts["exercises"]) == (5, 1, 0, 2)
+    assert parts["minutes"] == 3 * 0.25 + 5 * 2 + 2
+
+
+def test_the_output_words_are_counted_for_the_lessons_as_they_are():
+    stale = [p.stem for p in lesson_times.course_lessons.notebooks(lesson_times.LESSONS)
+             if lesson_times.stored_output_words(p) is None]
+    assert not stale, (f"the output words of {stale} were counted for other code (or never): run "
+                       "`python -m helpers times --count-output` and commit lessons/.output-words.json")
+
+
+def test_output_words_come_from_text_outputs_only():
+    executed = {"cells": [
+        {"cell_type": "code", "source": ["x"], "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": ["one two three\n"]},
+            {"output_type": "display_data", "data": {"text/markdown": "**four** five", "text/plain": "<Text>"}},
+            {"output_type": "display_data", "data": {"image/png": "AAAA", "text/plain": "<Figure size 640x480>"}}]},
+        {"cell_type": "markdown", "source": ["## Going deeper"]},
+        {"cell_type": "code", "source": ["y"], "outputs": [{"output_type": "stream", "text": ["not counted"]}]}]}
+    assert lesson_times.count_output_words(executed) == 5
 
 
 def test_no_lesson_is_longer_than_45_minutes():

@@ -1,50 +1,144 @@
-"""How long a lesson takes a learner, estimated from what it asks them to read and run (README, lesson headers).
+"""How long a lesson takes a learner, estimated from what it asks them to read, run and try (README, lesson headers).
 
 The estimate, stated so it can be checked and changed rather than guessed:
 
 - prose is read at ``WORDS_PER_MINUTE`` words per minute (150: slower than the ~240 words per minute
   of ordinary non-fiction reading, since this is technical text read while thinking; Brysbaert 2019,
   "How many words do we read per minute?", J. Memory and Language 109);
-- every line of code is read, run and its output looked at in ``MINUTES_PER_CODE_LINE`` (0.25 min);
+- every line of code is read and run in ``MINUTES_PER_CODE_LINE`` (0.25 min);
+- the text a lesson prints or shows (its outputs in a replay run, counted by :func:`count_output_words` and kept in
+  ``lessons/.output-words.json``) is read at ``OUTPUT_WORDS_PER_MINUTE``;
+- an exercise takes ``EXPECTED_TRIES`` tries (more when the learner writes a kernel) of ``MINUTES_PER_TRY`` each;
+- a prediction (a cell that sets ``predict...`` before a measurement) takes ``MINUTES_PER_PREDICTION``;
+- what follows a ``## Going deeper`` heading is optional and not counted;
 - rounded up to 5 minutes.
+
+Calibrated on the one walk-through of the whole course by a new learner (issue 22: 12.5 hours in all; lessons
+keep-enough-bytes-in-flight 65 min, model-zero-copy-reads 70, overlap-copies-with-streams 50,
+avoid-hazards-on-mapped-memory 60): :data:`CALIBRATION` holds what this estimate gave on the notebooks as they were
+then (commit 75a16f3), beside the walked times.
 
 A learner's real time can be measured too: ``make lab`` turns on JupyterLab's "record timing", so every cell a
 learner runs keeps when it started and finished in the saved notebook, and :func:`measured_minutes` (``python -m
 helpers times``) adds up the time from the first run cell to the last, leaving out pauses longer than
 ``IDLE_GAP_MINUTES`` (a break, not reading).
-
-Checked against the one timing of a real learner the project has (issue 9: the old bandwidth and coalescing lessons,
-since split into measure-bandwidth and keep-enough-bytes-in-flight, and into coalesce-and-align-accesses and
-model-zero-copy-reads, took about 70 minutes each, exercises included, before this estimate existed).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .. import lessons as course_lessons, paths
 
 WORDS_PER_MINUTE = 150
 MINUTES_PER_CODE_LINE = 0.25
+OUTPUT_WORDS_PER_MINUTE = 200
+MINUTES_PER_TRY = 2.0
+EXPECTED_TRIES = {"exercise": 2, "kernel": 3}
+MINUTES_PER_PREDICTION = 2.0
 LESSONS = paths.LESSONS
+OUTPUT_WORDS = LESSONS / ".output-words.json"
 _WORD = re.compile(r"[A-Za-z0-9_']+|[\u4e00-\u9fff]{1,2}")
+_GOING_DEEPER = re.compile(r"^#+\s*Going deeper", re.I)
+_PREDICTION = re.compile(r"^predict\w*\s*=", re.M)
 IDLE_GAP_MINUTES = 15
 _STAMPS = ("iopub.execute_input", "shell.execute_reply", "iopub.status.busy", "iopub.status.idle",
            "shell.execute_reply.started")
 _ANNOUNCED = re.compile(r"\*\*Time to complete:\*\*\s*(\d+)\s*minutes")
 
 
-def estimate_minutes(notebook: Path) -> int:
-    """Minutes a learner needs for ``notebook`` under the module's stated assumptions."""
+def _source(cell: dict[str, Any]) -> str:
+    return "".join(cell["source"])
+
+
+def counted_cells(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cells the estimate counts: those before a ``## Going deeper`` heading."""
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown" and _GOING_DEEPER.match(_source(cell).strip()):
+            return cells[:i]
+    return cells
+
+
+def code_digest(notebook: Path) -> str:
+    """A digest of a notebook's code, which is what its outputs depend on (the stored output counts are kept per
+    digest)."""
     cells = json.loads(Path(notebook).read_text())["cells"]
-    words = sum(len(_WORD.findall("".join(c["source"]))) for c in cells if c["cell_type"] == "markdown")
-    code_lines = sum(len("".join(c["source"]).splitlines()) for c in cells if c["cell_type"] == "code")
-    minutes = words / WORDS_PER_MINUTE + code_lines * MINUTES_PER_CODE_LINE
-    return int(5 * math.ceil(minutes / 5))
+    code = "\n\x00".join(_source(c) for c in cells if c["cell_type"] == "code")
+    return hashlib.sha256(code.encode()).hexdigest()[:16]
+
+
+def _output_text(output: dict[str, Any]) -> str:
+    if "text" in output:
+        return "".join(output["text"])
+    data = output.get("data", {})
+    for kind in ("text/markdown", "text/plain"):
+        if kind in data and "image/png" not in data:
+            return "".join(data[kind])
+    return ""
+
+
+def count_output_words(executed: dict[str, Any]) -> int:
+    """Words of text an executed notebook shows in its counted cells (figures are not text)."""
+    return sum(len(_WORD.findall(_output_text(o))) for c in counted_cells(executed["cells"]) if c["cell_type"] == "code"
+               for o in c.get("outputs", []))
+
+
+def stored_output_words(notebook: Path) -> int | None:
+    """The output words stored for this notebook's code as it is now, or None (not counted, or the code changed)."""
+    try:
+        entry = json.loads(OUTPUT_WORDS.read_text()).get(Path(notebook).stem, {})
+    except (OSError, ValueError):
+        return None
+    return entry.get("words") if entry.get("code") == code_digest(notebook) else None
+
+
+def parts(notebook: Path, output_words: int | None = None) -> dict[str, float]:
+    """The counts the estimate is made of, and its minutes before rounding."""
+    cells = counted_cells(json.loads(Path(notebook).read_text())["cells"])
+    words = sum(len(_WORD.findall(_source(c))) for c in cells if c["cell_type"] == "markdown")
+    code = [c for c in cells if c["cell_type"] == "code"]
+    lines = sum(len(_source(c).splitlines()) for c in code)
+    exercises = [c for c in code if "exercise" in c.get("metadata", {}).get("tags", [])]
+    tries = sum(EXPECTED_TRIES["kernel" if "__global__" in _source(c) else "exercise"] for c in exercises)
+    predictions = sum(bool(_PREDICTION.search(_source(c))) for c in code)
+    out = output_words if output_words is not None else (stored_output_words(notebook) or 0)
+    minutes = (words / WORDS_PER_MINUTE + lines * MINUTES_PER_CODE_LINE + out / OUTPUT_WORDS_PER_MINUTE
+               + tries * MINUTES_PER_TRY + predictions * MINUTES_PER_PREDICTION)
+    return {"prose_words": words, "code_lines": lines, "output_words": out, "exercises": len(exercises),
+            "tries": tries, "predictions": predictions, "minutes": minutes}
+
+
+def estimate_minutes(notebook: Path, output_words: int | None = None) -> int:
+    """Minutes a learner needs for ``notebook`` under the module's stated assumptions (output words: as given, else
+    as stored for its current code, else none)."""
+    return int(5 * math.ceil(parts(notebook, output_words)["minutes"] / 5))
+
+
+def update_output_words(notebooks: list[Path] | None = None, timeout: int = 900) -> dict[str, int]:
+    """Run each notebook in replay (nbclient) and store the words its outputs show, keyed by its code's digest
+    (``python -m helpers times --count-output``)."""
+    import os
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    stored = json.loads(OUTPUT_WORDS.read_text()) if OUTPUT_WORDS.exists() else {}
+    counted = {}
+    os.environ["ZC_FORCE_REPLAY"] = "1"
+    for path in notebooks or course_lessons.notebooks(LESSONS):
+        nb = nbformat.read(path, as_version=4)
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(Path(path).parent)}}).execute()
+        counted[Path(path).stem] = count_output_words(nb)
+        stored[Path(path).stem] = {"code": code_digest(path), "words": counted[Path(path).stem]}
+    OUTPUT_WORDS.write_text(json.dumps(dict(sorted(stored.items())), indent=1) + "\n")
+    return counted
 
 
 def announced_minutes(notebook: Path) -> int | None:
@@ -82,5 +176,5 @@ def report(notebooks: list[Path] | None = None) -> list[dict[str, object]]:
     """Per lesson: the estimate, the announced time and, where the saved notebook holds timings, the measured time
     (``python -m helpers times``)."""
     chosen = notebooks or course_lessons.notebooks(LESSONS)
-    return [{"lesson": Path(p).stem, "estimate_minutes": estimate_minutes(p), "announced_minutes": announced_minutes(p),
+    return [{"lesson": Path(p).stem, "estimate_minutes": estimate_minutes(p), **parts(p), "announced_minutes": announced_minutes(p),
              "measured_minutes": measured_minutes(p)} for p in chosen]
