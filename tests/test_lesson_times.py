@@ -107,3 +107,8 @@ def test_the_instructor_guide_gives_the_same_times():
     for stem, (estimate, _) in lesson_times.table().items():
         heading = re.search(rf"^### {stem[:2]} · .*\((\d+) min\)$", guide, re.M)
         assert heading and int(heading.group(1)) == estimate, f"the guide's heading for {stem} should say {estimate} min"
+
+
+def test_the_course_fits_ten_hours():
+    total = sum(estimate for estimate, _ in lesson_times.table().values())
+    assert total <= 600, f"the lessons add up to {total} minutes by the estimate; the course must fit 10 hours (issue 22)"
