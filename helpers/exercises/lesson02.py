@@ -56,7 +56,7 @@ def check_seconds_saved(seconds_saved: Callable[[Any, int, str], float], *, copi
         for direction in ("htod", "dtoh"):
             got = seconds_saved(fixed, nbytes, direction)
             if is_placeholder(got):
-                return _not_yet("seconds_saved returns `...`: replace it with the pageable time minus the pinned time.")
+                return _not_yet("seconds_saved returns `...`: replace it with the seconds one copy saves.")
             want = saved(fixed, nbytes, direction)
             if _close(got, want):
                 continue
