@@ -114,7 +114,7 @@ def zero_page(read: Sequence[pages.Frame]) -> Text:
     """What the read-only walk shows about the shared zero page."""
     if shares_a_frame(read):
         return Text(f"Read but never written, the {len(read)} pages map {_distinct(read)} frame(s): the OS kernel's "
-                    "shared zero page (drawn above).")
+                    "shared zero page (drawn below).")
     if any(f.present for f in read) and not any(f.pfn for f in read):
         return Text("Without root the frames of these pages read as 0, so this machine cannot show whether the "
                     "read-only pages share one frame (the shared zero page); the presence bits above are what it "
