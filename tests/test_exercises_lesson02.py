@@ -6,12 +6,14 @@ tests/test_exercises.py covers the placeholder ("not yet") and the solution ("co
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from helpers import exercises, experiments
+from helpers.tables import Text
 from helpers.exercises import lesson02
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "lessons" / "02-measure-what-pinning-buys.ipynb"
@@ -66,16 +68,21 @@ def test_the_prediction_cell_and_its_comparison():
     ids = [i for i, cell in enumerate(cells) if "predict" in cell["metadata"].get("tags", [])]
     assert len(ids) == 1
     after = "".join(s for cell in cells[ids[0] + 1:] for s in cell["source"])
-    assert "compare_prediction(predicted_speedup, copies)" in after
+    assert 'zc.exercises.compare("02", predicted_speedup, copies)' in after
     namespace: dict = {}
     exec("".join(cells[ids[0]]["source"]), namespace)
     copies = experiments.memcpy()
-    assert lesson02.compare_prediction(namespace["predicted_speedup"], copies).status == "not yet"
+    untouched = exercises.compare("02", namespace["predicted_speedup"], copies)
+    assert isinstance(untouched, Text) and "no prediction" in untouched, untouched
     n = int(max(copies.column("nbytes")))
     measured = (copies.one(direction="htod", host_memory="pinned", nbytes=n)["GBps"]
                 / copies.one(direction="htod", host_memory="pageable", nbytes=n)["GBps"])
-    assert lesson02.compare_prediction(measured, copies).correct
+    assert f"{measured:.1f}x" in untouched and "recorded" in untouched
+    assert "within 25%" in lesson02.compare_prediction(measured, copies)
     for guess, phrase in ((measured / 3, "slower than you expected"), (measured * 3, "faster than you expected"),
                           ("six", "a number"), (-1, "positive")):
-        feedback = lesson02.compare_prediction(guess, copies)
-        assert feedback.status == "hint" and phrase in feedback.message, feedback
+        said = lesson02.compare_prediction(guess, copies)
+        assert isinstance(said, Text) and phrase in said, said
+    live = dataclasses.replace(copies, live=True)
+    assert "live" in lesson02.compare_prediction(measured, live) and "recorded" not in lesson02.compare_prediction(
+        measured, live)

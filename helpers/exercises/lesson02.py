@@ -2,9 +2,8 @@
 staged pageable copy.
 
 Also the comparison after measure-what-pinning-buys's prediction cell (tagged ``predict``):
-:func:`compare_prediction`, since the
-common framework has no prediction helper. The checks use fixed rows first, then the run's own ``copies`` (recorded
-in replay, this GPU's live), so they hold in both modes.
+:func:`compare_prediction`, which :func:`helpers.exercises.compare` calls. The checks use fixed rows first, then
+the run's own ``copies`` (recorded in replay, this GPU's live), so they hold in both modes.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 # Fixed rows: distinct rates per direction, so an answer that ignores the direction or the memory kind shows.
@@ -56,7 +56,7 @@ def check_seconds_saved(seconds_saved: Callable[[Any, int, str], float], *, copi
         for direction in ("htod", "dtoh"):
             got = seconds_saved(fixed, nbytes, direction)
             if is_placeholder(got):
-                return _not_yet("seconds_saved returns `...`: replace it with the pageable time minus the pinned time.")
+                return _not_yet("seconds_saved returns `...`: replace it with the seconds one copy saves.")
             want = saved(fixed, nbytes, direction)
             if _close(got, want):
                 continue
@@ -193,31 +193,31 @@ CHECKS = {"seconds_saved": check_seconds_saved, "staged_seconds": check_staged_s
 
 
 # --------------------------------------------------------------------------- the prediction
-def compare_prediction(predicted_speedup: Any, copies: Any) -> Feedback:
-    """measure-what-pinning-buys's predict cell: compare the learner's guess of pinned / pageable (host to device,
-    largest size)
-    with this run's. Not graded: it says how far off the guess was and what the measurement shows."""
+def compare_prediction(predicted_speedup: Any, copies: Any) -> Text:
+    """measure-what-pinning-buys's predict cell, through ``exercises.compare("02", predicted_speedup, copies)``: the
+    learner's guess of pinned / pageable (host to device, largest size) against this run's. Not graded: it says how
+    far off the guess was and what the measurement shows; "no prediction" on the untouched ``...``."""
     n = int(max(copies.column("nbytes")))
     pinned, pageable = (copies.one(direction="htod", host_memory=m, nbytes=n)["GBps"] for m in ("pinned", "pageable"))
     measured = pinned / pageable
     said = (f"at {n / 2**20:.0f} MiB host to device, pinned ran at {pinned:.1f} GB/s and pageable at {pageable:.1f} "
             f"GB/s: {measured:.1f}x ({copies.gpu}, {'live' if copies.live else 'recorded'}).")
     if is_placeholder(predicted_speedup):
-        return _not_yet("you made no prediction (predicted_speedup is still `...`); the measurement: " + said)
+        return Text("You made no prediction (predicted_speedup is still `...`); the measurement: " + said)
     try:
         guess = float(predicted_speedup)
     except (TypeError, ValueError):
-        return _hint(f"predicted_speedup should be a number, not {predicted_speedup!r}; the measurement: " + said)
+        return Text(f"predicted_speedup should be a number, not {predicted_speedup!r}; the measurement: " + said)
     if guess <= 0:
-        return _hint(f"a speed-up is a positive factor (1 = no difference); you wrote {guess:g}. The measurement: "
-                     + said)
+        return Text(f"A speed-up is a positive factor (1 = no difference); you wrote {guess:g}. The measurement: "
+                    + said)
     off = guess / measured
     if 0.8 <= off <= 1.25:
-        return _correct(f"you predicted {guess:g}x; {said} Within 25%.")
+        return Text(f"You predicted {guess:g}x; {said} Close: within 25%.")
     if off < 1:
-        why = ("the pageable copy was slower than you expected: section 2's next cell asks whether a second, CPU "
-               "copy into a staging buffer explains it.")
+        why = ("the pageable copy was slower than you expected: the next cell asks whether a second, CPU copy into a "
+               "staging buffer explains it.")
     else:
         why = ("the pageable copy was faster than you expected, or the pinned one slower: a pinned copy is capped "
-               "by the PCIe link (lesson 06), and the staging copy can overlap the DMA (section 3 models it).")
-    return _hint(f"you predicted {guess:g}x; {said} Off by a factor of {max(off, 1 / off):.1f}: {why}")
+               "by the PCIe link (lesson 06), and the staging copy can overlap the DMA (exercise 2 models it).")
+    return Text(f"You predicted {guess:g}x; {said} Off by a factor of {max(off, 1 / off):.1f}: {why}")

@@ -33,8 +33,8 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
     """map-pages-on-the-cpu: ``physical_address(address, start, pfns)``: the physical address of a byte, or None
     without a frame."""
     if is_placeholder(physical_address):
-        return _not_yet("define physical_address(address, start, pfns): find the page that holds `address`, take "
-                        "its frame from pfns, and keep the offset.")
+        return _not_yet("define physical_address(address, start, pfns) returning the physical address of the byte "
+                        "at `address`, or None where its page has no frame.")
     rows = _recorded_rows()
     present = [r for r in rows if all(p is not None for p in r["pfns"])]
     missing = [r for r in rows if all(p is None for p in r["pfns"])]
@@ -50,7 +50,7 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
                              f"index pfns by the page's position in the buffer, counted from start, not by the "
                              f"virtual page number address // PAGE ({address // PAGE:#x}).")
             if is_placeholder(got):
-                return _not_yet("physical_address returns `...`: return frame * PAGE + offset.")
+                return _not_yet("physical_address returns `...`: replace it with the byte's physical address.")
             want = _physical(address, start, pfns)
             if isinstance(got, float):
                 return _hint("you returned a float: a float has 53 bits, too few for an exact address. Which "
@@ -130,8 +130,8 @@ def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedb
     """map-pages-on-the-cpu: ``could_be_huge(address, pfns)``: False when the frames rule out one 2 MiB page, else
     True."""
     if is_placeholder(could_be_huge):
-        return _not_yet("define could_be_huge(address, pfns): True only if every page i sits in frame "
-                        "pfns[0] + i and the first frame's offset in its 2 MiB block matches the first page's.")
+        return _not_yet("define could_be_huge(address, pfns) returning False when these frames rule out one 2 MiB "
+                        "page behind the buffer, else True.")
     for label, address, pfns in _huge_cases():
         got = could_be_huge(address, list(pfns))
         if is_placeholder(got):

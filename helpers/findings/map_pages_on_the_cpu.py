@@ -1,0 +1,181 @@
+"""map-pages-on-the-cpu's narration: page walks of this machine's arrays (read live from /proc, on any Linux) and of
+the pinned CUDA buffer recorded by ``pagemap_pinned`` (live on a GPU), as Markdown for the lesson to show.
+
+Each function takes what the lesson measured (page walks, :class:`helpers.memory.pages.Frame` lists, or a result)
+and says what it shows, so the sentence beside a figure is computed from the very frames the figure draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..experiments.result import Result, reference
+from ..memory import pages
+from ..platform import machine
+from ..platform.notes import platform_note
+from ..tables import Shown, Table, Text, bullets, join
+from .measure_what_pinning_buys import runs as in_words
+
+LESSON = "03"
+
+
+def this_machine() -> Shown:
+    """What this machine changes in the lesson, its page size, and whether it shows frame numbers."""
+    visible = pages.pfns_visible()
+    return join(Text(platform_note(LESSON)),
+                Text(f"Page size {pages.PAGE_SIZE} bytes; physical frame numbers "
+                     f"{'visible' if visible else 'hidden'} to this process"
+                     + ("." if visible else " (not root)." if pages.proc_available() else " (no /proc here).")))
+
+
+def walk(frames: Sequence[pages.Frame], per_page: int = pages.PAGE_SIZE // 4) -> Shown:
+    """An array's page walk, one row per page: its elements (float32), virtual page, frame and physical address."""
+    rows = []
+    for i, frame in enumerate(frames):
+        where = [f"{frame.pfn:#x}", f"{frame.physical_address:#x}"] if frame.pfn else ["hidden", "hidden"]
+        rows.append([f"{i * per_page}-{(i + 1) * per_page - 1}", f"{frame.virtual_page:#x}", *where])
+    shown: list[Any] = [Table(["elements", "virtual page", "frame (PFN)", "physical address"], rows)]
+    if frames and not any(f.pfn for f in frames):
+        shown.append(Text("Linux shows frame numbers in `/proc/self/pagemap` only to a process with CAP_SYS_ADMIN "
+                          "(root): since Linux 4.2 it zeroes them for everyone else, because knowing where data sit "
+                          "physically helps attacks such as Rowhammer ([pagemap documentation]"
+                          "(https://docs.kernel.org/admin-guide/mm/pagemap.html)). Presence bits stay visible."))
+    return join(*shown)
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """Pages and the frames to draw for them, and where the frames come from."""
+
+    virtual_pages: list[int]
+    pfns: list[int]
+    live: bool
+    source: str
+
+    @property
+    def title(self) -> str:
+        what = "A NumPy array's pages on this machine" if self.live else "An ordinary buffer's pages"
+        return f"{what} ({self.source})"
+
+
+def drawable(array: np.ndarray) -> Drawn:
+    """The frames of ``array`` where this process may read them (live), else the 8 first pages of the touched pageable
+    buffer recorded on the GPU machine (frames read as root there)."""
+    if pages.pfns_visible():
+        found = pages.frames_of(array)
+        return Drawn([f.virtual_page for f in found], [f.pfn for f in found], True, "live")  # type: ignore[misc]
+    recorded = reference("pagemap_pinned")
+    row = recorded.one(allocation="pageable, touched")
+    first = int(row["address"], 16) // pages.PAGE_SIZE
+    return Drawn([first + i for i in range(8)], list(row["pfns"][:8]), False,
+                 f"recorded on {recorded.gpu}'s machine; frames are hidden here")
+
+
+def arrows(drawn: Drawn) -> Text:
+    """What the figure of ``drawn`` shows: the runs of consecutive frames, and whether its arrows cross. The figure
+    stacks the frames in ascending order, so arrows cross exactly where a frame is smaller than the one before."""
+    pfns = drawn.pfns
+    runs = pages.frame_runs(pfns)
+    rising = all(a < b for a, b in zip(pfns, pfns[1:]))
+    crossing = "the arrows run parallel" if rising else "arrows cross, since some frame is smaller than the one before it"
+    if len(runs) == 1:
+        said = f"all {len(pfns)} pages sit in one {runs[0].direction} run of consecutive frames: {crossing}"
+    else:
+        said = (f"the {len(pfns)} pages sit in {len(runs)} runs of consecutive frames "
+                f"(longest {max(r.length for r in runs)}): {crossing}")
+    return Text(f"In the drawing ({drawn.source}), {said}.")
+
+
+def _distinct(frames: Sequence[pages.Frame]) -> int:
+    return len({f.pfn for f in frames if f.pfn})
+
+
+def first_touch(untouched: Sequence[pages.Frame], read: Sequence[pages.Frame],
+                written: Sequence[pages.Frame]) -> Table:
+    """Section 3's three walks of one private mapping: pages present and distinct frames, untouched, read, written."""
+    visible = any(f.pfn for walk_ in (untouched, read, written) for f in walk_)
+    rows = [[label, f"{sum(f.present for f in walk_)} of {len(walk_)}",
+             _distinct(walk_) if visible else "hidden (not root)"]
+            for label, walk_ in (("never touched", untouched), ("after reading", read), ("after writing", written))]
+    return Table(["the 8 private pages", "present", "distinct frames"], rows, caption="*live, this machine*")
+
+
+def shares_a_frame(read: Sequence[pages.Frame]) -> bool:
+    """Whether reading mapped several pages to one frame (which only a process that sees frames can tell)."""
+    frames = [f.pfn for f in read if f.present and f.pfn]
+    return len(frames) == len(read) > 0 and len(set(frames)) < len(frames)
+
+
+def zero_page(read: Sequence[pages.Frame]) -> Text:
+    """What the read-only walk shows about the shared zero page."""
+    if shares_a_frame(read):
+        return Text(f"Read but never written, the {len(read)} pages map {_distinct(read)} frame(s): the OS kernel's "
+                    "shared zero page (drawn below).")
+    if any(f.present for f in read) and not any(f.pfn for f in read):
+        return Text("Without root the frames of these pages read as 0, so this machine cannot show whether the "
+                    "read-only pages share one frame (the shared zero page); the presence bits above are what it "
+                    "can show. Run the notebook as root on Linux to see the shared frame drawn.")
+    if not any(f.present for f in read):
+        return Text("Reading mapped no pages on this machine (the OS kernel gave read faults no frame), so there is "
+                    "nothing to draw: the presence bits above say what happened.")
+    return Text(f"Read but never written, the {len(read)} pages map {_distinct(read)} distinct frames: on this "
+                "machine reading did not share one frame between them.")
+
+
+def two_views(view1: np.ndarray, view2: np.ndarray) -> Table:
+    """Section 4's two mappings of one memfd: their addresses, first values and frames."""
+    frames = [pages.frames_of(v) for v in (view1, view2)]
+    visible = any(f.pfn for walk_ in frames for f in walk_)
+    if visible:
+        assert [f.pfn for f in frames[0]] == [f.pfn for f in frames[1]], "two mappings of one file, other frames"
+    rows = [[name, f"{v.ctypes.data:#x}", f"{v[0]:g}",
+             ", ".join(f"{f.pfn:#x}" for f in walk_) if visible else "hidden (not root)"]
+            for name, v, walk_ in (("view1", view1, frames[0]), ("view2", view2, frames[1]))]
+    return Table(["view", "virtual address", "first element", "frames"], rows, caption="*live, this machine*")
+
+
+def huge_page_settings(root: Path = Path("/")) -> Text:
+    """This machine's huge-page size (/proc/meminfo) and transparent-huge-page setting."""
+    meminfo = dict(line.split(":", 1) for line in (root / "proc/meminfo").read_text().splitlines() if ":" in line)
+    thp = root / "sys/kernel/mm/transparent_hugepage/enabled"
+    setting = thp.read_text().strip() if thp.exists() else "not available"
+    return Text(f"Huge page size here: {meminfo.get('Hugepagesize', 'n/a').strip()}; transparent huge pages: "
+                f"`{setting}` (the bracketed word is the active setting).")
+
+
+def _pinned(pinning: Result) -> dict[str, Any]:
+    return pinning.one(allocation="cudaHostAlloc mapped")
+
+
+def pinned_pages(pinning: Result) -> tuple[list[int], list[int | None], str]:
+    """The first 8 virtual pages of the recorded (or live) pinned buffer, their frames, and a figure title."""
+    row = _pinned(pinning)
+    first = int(row["address"], 16) // pages.PAGE_SIZE
+    title = (f"cudaHostAlloc'd pinned pages in the CPU's page table ({pinning.gpu}, "
+             f"{'live' if pinning.live else 'recorded'})")
+    return [first + i for i in range(8)], list(row["pfns"][:8]), title
+
+
+def pinned_buffer(pinning: Result) -> Text:
+    """The pinned buffer as the CPU's page table holds it: alignment, mapping, runs, and whether one 2 MiB page is
+    ruled out."""
+    row = _pinned(pinning)
+    start, pfns = int(row["address"], 16), row["pfns"]
+    aligned = "aligned" if start % pages.HUGE_PAGE_SIZE == 0 else "not aligned"
+    items = [f"address {start:#x}, {aligned} to 2 MiB; a mapping of {row['mapping_bytes'] // 1024} KiB; "
+             f"{row['present_pages']} of {row['pages']} pages present"]
+    if None in pfns:
+        items.append("frames physically consecutive: unknown (frames hidden)")
+    else:
+        runs = pages.frame_runs(pfns)
+        items.append(f"frames physically consecutive: {'yes' if len(runs) == 1 else 'no'} ({in_words(pfns)})")
+        items.append(f"the first frame {pfns[0]:#x} is page {pfns[0] % 512} of its 2 MiB block; the first virtual "
+                     f"page is page {start // pages.PAGE_SIZE % 512} of its 2 MiB range")
+    huge = pages.huge_page_possible(start, pfns)
+    items.append(f"one 2 MiB huge page behind it: {'not ruled out' if huge else 'ruled out'}")
+    head = (f"**{pinning.describe()}** {machine.address_caveat(pinning.provenance, live=pinning.live)}")
+    return Text(head + "\n\n" + bullets(items))

@@ -1,0 +1,99 @@
+"""map-pages-on-the-cpu's narration agrees with what it quotes: the sentence under a page figure is computed from the
+frames the figure draws (arrows parallel or crossing), the walks' tables count what the walks hold, and the pinned
+buffer's lines come from the recorded row and flip with it ("live"/"recorded", "ruled out"/"not ruled out")."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import numpy as np
+
+from helpers import experiments
+from helpers.findings import map_pages_on_the_cpu as said
+from helpers.memory import pages
+from helpers.memory.pages import Frame
+
+
+def _walk(pfns, present=True, first=0x7F0000):
+    return [Frame(first + i, present, False, pfn) for i, pfn in enumerate(pfns)]
+
+
+def test_the_arrows_sentence_follows_the_drawn_frames():
+    parallel = said.Drawn([1, 2, 3, 4], [10, 11, 30, 31], True, "live")
+    assert "2 runs" in said.arrows(parallel) and "run parallel" in said.arrows(parallel)
+    assert "(live)" in said.arrows(parallel)
+    crossing = said.Drawn([1, 2, 3, 4], [13, 12, 11, 10], False, "recorded on X")
+    assert "one descending run" in said.arrows(crossing) and "arrows cross" in said.arrows(crossing)
+    assert "recorded" in said.arrows(crossing) and "live" not in said.arrows(crossing)
+
+
+def test_drawable_draws_the_array_where_frames_show_and_the_record_where_they_do_not(monkeypatch):
+    arr = pages.page_aligned_empty(8 * pages.PAGE_SIZE // 4)
+    arr[:] = 1
+    monkeypatch.setattr(pages, "pfns_visible", lambda: False)
+    drawn = said.drawable(arr)
+    row = experiments.reference("pagemap_pinned").one(allocation="pageable, touched")
+    assert drawn.pfns == row["pfns"][:8] and not drawn.live and "recorded" in drawn.title
+
+
+def test_first_touch_counts_presence_and_frames():
+    table = said.first_touch(_walk([None] * 8, False), _walk([7] * 8), _walk(list(range(100, 108))))
+    text = table._repr_markdown_()
+    assert "| never touched | 0 of 8 | 0 |" in text and "| after reading | 8 of 8 | 1 |" in text
+    assert "| after writing | 8 of 8 | 8 |" in text
+    hidden = said.first_touch(_walk([None] * 8, False), _walk([None] * 8), _walk([None] * 8))._repr_markdown_()
+    assert "hidden (not root)" in hidden
+
+
+def test_zero_page_words_flip_with_the_walk():
+    assert "shared zero page" in said.zero_page(_walk([7] * 8)) and said.shares_a_frame(_walk([7] * 8))
+    assert "Without root" in said.zero_page(_walk([None] * 8))
+    assert "mapped no pages" in said.zero_page(_walk([None] * 8, False))
+    assert "did not share" in said.zero_page(_walk(list(range(8))))
+
+
+def test_pinned_buffer_quotes_the_row_and_flips_with_it():
+    pinning = experiments.pagemap_pinned()
+    row = pinning.one(allocation="cudaHostAlloc mapped")
+    start, pfns = int(row["address"], 16), row["pfns"]
+    text = said.pinned_buffer(pinning)
+    assert f"address {start:#x}" in text and f"{row['present_pages']} of {row['pages']} pages present" in text
+    assert said.in_words(pfns) in text and "REPLAY" in text
+    huge = pages.huge_page_possible(start, pfns)
+    assert ("not ruled out" in text) == huge
+    virtual, drawn, title = said.pinned_pages(pinning)
+    assert drawn == pfns[:8] and "recorded" in title
+    rows = copy.deepcopy(pinning.rows)
+    block = 0x103C00
+    for r in rows:
+        if r.get("allocation") == "cudaHostAlloc mapped":
+            r["pfns"] = [block + i for i in range(len(r["pfns"]))]   # one 2 MiB-aligned, ascending block
+    live = dataclasses.replace(pinning, rows=rows, live=True, provenance={"gpu": "GPU X", "date": "2026-12-05"})
+    flipped = said.pinned_buffer(live)
+    assert "not ruled out" in flipped and "frames physically consecutive: yes" in flipped
+    assert "live" in said.pinned_pages(live)[2] and "measured live" in flipped
+
+
+def test_two_views_of_one_file_share_their_frames():
+    import mmap
+    import os
+
+    fd = os.memfd_create("test")
+    os.ftruncate(fd, 2 * pages.PAGE_SIZE)
+    one, two = (np.frombuffer(mmap.mmap(fd, 2 * pages.PAGE_SIZE), np.float32) for _ in range(2))
+    os.close(fd)
+    one[:] = 42.0
+    assert np.all(two == 42.0)                  # reading maps view2's pages too
+    text = said.two_views(one, two)._repr_markdown_()
+    assert f"{one.ctypes.data:#x}" in text and f"{two.ctypes.data:#x}" in text and "| 42 |" in text
+
+
+def test_huge_page_settings_read_the_files_given(tmp_path):
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/meminfo").write_text("MemTotal: 1 kB\nHugepagesize:    2048 kB\n")
+    thp = tmp_path / "sys/kernel/mm/transparent_hugepage"
+    thp.mkdir(parents=True)
+    (thp / "enabled").write_text("always [madvise] never\n")
+    text = said.huge_page_settings(tmp_path)
+    assert "2048 kB" in text and "`always [madvise] never`" in text

@@ -1,0 +1,124 @@
+"""measure-what-pinning-buys's narration agrees with the rows it quotes, on the recorded run and on changed copies of
+it: the numbers are the rows' own, and the words flip where the rows do ("live"/"recorded", "does not explain"/
+"explains", a counter that moved or not, pinned faster or not)."""
+
+from __future__ import annotations
+
+import dataclasses
+import copy
+
+import numpy as np
+import pytest
+
+from helpers import experiments
+from helpers.findings import measure_what_pinning_buys as said
+from helpers.tables import Text
+
+
+@pytest.fixture(scope="module")
+def copies():
+    return experiments.memcpy()
+
+
+@pytest.fixture(scope="module")
+def pinning():
+    return experiments.pagemap_pinned()
+
+
+def _markdown(value) -> str:
+    return value._repr_markdown_()
+
+
+def _scaled(result, factor, **where):
+    """A copy of ``result`` whose rows matching ``where`` run ``factor`` times faster (GBps up, seconds down)."""
+    rows = copy.deepcopy(result.rows)
+    for row in rows:
+        if all(row.get(k) == v for k, v in where.items()):
+            row["GBps"] *= factor
+            row["seconds"] = [s / factor for s in row["seconds"]]
+    return dataclasses.replace(result, rows=rows)
+
+
+def _rate(copies, direction, memory, nbytes):
+    return copies.one(direction=direction, host_memory=memory, nbytes=nbytes)["GBps"]
+
+
+def test_speedups_quote_the_rows_and_say_recorded_or_live(copies):
+    n = int(max(copies.column("nbytes")))
+    text = _markdown(said.speedups(copies))
+    for direction in ("htod", "dtoh"):
+        pinned, pageable = _rate(copies, direction, "pinned", n), _rate(copies, direction, "pageable", n)
+        assert f"| {direction} | {pinned:.1f} | {pageable:.1f} | {pinned / pageable:.1f}x |" in text
+    assert "recorded" in text and "As expected" in text
+    live = _markdown(said.speedups(dataclasses.replace(copies, live=True)))
+    assert "live" in live and "recorded" not in live
+
+
+def test_speedups_say_so_when_pageable_wins(copies, monkeypatch):
+    monkeypatch.delenv("ZC_STRICT_FIGURES", raising=False)
+    n = int(max(copies.column("nbytes")))
+    fast = _scaled(copies, 40.0, host_memory="pageable")
+    text = _markdown(said.speedups(fast))
+    ratio = _rate(fast, "htod", "pinned", n) / _rate(fast, "htod", "pageable", n)
+    assert ratio < 1 and f"{ratio:.1f}x" in text and "Unexpected figure" in text
+
+
+def test_staging_quotes_the_medians_and_flips_its_verdict(copies):
+    n = int(max(copies.column("nbytes")))
+    median = {k: float(np.median(copies.one(direction=d, host_memory=m, nbytes=n)["seconds"]))
+              for k, d, m in (("host", "htoh", "host_memcpy"), ("dma", "htod", "pinned"),
+                              ("pageable", "htod", "pageable"))}
+    text = said.staging(copies)
+    assert isinstance(text, Text)
+    assert f"measured pageable: {median['pageable'] * 1e3:.1f} ms" in text
+    assert f"one after the other: {(median['host'] + median['dma']) * 1e3:.1f} ms" in text
+    slower = median["pageable"] > median["host"] + median["dma"]
+    assert ("does not explain" in text) == slower and "recorded" in text
+    quicker = _scaled(copies, 3.0, host_memory="pageable")      # pageable now faster than the two in series
+    flipped = said.staging(quicker)
+    assert ("does not explain" in flipped) != slower and "**explains**" in flipped
+    assert "live" in said.staging(dataclasses.replace(copies, live=True))
+
+
+def test_locked_says_whether_a_counter_moved(pinning):
+    text = said.locked(pinning)
+    held = pinning.one(allocation="process, while the buffers above are held")
+    assert f"VmLck = {held['VmLck']} KiB" in text and f"VmPin = {held['VmPin']} KiB" in text
+    assert ("Neither counter moved" in text) == (not held["VmLck"] and not held["VmPin"])
+    rows = copy.deepcopy(pinning.rows)
+    next(r for r in rows if r["allocation"].startswith("process"))["VmLck"] = 192
+    moved = said.locked(dataclasses.replace(pinning, rows=rows, live=True))
+    assert "VmLck = 192 KiB" in moved and "A counter moved" in moved and "live" in moved
+
+
+def test_buffers_count_runs_and_fall_back_to_the_record_where_frames_are_hidden(pinning):
+    text = _markdown(said.buffers(pinning))
+    for row in pinning.rows:
+        if row.get("pfns") and None not in row["pfns"]:
+            assert said.runs(row["pfns"]) in text
+    assert "recorded" in text and "Frames are hidden here" not in text
+    rows = copy.deepcopy(pinning.rows)
+    for row in rows:
+        if "pfns" in row and row["present_pages"]:
+            row["pfns"] = [None] * len(row["pfns"])
+    hidden = _markdown(said.buffers(dataclasses.replace(pinning, rows=rows, live=True)))
+    assert "frames hidden (not root)" in hidden and "Frames are hidden here" in hidden and "live" in hidden
+
+
+def test_runs_in_words():
+    assert said.runs([5, 4, 3, 2]) == "1 run: 4 descending"
+    assert said.runs([1, 2, 9, 20, 19]) == "3 runs: 1 ascending, 1 descending, 1 single; longest 2 pages"
+
+
+def test_the_reference_record_backs_the_lesson_s_words():
+    recorded = experiments.reference("pagemap_pinned")
+    assert "/dev/zero" in recorded.one(allocation="cudaHostAlloc mapped")["maps_line"]
+    assert "/dev/nvidiactl" in recorded.one(allocation="cudaHostAlloc mapped + write-combined")["maps_line"]
+
+
+def test_what_you_saw_quotes_the_same_figures(pinning, copies):
+    n = int(max(copies.column("nbytes")))
+    text = said.what_you_saw(pinning, copies)
+    pinned, pageable = _rate(copies, "htod", "pinned", n), _rate(copies, "htod", "pageable", n)
+    assert f"pinned {pinned:.1f} GB/s against pageable {pageable:.1f} GB/s" in text
+    assert f"a factor of {pinned / pageable:.1f}" in text and "recorded" in text
