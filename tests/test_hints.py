@@ -213,9 +213,9 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 ("max(on_link, on_requests, on_halves)", "model.overhead_bytes * counts.requests"), _predicted_cases)],
     ("10", "predict_stride"): [
         Typical(fixed(lambda sweep, s: sweep.one(memory="zero_copy", stride=1)["useful_GBps"] / s),
-                ("row[\"stride\"] >= 32", "4 * requests_per_s / 1e9"), _stride_cases),
+                ("row[\"stride\"] >= 32", "4 * requests_per_s / 1e9"), _stride_cases, "predict_useful_GBps"),
         Typical(fixed(lambda sweep, s: sweep.one(memory="zero_copy", stride=1)["useful_GBps"]),
-                ("row[\"stride\"] >= 32",), _stride_cases)],
+                ("row[\"stride\"] >= 32",), _stride_cases, "predict_useful_GBps")],
     ("11", "double_buffered_add"): [
         Typical(edited("11", "double_buffered_add", "double_buffered_add", "range(0, a.size, chunk)",
                        "range(0, a.size // chunk * chunk, chunk)"), ("min(first + chunk",)),

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..exercises.lesson11 import two_stream_speedup
 from ..experiments.result import Result
 from ..tables import Table, Text, bullets
 
@@ -91,9 +92,6 @@ def _rate(pipelined: Result, row: dict[str, Any]) -> float:
     return float(row["total_bytes"]) / float(np.median(row["seconds"])) / 1e9
 
 
-def two_stream_speedup(pipelined: Result) -> float:
-    """Time on one stream / time double-buffered on two, each at its fastest budget."""
-    return _rate(pipelined, _best(pipelined, "chunked_overlap")) / _rate(pipelined, _best(pipelined, "chunked"))
 
 
 def baselines(e2e: Result, pipelined: Result) -> Table:
