@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import exercises, records
+from helpers import exercises, experiments, records
 from helpers.analysis import pcie_model
 from helpers.exercises import lesson10
 
@@ -58,7 +58,7 @@ def _on_link(c, m):
 
 
 @pytest.mark.parametrize("wrong, phrase", [
-    (lambda c, m: _on_link(c, m) + c.requests / m.request_rate + m.launch_seconds, "the larger of the two"),
+    (lambda c, m: _on_link(c, m) + c.requests / m.request_rate + m.launch_seconds, "the largest of them"),
     (lambda c, m: max(_on_link(c, m) * 1e9, c.requests / m.request_rate) + m.launch_seconds, "multiply it by 1e9"),
     (lambda c, m: max(_on_link(c, m), c.requests / m.request_rate), "add model.launch_seconds"),
     (lambda c, m: max((c.request_sectors + m.overhead_bytes * c.requests) / (m.link_GBps * 1e9),
@@ -88,7 +88,7 @@ def test_predicted_seconds_reports_the_fitted_model(fitted):
 def test_no_prediction_says_so_and_shows_the_error(fitted):
     _, check = fitted
     text = lesson10.compare_prediction(..., check)
-    assert "No prediction made" in text and f"{check['median_abs_error']:.1%}" in text
+    assert "no prediction" in text and f"{check['median_abs_error']:.1%}" in text
 
 
 # 3 times the error, not 10: a guess above 1 would be read as a percentage (a 10 % error guessed as 1.0 %)
@@ -108,3 +108,39 @@ def test_every_exercise_of_lesson_10_is_in_the_notebook():
     from tests.test_exercises import CELLS
 
     assert {name for _, lesson, name, _, _ in CELLS if lesson == "10"} == set(lesson10.CHECKS)
+
+
+# --------------------------------------------------------------------------- predict_stride
+def test_predict_stride_solution_reports_the_model_and_the_held_out_point():
+    feedback = exercises.check("10", "predict_stride", _solution_named("predict_stride", "predict_useful_GBps"))
+    assert feedback.correct and "pcie_model" in feedback.message and "Held out" in feedback.message, feedback
+
+
+def _solution_named(name: str, variable: str):
+    namespace = exercises.namespace("10")
+    exec(compile(exercises.solution("10", name), "<solution>", "exec"), namespace)
+    return namespace[variable]
+
+
+def _plateau_rate(sweep):
+    rows = [r for r in sweep.select(memory="zero_copy") if r["stride"] >= 32]
+    return 4 * np.median([r["count"] / np.median(r["seconds"]) for r in rows]) / 1e9
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda sweep, s: sweep.one(memory="zero_copy", stride=1)["useful_GBps"] / s, "falls as 1/stride"),
+    (lambda sweep, s: _plateau_rate(sweep) * 1e9, "bytes per second or GB/s"),
+    (lambda sweep, s: _plateau_rate(sweep) / 4, "read requests per second"),
+    (lambda sweep, s: _plateau_rate(sweep) * 32, "Useful bytes"),
+    (lambda sweep, s: 2.4, "or a number"),
+    (lambda sweep, s: sweep.one(memory="zero_copy", stride=1)["useful_GBps"], "stride 1"),
+])
+def test_predict_stride_hints(wrong, phrase):
+    feedback = exercises.check("10", "predict_stride", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+    if phrase != "bytes per second or GB/s":   # that hint echoes the learner's own 2.39e+09
+        assert f"{_plateau_rate(experiments.reference('stride')):.2f}" not in feedback.message
+
+
+def test_predict_stride_placeholder_is_not_yet():
+    assert exercises.check("10", "predict_stride", lambda sweep, s: None).status == "not yet"

@@ -92,9 +92,18 @@ def test_transfer_seconds_compares_with_the_recorded_run():
 
 def test_compare_prediction():
     untouched = lesson11.compare_prediction(..., 1.43)
-    assert "No prediction" in untouched and "1.43" in untouched and "1.50" in untouched
+    assert "no prediction" in untouched and "1.43" in untouched and "1.50" in untouched
     assert "Close" in lesson11.compare_prediction(1.4, 1.43)
     assert "more than overlap can give" in lesson11.compare_prediction(3, 1.43)
     assert "more than you expected" in lesson11.compare_prediction(1.0, 1.43)
     assert "number" in lesson11.compare_prediction("fast", 1.43)
     assert "positive" in lesson11.compare_prediction(0, 1.43)
+
+
+def test_compare_prediction_takes_the_out_of_core_result():
+    pipelined = experiments.reference("out_of_core")
+    from helpers.findings.overlap_copies_with_streams import two_stream_speedup
+
+    measured = two_stream_speedup(pipelined)
+    assert f"{measured:.2f}" in lesson11.compare_prediction(..., pipelined)
+    assert "**Prediction.**" in exercises.compare("11", 1.2, pipelined)

@@ -95,6 +95,11 @@ def _predicted_cases() -> list[tuple]:
     return [(c, m) for m in lesson10._models() for _, c in lesson10._count_cases()]
 
 
+def _stride_cases() -> list[tuple]:
+    sweep = experiments.reference("stride")
+    return [(sweep, s) for s in lesson10.NEW_STRIDES]
+
+
 @dataclass(frozen=True)
 class Typical:
     """One exercise's typical wrong answer: ``wrong`` builds it; ``keys`` are fragments of the solution's text the
@@ -203,9 +208,14 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 ("(addresses + size - 1) // 32", "mine.max() - mine.min() + 1"),
                 lambda: [(a, size, h) for _, a, size, h in lesson10._link_cases()])],
     ("10", "predicted_seconds"): [
-        Typical(fixed(lambda c, m: c.requests / m.request_rate), ("max(on_link, on_requests)",), _predicted_cases),
+        Typical(fixed(lambda c, m: c.requests / m.request_rate), ("max(on_link, on_requests, on_halves)",), _predicted_cases),
         Typical(fixed(lambda c, m: 2 * c.requests / m.request_rate + m.launch_seconds),
-                ("max(on_link, on_requests)", "model.overhead_bytes * counts.requests"), _predicted_cases)],
+                ("max(on_link, on_requests, on_halves)", "model.overhead_bytes * counts.requests"), _predicted_cases)],
+    ("10", "predict_stride"): [
+        Typical(fixed(lambda sweep, s: sweep.one(memory="zero_copy", stride=1)["useful_GBps"] / s),
+                ("row[\"stride\"] >= 32", "4 * requests_per_s / 1e9"), _stride_cases, "predict_useful_GBps"),
+        Typical(fixed(lambda sweep, s: sweep.one(memory="zero_copy", stride=1)["useful_GBps"]),
+                ("row[\"stride\"] >= 32",), _stride_cases, "predict_useful_GBps")],
     ("11", "double_buffered_add"): [
         Typical(edited("11", "double_buffered_add", "double_buffered_add", "range(0, a.size, chunk)",
                        "range(0, a.size // chunk * chunk, chunk)"), ("min(first + chunk",)),

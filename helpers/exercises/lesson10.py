@@ -3,8 +3,11 @@
 * ``link_bytes``: the learner writes ``link_bytes(addresses, size, h)``, the bytes a launch's loads put on the link
   when every distinct 128-byte line is one read carrying the span of touched sectors, plus ``h`` per read (what
   the counters show for lines no two warps share); the check compares it with :mod:`helpers.pcie_model`'s own count of CPU-backend traces.
-* ``predicted_seconds``: the learner writes ``predicted_seconds(counts, model)``, the model's time formula; the check
-  compares it with :meth:`helpers.pcie_model.Model.cost` for several models and traced patterns.
+* ``predicted_seconds``: the learner writes ``predicted_seconds(counts, model)``, the model's time formula (three
+  terms); the check compares it with :meth:`helpers.pcie_model.Model.cost` for several models and traced patterns.
+* ``predict_stride``: the learner writes ``predict_useful_GBps(sweep, stride)``, fitting the read-request rate on the
+  stride sweep's plateau and predicting a stride it never measured; the check compares with the fitted PCIe model
+  and, held out, with the measured stride 64.
 * :func:`compare_prediction`: the learner's guess of the model's median error on held-out points, against the run.
 """
 
@@ -140,30 +143,35 @@ def _count_cases() -> tuple[tuple[str, Any], ...]:
 def _models() -> list[Any]:
     from ..analysis.pcie_model import Model
 
-    return [Model(55.0, 18.0, 6.6e8, 13e-6), Model(25.0, 40.0, 2.0e9, 5e-6), Model(55.0, 0.0, 1.0e8, 20e-6)]
+    inf = float("inf")   # no third term: half_lines / inf is 0
+    return [Model(55.0, 18.0, 6.6e8, 13e-6, half_line_rate=inf), Model(25.0, 40.0, 2.0e9, 5e-6, half_line_rate=inf),
+            Model(55.0, 0.0, 1.0e8, 20e-6, half_line_rate=inf), Model(55.0, 12.0, 7.0e8, 15e-6, half_line_rate=4.0e8)]
 
 
 def _variants(c: Any, m: Any) -> dict[str, float]:
     link = m.link_GBps * 1e9
     on_link = (32 * c.request_sectors + m.overhead_bytes * c.requests) / link
     requests = c.requests / m.request_rate
+    halves = c.half_lines / m.half_line_rate
     return {
-        "sum": on_link + requests + m.launch_seconds,
-        "gb": max((32 * c.request_sectors + m.overhead_bytes * c.requests) / m.link_GBps, requests) + m.launch_seconds,
-        "sectors": max((c.request_sectors + m.overhead_bytes * c.requests) / link, requests) + m.launch_seconds,
+        "sum": on_link + requests + halves + m.launch_seconds,
+        "gb": max((32 * c.request_sectors + m.overhead_bytes * c.requests) / m.link_GBps, requests, halves)
+        + m.launch_seconds,
+        "sectors": max((c.request_sectors + m.overhead_bytes * c.requests) / link, requests, halves) + m.launch_seconds,
         "lines": max((32 * c.span_sectors + m.overhead_bytes * c.lines) / link,
-                     c.line_requests / m.request_rate) + m.launch_seconds,
-        "no_launch": max(on_link, requests),
-        "no_h": max(32 * c.request_sectors / link, requests) + m.launch_seconds,
+                     c.line_requests / m.request_rate, halves) + m.launch_seconds,
+        "no_launch": max(on_link, requests, halves),
+        "no_h": max(32 * c.request_sectors / link, requests, halves) + m.launch_seconds,
+        "two_terms": max(on_link, requests) + m.launch_seconds,
         "link_only": on_link + m.launch_seconds,
         "requests_only": requests + m.launch_seconds,
     }
 
 
 _VARIANT_HINTS = {   # (question, smaller step)
-    "sum": ("you added the link time and the request time. Two limits that overlap: does the time add them, or is "
-            "it the larger of the two, the slower one setting the pace (an assumption of section 4)?",
-            "take max(link time, request time), then add the launch time."),
+    "sum": ("you added the terms. Limits that overlap: does the time add them, or is it the largest of them, the "
+            "slowest one setting the pace (an assumption of section 4)?",
+            "take the largest of the link, request and half-line times, then add the launch time."),
     "gb": ("link_GBps is in GB/s: did you multiply it by 1e9 before dividing bytes by it?",
            "bytes / (link_GBps * 1e9) is seconds; bytes / link_GBps is nanoseconds."),
     "sectors": ("request_sectors counts 32-byte sectors: are the link's bytes request_sectors, or "
@@ -173,36 +181,39 @@ _VARIANT_HINTS = {   # (question, smaller step)
               "per section 3's counters?",
               "the model charges counts.requests read requests and the counts.request_sectors they ask for."),
     "no_launch": ("every launch pays a fixed cost too (lesson 06): did you add model.launch_seconds?",
-                  "add model.launch_seconds on top of the larger term."),
+                  "add model.launch_seconds on top of the largest term."),
     "no_h": ("each read request on the link also costs model.overhead_bytes. Where is that cost in your link "
              "term?", "the link term's bytes are the data (32 per requested sector) plus overhead_bytes per request."),
+    "two_terms": ("your time has the link and request terms, and misses one that binds for this model. What else "
+                  "does section 4's formula compare, counted in halves of lines?",
+                  "the third term is counts.half_lines / model.half_line_rate; take the largest of the three."),
     "link_only": ("that is only the link time. What limits the time at large strides, where every float needs "
-                  "its own request?", "the request time is requests / request_rate: take the larger of the two."),
+                  "its own request?", "the request time is requests / request_rate: take the largest term."),
     "requests_only": ("that is only the request time. What limits the time at stride 1, where few requests carry "
-                      "many bytes?", "the link time is the bytes on the link over the link rate: take the larger "
-                      "of the two."),
+                      "many bytes?", "the link time is the bytes on the link over the link rate: take the largest "
+                      "term."),
 }
 
 
 def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any = None) -> Feedback:
-    """model-zero-copy-reads: ``predicted_seconds(counts, model)`` = max(link time, request time) + launch time.
+    """model-zero-copy-reads: ``predicted_seconds(counts, model)`` = max(link, request, half-line time) + launch time.
 
     With ``model`` (the lesson's fitted one), a correct answer also reports what it predicts for strides 1 and 32."""
     if is_placeholder(predicted_seconds):
-        return _not_yet("define predicted_seconds(counts, model): the larger of the link time and the request "
-                        "time, plus the launch time.")
+        return _not_yet("define predicted_seconds(counts, model): the largest of the link time, the request "
+                        "time and the half-line time, plus the launch time.")
     for m in _models():
         for label, c in _count_cases():
             got = predicted_seconds(c, m)
             if is_placeholder(got):
                 return _not_yet("write the body of predicted_seconds (it still returns `...`): compute the two "
-                                "terms of section 4's formula in seconds, the link time and the request time, and "
-                                "return the larger plus the launch time.")
+                                "terms of section 4's formula in seconds, and return the largest plus the launch "
+                                "time.")
             try:
                 got = float(got)
             except (TypeError, ValueError):
                 return _hint(f"return a time in seconds (a number); you returned {type(got).__name__}.",
-                             "compute the two terms as numbers and return the larger plus the launch time.")
+                             "compute the terms as numbers and return the largest plus the launch time.")
             want = m.cost(c)[0]
             if math.isclose(got, want, rel_tol=1e-6):
                 continue
@@ -210,31 +221,34 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
                 if math.isclose(got, value, rel_tol=1e-6) and not math.isclose(value, want, rel_tol=1e-6):
                     return _hint(*_VARIANT_HINTS[name])
             return _hint(f"for {label} with link {m.link_GBps:g} GB/s, h = {m.overhead_bytes:g} B, "
-                         f"r = {m.request_rate:.3g}/s and launch {m.launch_seconds * 1e6:g} us you returned "
-                         f"{got:.4g} s. Which two limits does section 4's formula compare, and in which units is "
-                         "each quantity?",
+                         f"r = {m.request_rate:.3g}/s, q = {m.half_line_rate:.3g}/s and launch "
+                         f"{m.launch_seconds * 1e6:g} us you returned {got:.4g} s. Which limits does section 4's "
+                         "formula compare, and in which units is each quantity?",
                          f"the model gives {want:.4g} s there: the link term (bytes on the link / bytes per second), "
-                         "the request term (requests / requests per second), the larger of the two, plus the "
-                         "launch time.")
+                         "the request term (requests / requests per second), the half-line term (half_lines / "
+                         "half_line_rate), the largest of them, plus the launch time.")
     extra = ""
     if model is not None:
         try:
             parts = []
             for label, c in _count_cases()[:2]:
                 seconds = float(predicted_seconds(c, model))
-                bound = {"requests": "request", "link": "link"}.get(model.cost(c)[1], model.cost(c)[1])
+                bound = {"requests": "request", "link": "link", "half_lines": "half-line"}.get(model.cost(c)[1],
+                                                                                               model.cost(c)[1])
                 parts.append(f"{label} {c.useful_bytes / seconds / 1e9:.2f} GB/s ({bound}-bound)")
             extra = " With the fitted model your function predicts " + " and ".join(parts) + "."
         except Exception:  # noqa: BLE001
             extra = ""
-    return _correct("two limits that overlap, the slower one sets the time: bytes on the link at stride 1, read "
-                    "requests per second once every float needs its own line." + extra)
+    return _correct("limits that overlap, the slowest one sets the time: bytes on the link at stride 1, read "
+                    "requests per second once every float needs its own line, halves of lines where a warp's "
+                    "requests straddle the middle of a line." + extra)
 
 
 # --------------------------------------------------------------------------- the prediction of section 4
 def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
     """model-zero-copy-reads: the learner's guess of the model's median |error| on held-out points, against
-    ``pcie_model.check``."""
+    ``pcie_model.check`` (or the lesson's fit, whose ``check`` it is)."""
+    check = getattr(check, "check", check)
     try:
         measured = float(check["median_abs_error"])
         largest = float(check["max_abs_error"])
@@ -261,7 +275,7 @@ def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
             note, value = f"`{predicted!r}` is not a number. ", None
     if value is None:
         lead = note + ("Write a fraction such as 0.2. " if note else
-                       "No prediction made (predicted_median_error is still `...`). ")
+                       "You made no prediction (predicted_median_error is still `...`). ")
         return lead + run
     if value > 1.5 * measured:
         why = ("Two costs and three fitted numbers explain the held-out patterns better than you expected: counting "
@@ -275,4 +289,140 @@ def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
     return f"{note}You predicted {value:.1%}. {run} {why}"
 
 
-CHECKS = {"link_bytes": check_link_bytes, "predicted_seconds": check_predicted_seconds}
+# --------------------------------------------------------------------------- predict_stride: the request limit
+NEW_STRIDES = (40, 96, 128)   # strides the sweeps never measured, each float on a 128-byte line of its own
+PLATEAU = 32                  # floats per 128-byte line: from this stride on, one read request per float
+
+
+def _zero_copy(sweep: Any) -> list[dict[str, Any]]:
+    return [row for row in sweep.rows if row.get("memory", "zero_copy") == "zero_copy"]
+
+
+def _plateau_GBps(sweep: Any) -> list[float]:
+    """Useful GB/s at the sweep's strides of a line or more (4 useful bytes per read request)."""
+    return [4.0 * row["count"] / float(np.median(row["seconds"])) / 1e9 for row in _zero_copy(sweep)
+            if row["stride"] >= PLATEAU]
+
+
+def _scaled(sweep: Any, k: float) -> Any:
+    """The sweep with every repeat ``k`` times as long (the same GPU at a ``k`` times lower rate)."""
+    from dataclasses import replace
+
+    rows = [{**row, "seconds": [k * s for s in row["seconds"]],
+             **({"useful_GBps": row["useful_GBps"] / k} if "useful_GBps" in row else {})} for row in sweep.rows]
+    return replace(sweep, rows=rows)
+
+
+def _without(sweep: Any, strides: tuple[int, ...]) -> Any:
+    from dataclasses import replace
+
+    return replace(sweep, rows=[row for row in sweep.rows if row["stride"] not in strides])
+
+
+@lru_cache(maxsize=1)
+def _fitted_model() -> Any:
+    from .. import records
+    from ..analysis import pcie_model
+
+    (fit_record, _), _ = pcie_model.choose_records(records.matching_records())
+    return pcie_model.calibrate(fit_record)
+
+
+def _model_GBps(model: Any, stride: int) -> tuple[float, str]:
+    from ..analysis.pcie_model import pattern_counts
+
+    prediction = model.predict(pattern_counts("read_strided", stride, 0, 4.0 * (1 << 24), model.race))
+    return prediction.useful_GBps, prediction.bound
+
+
+def check_predict_stride(predict: Callable[..., Any], *, sweep: Any = None, model: Any = None) -> Feedback:
+    """model-zero-copy-reads: ``predict(sweep, stride)``, the useful GB/s at a stride of a line or more that the sweep
+    did not measure, from the read-request rate its plateau shows. Judged on behaviour: within the sweep's own
+    plateau, and following the sweep when every repeat takes twice as long. The message puts the prediction beside
+    the PCIe model's (``model``, or :mod:`helpers.pcie_model` fitted as the lesson fits it) and, held out, beside
+    the measured stride 64."""
+    if is_placeholder(predict):
+        return _not_yet("define predict_useful_GBps(sweep, stride): fit the read requests per second on the points "
+                        "of the sweep where you can count the requests, and return useful GB/s at `stride`.")
+    if sweep is None:
+        from ..experiments.result import reference
+
+        sweep = reference("stride")
+    plateau = _plateau_GBps(sweep)
+    low, high = min(plateau), max(plateau)
+    first = 4.0 * next(r["count"] / float(np.median(r["seconds"])) for r in _zero_copy(sweep) if r["stride"] == 1) / 1e9
+    got: dict[int, float] = {}
+    for stride in NEW_STRIDES:
+        value = predict(sweep, stride)
+        if is_placeholder(value):
+            return _not_yet("write the body of predict_useful_GBps (it still returns `...`): choose the sweep's rows "
+                            "where every float needs a read request of its own, compute requests per second there, "
+                            "and turn that into useful GB/s.")
+        try:
+            got[stride] = float(value)
+        except (TypeError, ValueError):
+            return _hint(f"return one number, useful GB/s; for stride {stride} you returned {type(value).__name__}.",
+                         "compute the rate as a number and return it.")
+    middle = float(np.median(plateau))
+    stride = NEW_STRIDES[-1]
+    g = got[stride]
+    if not low * 0.9 <= g <= high * 1.1:
+        ratio = g / middle
+        if 0.5e9 < ratio < 2e9:
+            return _hint(f"for stride {stride} you returned {g:.3g}: is that bytes per second or GB/s?",
+                         "a GB/s is 1e9 bytes per second: divide by 1e9.")
+        if 0.18 < ratio < 0.32:
+            return _hint(f"for stride {stride} you returned {g:.3g}: that looks like read requests per second "
+                         "(in G/s). How many useful bytes does each request bring back to the thread?",
+                         "one float, 4 bytes: useful GB/s = 4 x requests per second / 1e9.")
+        if 4 < ratio < 48:
+            return _hint(f"for stride {stride} you returned {g:.3g} GB/s. Useful bytes are the bytes a thread "
+                         "asked for: of the sector or line each request brings, how many bytes does the kernel use?",
+                         "one 4-byte float per request: useful GB/s = 4 x requests per second / 1e9.")
+        scales = got[NEW_STRIDES[0]] / got[stride]
+        if abs(scales - stride / NEW_STRIDES[0]) < 0.1 * stride / NEW_STRIDES[0]:
+            return _hint(f"your prediction falls as 1/stride ({got[NEW_STRIDES[0]]:.3g} GB/s at stride "
+                         f"{NEW_STRIDES[0]}, {g:.3g} at {stride}). Look at the sweep's strides 32, 48 and 64: does "
+                         "the useful GB/s still fall there? What is left for a request to carry once every float "
+                         "has a line of its own?",
+                         "from stride 32 on, every float is one request: the rate of requests, not the bytes on "
+                         "the link, sets the time, and the stride no longer matters.")
+        if abs(g / first - 1) < 0.2:
+            return _hint(f"your prediction for stride {stride} is close to the sweep's stride 1. Which limit sets "
+                         "the time at stride 1, and which one at the strides you are predicting?",
+                         "fit on the sweep's points of stride 32 or more, where each float is its own request.")
+        return _hint(f"for stride {stride} you returned {g:.3g} GB/s, outside what the sweep's points of one float "
+                     "per line show. On which of the sweep's points can you count one read request per float?",
+                     "those of stride 32 or more (a 128-byte line holds 32 floats); there, requests per second = "
+                     "floats read (count) / seconds.")
+    if any(not low * 0.9 <= v <= high * 1.1 for v in got.values()):
+        odd = next(s for s, v in got.items() if not low * 0.9 <= v <= high * 1.1)
+        return _hint(f"stride {stride} is right, stride {odd} is not ({got[odd]:.3g} GB/s). Do strides of 32 floats "
+                     "or more differ in the requests each float needs?",
+                     "each float is one request at any stride of 32 or more: the prediction is the same for all.")
+    slower = float(predict(_scaled(sweep, 2.0), stride))
+    if not math.isclose(slower, g / 2, rel_tol=0.02):
+        return _hint(f"given the same sweep with every repeat twice as long, your function returned {slower:.3g} "
+                     f"GB/s instead of about half of {g:.3g}. Does it fit the sweep it is given, or a number?",
+                     "compute the rate from sweep's rows (count and seconds, or useful_GBps), not from figures "
+                     "typed in.")
+    m = model if model is not None else _fitted_model()
+    modelled, bound = _model_GBps(m, stride)
+    said = (f"the sweep ({'live' if sweep.live else 'recorded'}) gives {g / 4:.3f} G read "
+            f"requests/s, {g:.2f} useful GB/s at strides {', '.join(map(str, NEW_STRIDES))}. The PCIe model fitted "
+            f"by helpers/analysis/pcie_model.py ({m.calibrated_on.split(' (')[0]}) predicts {modelled:.2f} GB/s "
+            f"there ({bound.replace('requests', 'request')}-bound, r = {m.request_rate / 1e9:.3f} G/s); yours differs by "
+            f"{g / modelled - 1:+.0%}, as far as two runs of the sweep may (section 5).")
+    held = _without(sweep, (64,))
+    measured = [r for r in _zero_copy(sweep) if r["stride"] == 64]
+    if measured and len(_plateau_GBps(held)) >= 1:
+        pred64 = float(predict(held, 64))
+        meas64 = 4.0 * measured[0]["count"] / float(np.median(measured[0]["seconds"])) / 1e9
+        said += (f" Held out: fitted without stride 64, your function predicts {pred64:.2f} GB/s there; the sweep "
+                 f"measured {meas64:.2f} ({pred64 / meas64 - 1:+.1%}).")
+    return _correct("once every float has a 128-byte line of its own, each float is one read request, so the useful "
+                    "rate is 4 bytes x requests per second whatever the stride: " + said)
+
+
+CHECKS = {"link_bytes": check_link_bytes, "predicted_seconds": check_predicted_seconds,
+          "predict_stride": check_predict_stride}

@@ -16,7 +16,15 @@ def link_bytes(addresses, size, h):
 
 # exercise: predicted_seconds
 def predicted_seconds(counts, model):
-    """The model's time: the larger of the link time and the request time, plus the launch time."""
+    """The model's time: the largest of the link, request and half-line times, plus the launch time."""
     on_link = (32 * counts.request_sectors + model.overhead_bytes * counts.requests) / (model.link_GBps * 1e9)
     on_requests = counts.requests / model.request_rate
-    return max(on_link, on_requests) + model.launch_seconds
+    on_halves = counts.half_lines / model.half_line_rate
+    return max(on_link, on_requests, on_halves) + model.launch_seconds
+
+# exercise: predict_stride
+def predict_useful_GBps(sweep, stride):
+    """Useful GB/s at a stride of 32 floats or more, from the read-request rate of the sweep's plateau."""
+    plateau = [row for row in sweep.select(memory="zero_copy") if row["stride"] >= 32]  # a line per float
+    requests_per_s = np.median([row["count"] / np.median(row["seconds"]) for row in plateau])  # a request per float
+    return 4 * requests_per_s / 1e9        # 4 useful bytes per request, whatever the stride

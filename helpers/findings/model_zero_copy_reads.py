@@ -1,0 +1,225 @@
+"""model-zero-copy-reads: the sentences that quote the run's figures, computed from its results (no figure typed).
+
+``sweep`` (section 1), ``counters`` and ``counts`` (section 3), ``fit`` and ``errors`` (sections 4 and 5), ``seen``
+(what you saw); going deeper: ``counts_table``, ``header``, ``tags``. Live or recorded is said from each result's
+``live``, never from the mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..analysis import pcie_model
+from ..experiments.result import Result
+from ..tables import Table, Text, bullets, join
+
+TAGS_10_BIT = 768   # outstanding reads a requester may have with 10-bit tags (PCIe 4.0 on, sect. 2.2.6.2)
+
+
+def _source(result: Any) -> str:
+    return "live" if getattr(result, "live", False) else "recorded"
+
+
+def _zero_copy_GBps(stride: Result, s: int) -> float:
+    return float(stride.one(memory="zero_copy", stride=s)["useful_GBps"])
+
+
+def sweep(stride: Result) -> Any:
+    """The zero-copy stride sweep the model has to explain: its table and the fall from stride 1 to stride 32."""
+    first, far = _zero_copy_GBps(stride, 1), _zero_copy_GBps(stride, 32)
+    said = Text(f"Zero-copy useful bandwidth ({_source(stride)}): stride 1 {first:.1f} GB/s, stride 32 {far:.2f} GB/s, "
+                f"{first / far:.1f}x slower.")
+    return join(Text(f"**{stride.describe()}**"), stride.table(["stride", "useful_GBps"], memory="zero_copy"), said)
+
+
+# ---------------------------------------------------------------------- section 3: the counters
+def counters() -> Result:
+    """The counters of the sweeps' launches: Nsight Compute live, the recorded ones where it cannot count (no ncu
+    here, or no permission to read the GPU's counters; in replay they are the record's anyway)."""
+    from .. import experiments
+    from ..errors import ProfilerUnavailableError
+
+    try:
+        return experiments.counters()
+    except ProfilerUnavailableError as exc:
+        found = experiments.reference("counters")
+        found.replay_reason = f"Nsight Compute could not count on this machine ({exc})."
+        return found
+
+
+@dataclass
+class Counted:
+    """The trace's counts against the counters: the fitted race, every launch compared, the summary."""
+
+    counters: Result
+
+    @cached_property
+    def race(self) -> pcie_model.Race:
+        return pcie_model.fit_race(self.counters)
+
+    @cached_property
+    def compared(self) -> list[pcie_model.CountRow]:
+        return pcie_model.compare_counts(self.counters, self.race)
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        return pcie_model.counts_summary(self.compared)
+
+    @cached_property
+    def header(self) -> float:
+        return pcie_model.header_table(self.counters)[1]
+
+
+def counts(counters: Result) -> Any:
+    """Section 3: the race fitted on the counters, how close the trace's counts come, what the counters show per
+    line, and the bytes each completion carries beyond its data."""
+    c = Counted(counters)
+    worst = max(c.summary["max_abs_requests_error"], c.summary["max_abs_bytes_error"])
+    fit = Text(f"{counters.describe()} Fitted on these counters: the lower warp's request comes first in "
+               f"{c.race.lower_first:.0%} of shared lines; {c.race.refetch:.0%} of partly merged requests ask for "
+               f"their whole span again. Predicted against counted, every launch: within {worst:.1%} (the target: "
+               f"{pcie_model.COUNT_TARGET:.0%}).")
+    header = Text(f"Every completion carries {c.header:.1f} bytes beyond its data: the 12-byte header of the "
+                  "specification" + (", and nothing else." if abs(c.header - 12) < 0.5 else
+                                     f" and {c.header - 12:+.1f} bytes more."))
+    return join(fit, Text(pcie_model.read_counts(c.compared)), header)
+
+
+def counts_table(counters: Result) -> Table:
+    """Going deeper: per launch, counted against predicted, per 128-byte line."""
+    c = Counted(counters)
+    head, rows = pcie_model.counts_table(c.compared)
+    return Table(head, rows, caption=f"*{len(rows)} profiled launches ({_source(counters)})*")
+
+
+# ---------------------------------------------------------------------- sections 4 and 5: the time model
+@dataclass
+class Fit:
+    """The model fitted on one record's stride sweep and checked on every point it was not fitted on."""
+
+    model: pcie_model.Model
+    check: dict[str, Any]
+    name: str                          # the held-out record shown (a quiet one where there is one)
+    checks: dict[str, dict[str, Any]]
+    comparison: list[pcie_model.Row]   # the model against that record's points
+
+    @property
+    def predicted(self) -> dict[int, float]:
+        """Predicted useful GB/s per stride (the counts per useful byte do not depend on the record)."""
+        return {r.stride: r.predicted_GBps for r in self.comparison if r.kind == "stride"}
+
+    def _repr_markdown_(self) -> str:
+        rows = [(r.stride, f"{r.measured_GBps:.2f}", f"{r.predicted_GBps:.2f}", f"{r.rel_error:+.1%}")
+                for r in self.comparison if r.kind == "stride"]
+        shown = join(Text(f"**The model:** {self.model.describe()}."), pcie_model.check_table(self.checks),
+                     Table(["stride", "measured GB/s", "predicted GB/s", "error"], rows,
+                           caption=f"*data/{self.name} (recorded), its stride sweep*"))
+        return shown._repr_markdown_()
+
+    def __str__(self) -> str:
+        return f"model: {self.model.describe()}; held out: data/{self.name}"
+
+
+def fit() -> Fit:
+    """Calibrate on the oldest quiet H200 record with counters (``pcie_model.calibrate``: its stride sweep only) and
+    check on every other record (``pcie_model.check``), as ``python -m helpers model`` does."""
+    from .. import records
+
+    (fit_record, fit_path), others = pcie_model.choose_records(records.matching_records())
+    model = pcie_model.calibrate(fit_record)
+    checks = {path.name: pcie_model.check(fit_record, rec) for rec, path in others} or \
+        {fit_path.name: pcie_model.check(fit_record, fit_record, allow_same=True)}  # one H200 record only
+    name = next((n for n, c in checks.items() if c["quiet"]["check record"]), next(iter(checks)))
+    record = next((rec for rec, path in others if path.name == name), fit_record)
+    return Fit(model, checks[name], name, checks, pcie_model.compare_with_record(record, model))
+
+
+def errors(fit: Fit) -> Text:
+    """Section 5: the errors at the held-out offsets, against the targets and beside the runs' own disagreement."""
+    check = fit.check
+    offsets = ", ".join(f"{r.offset_floats}: {r.rel_error:+.0%}" for r in fit.comparison if r.kind == "offset")
+    lines = [f"Errors at the offsets of data/{fit.name} (floats: error): {offsets}.",
+             f"All held-out points: median |error| {check['median_abs_error']:.1%}, largest "
+             f"{check['max_abs_error']:.1%} (the course's targets: median {pcie_model.TARGET_MEDIAN:.0%}, largest "
+             f"{pcie_model.TARGET:.0%}): the model {_verdict(check)}."]
+    spread = check.get("run_to_run")
+    if spread:
+        worst = spread["worst"]
+        where = f"offset {worst['offset_floats']}" if worst["kind"] == "offset" else f"{worst['kind']} {worst['stride']}"
+        lines.append(f"The same {spread['points']} points measured in the two records differ by "
+                     f"{spread['median_abs_difference']:.1%} (median) and up to {spread['max_abs_difference']:.1%} "
+                     f"({where}): no model fitted on one run can predict the other much more closely.")
+    return bullets(lines)
+
+
+def _verdict(check: dict[str, Any]) -> str:
+    median = check["median_abs_error"] <= pcie_model.TARGET_MEDIAN
+    largest = check["max_abs_error"] <= pcie_model.TARGET
+    if median and largest:
+        return "meets both"
+    if not (median or largest):
+        return "misses both"
+    return "meets the median target and misses the largest" if median else "meets the largest and misses the median"
+
+
+def yours(stride: Result, fit: Fit) -> Text:
+    """The model against the stride sweep of this notebook: a live one is a test on a run it never saw."""
+    if not stride.live:
+        return Text("The stride sweep above is recorded: the held-out check of section 4 already judged the model on "
+                    "a second recorded run of the same GPU.")
+    mine = {"experiments": {"stride": {"params": stride.params, "rows": stride.rows}}}
+    errs = np.array([abs(r.rel_error) for r in pcie_model.compare_with_record(mine, fit.model)])
+    return Text(f"The H200-calibrated model against your {stride.gpu}'s live stride sweep: median |error| "
+                f"{np.median(errs):.1%}, largest {errs.max():.1%}.")
+
+
+# ---------------------------------------------------------------------- what limits r (going deeper)
+def tags(fit: Fit, latency: Result) -> Text:
+    """Little's law with a dependent load's latency, beside the 768 tags of 10-bit tagging."""
+    r = fit.model.request_rate
+    load_ns = float(latency.select(memory="zero_copy")[0]["load_ns"])
+    in_flight = r * load_ns * 1e-9
+    hold_ns = TAGS_10_BIT / r * 1e9
+    above = in_flight > TAGS_10_BIT
+    text = (f"r = {r / 1e9:.3f} G requests/s and a dependent zero-copy load's latency of {load_ns:,.0f} ns "
+            f"({_source(latency)}, lesson 07) give r x latency = {in_flight:,.0f} requests in flight, if every "
+            f"request held its tag for a load's whole round trip. {TAGS_10_BIT} tags at this rate would each be held "
+            f"{hold_ns:,.0f} ns. ")
+    if above:
+        return Text(text + f"The {in_flight:,.0f} exceed the {TAGS_10_BIT} tags, and that does not refute a tag "
+                    f"limit: a tag is held only from the request leaving the GPU's PCIe interface to its completion "
+                    f"coming back, while the load's latency also counts the path inside the GPU (SM, L2, PCIe "
+                    f"interface and back). If the tags set r, each is held {hold_ns:,.0f} ns and that path takes the "
+                    f"other {load_ns - hold_ns:,.0f} ns of the {load_ns:,.0f}.")
+    return Text(text + f"The {in_flight:,.0f} stay below the {TAGS_10_BIT} tags: even holding a tag for a load's "
+                "whole round trip, the requests in flight would not use them all, so something else limits r here.")
+
+
+def header(fit: Fit, counters: Result) -> Any:
+    """Going deeper: the bytes per completion beyond its data, per stride, and the fitted h beside them."""
+    shown, counted = pcie_model.header_table(counters)
+    return join(shown, Text(pcie_model.explain_h(fit.model, counted)))
+
+
+# ---------------------------------------------------------------------- what you saw
+def seen(stride: Result, counters: Result, fit: Fit) -> Text:
+    """The lesson's figures, computed from this run."""
+    c = Counted(counters)
+    aligned = [r.counted_requests / r.lines for r in c.compared if r.offset_floats % 32 == 0]
+    shared = max(r.counted_requests / r.lines for r in c.compared)
+    worst = max(c.summary["max_abs_requests_error"], c.summary["max_abs_bytes_error"])
+    own = fit.check.get("check_record_only", fit.check)
+    m = fit.model
+    third = (f", q = {m.half_line_rate / 1e9:.2f} G halves/s" if m.half_line_rate > 0 else "")
+    return bullets([
+        f"Data from: {stride.describe()}",
+        f"Counters ({_source(counters)}): {min(aligned):.3f}-{max(aligned):.3f} PCIe read requests per line for "
+        f"aligned reads, up to {shared:.2f} when warps share a line; {c.header:.1f} B of header per completion; the "
+        f"trace's counts within {worst:.1%} of every launch.",
+        f"Time model (h = {m.overhead_bytes:.0f} B, r = {m.request_rate / 1e9:.2f} G/s{third}) on data/{fit.name} "
+        f"alone: median error {own['median_abs_error']:.1%}, largest {own['max_abs_error']:.1%} "
+        f"({'quiet' if fit.check['quiet']['check record'] else 'not quiet'} sweeps)."])

@@ -1,0 +1,136 @@
+"""overlap-copies-with-streams: the sentences and tables that quote the run's figures, computed from its results.
+
+``platform`` (what this machine changes), ``sizes`` (copy + kernel against zero-copy per n), ``directions`` (bytes
+per second against one direction of the link), ``baselines`` (the fair, pipelined comparison), ``seen`` (what you
+saw). Live or recorded is said from each result's ``live``, never from the mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..exercises.lesson11 import two_stream_speedup
+from ..experiments.result import Result
+from ..tables import Table, Text, bullets
+
+MiB = 1 << 20
+BYTES_PER_ELEMENT = 12   # a and b in, c out: three float32 arrays
+
+
+def _source(result: Any) -> str:
+    return "live" if getattr(result, "live", False) else "recorded"
+
+
+def _pow2(n: int) -> str:
+    return f"2^{int(n).bit_length() - 1}"
+
+
+def median_seconds(result: Result, **where: Any) -> float:
+    """The median of one row's repeats, in seconds."""
+    return float(np.median(result.one(**where)["seconds"]))
+
+
+def platform() -> Text:
+    """What this machine changes in this lesson, beside the reference GPU."""
+    from ..platform.notes import platform_note
+
+    return Text(platform_note("11"))
+
+
+def _sizes(e2e: Result) -> list[int]:
+    return sorted({int(n) for n in e2e.column("n")})
+
+
+def _speedup(e2e: Result, n: int) -> float:
+    return median_seconds(e2e, method="copy", n=n) / median_seconds(e2e, method="zero_copy", n=n)
+
+
+def sizes(e2e: Result) -> Table:
+    """Copy + kernel against the zero-copy kernel, every fourth size and the largest."""
+    found = _sizes(e2e)
+    shown = [n for i, n in enumerate(found) if i % 4 == 0 or n == found[-1]]
+    rows = [(_pow2(n), f"{median_seconds(e2e, method='copy', n=n) * 1e6:,.1f} us",
+             f"{median_seconds(e2e, method='zero_copy', n=n) * 1e6:,.1f} us", f"{_speedup(e2e, n):.2f}")
+            for n in shown]
+    wins = sum(_speedup(e2e, n) > 1 for n in found)
+    return Table(["n", "copy + kernel", "zero-copy kernel", "copy / zero-copy"], rows,
+                 caption=f"*{_source(e2e)}; zero-copy was faster at {wins} of {len(found)} sizes*")
+
+
+def link_GBps(memcpy: Result) -> float:
+    """One direction of the link: the fastest pinned host-to-device copy."""
+    return float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
+
+
+def rates(e2e: Result) -> dict[str, float]:
+    """GB/s of a + b + c at the largest size, copy path and zero-copy."""
+    n = _sizes(e2e)[-1]
+    moved = BYTES_PER_ELEMENT * n
+    return {"n": n, "moved": moved, "copy": moved / median_seconds(e2e, method="copy", n=n) / 1e9,
+            "zero_copy": moved / median_seconds(e2e, method="zero_copy", n=n) / 1e9}
+
+
+def directions(e2e: Result, memcpy: Result) -> Text:
+    """The zero-copy kernel's bytes per second against one direction of the link, at the largest size."""
+    r, link = rates(e2e), link_GBps(memcpy)
+    said = (f"n = {_pow2(r['n'])}: {r['moved'] / MiB:,.0f} MiB moved ({_source(e2e)}). Copy path {r['copy']:.1f} GB/s, "
+            f"zero-copy {r['zero_copy']:.1f} GB/s; one direction of the link (pinned memcpy HtoD, {_source(memcpy)}) "
+            f"{link:.1f} GB/s. ")
+    if r["zero_copy"] > 1.05 * link:
+        return Text(said + "Zero-copy moved more bytes per second than one direction can carry: its reads (host to "
+                    "GPU) and writes (GPU to host) travelled at the same time, in the two directions of the link.")
+    return Text(said + "Zero-copy stayed within the rate of one direction of the link here.")
+
+
+def _best(pipelined: Result, method: str) -> dict[str, Any]:
+    return min(pipelined.select(method=method), key=lambda r: float(np.median(r["seconds"])))
+
+
+def _rate(pipelined: Result, row: dict[str, Any]) -> float:
+    return float(row["total_bytes"]) / float(np.median(row["seconds"])) / 1e9
+
+
+
+
+def baselines(e2e: Result, pipelined: Result) -> Table:
+    """Every way of computing c = a + b, as GB/s of a + b + c moved."""
+    r = rates(e2e)
+    small, big = _pow2(r["n"]), _pow2(pipelined.params["n"])
+    serial, overlap = _best(pipelined, "chunked"), _best(pipelined, "chunked_overlap")
+    rows = [(f"copy, no overlap (n = {small})", r["copy"]), (f"zero-copy (n = {small})", r["zero_copy"]),
+            (f"chunks on one stream ({serial['budget_bytes'] // MiB} MiB budget, n = {big})", _rate(pipelined, serial)),
+            (f"chunks double-buffered on two streams ({overlap['budget_bytes'] // MiB} MiB budget, n = {big})",
+             _rate(pipelined, overlap)),
+            (f"zero-copy (n = {big})", _rate(pipelined, pipelined.one(method="zero_copy")))]
+    return Table(["method", "GB/s of a+b+c"], [(name, f"{value:.1f}") for name, value in rows],
+                 caption=f"*{pipelined.describe()}*")
+
+
+def against(e2e: Result, pipelined: Result) -> Text:
+    """Zero-copy against copies without overlap, and against pipelined copies."""
+    r = rates(e2e)
+    fair = _rate(pipelined, _best(pipelined, "chunked_overlap"))
+    zc_big = _rate(pipelined, pipelined.one(method="zero_copy"))
+    return Text(f"Against copies without overlap, zero-copy moved {r['zero_copy'] / r['copy']:.2f}x the bytes per "
+                f"second; against the pipelined copies, {zc_big / fair:.2f}x.")
+
+
+def seen(e2e: Result, memcpy: Result, pipelined: Result) -> Text:
+    """The lesson's figures, computed from this run."""
+    found = _sizes(e2e)
+    r, link = rates(e2e), link_GBps(memcpy)
+    wins = sum(_speedup(e2e, n) > 1 for n in found)
+    fair = _rate(pipelined, _best(pipelined, "chunked_overlap"))
+    zc_big = _rate(pipelined, pipelined.one(method="zero_copy"))
+    return bullets([
+        f"Data from: {e2e.describe()}",
+        f"Vector add, host to host: copy / zero-copy time = {_speedup(e2e, found[0]):.2f} at n = {_pow2(found[0])} "
+        f"and {_speedup(e2e, found[-1]):.2f} at n = {_pow2(found[-1])}; zero-copy moved {r['zero_copy']:.1f} GB/s of "
+        f"a+b+c against {link:.1f} GB/s for one direction of the link.",
+        f"Zero-copy was faster than copy + kernel at {wins} of {len(found)} sizes.",
+        f"Double buffering on two streams moved {two_stream_speedup(pipelined):.2f}x the bytes per second of one "
+        "stream.",
+        f"Against pipelined copies, zero-copy moved {zc_big / fair:.2f}x the bytes per second; against copies without "
+        f"overlap {r['zero_copy'] / r['copy']:.2f}x."])

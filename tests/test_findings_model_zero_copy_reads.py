@@ -1,0 +1,89 @@
+"""helpers.findings.model_zero_copy_reads: the figures it quotes are the rows' own, on the replayed results and on
+changed copies of them, and its words follow the results (live/recorded, above/below the tags)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from helpers import experiments
+from helpers.findings import model_zero_copy_reads as findings
+
+
+@pytest.fixture(scope="module")
+def stride():
+    return experiments.reference("stride")
+
+
+@pytest.fixture(scope="module")
+def fit():
+    return findings.fit()
+
+
+def _scaled(result, k):
+    rows = [{**r, "useful_GBps": r["useful_GBps"] * k} for r in result.rows]
+    return replace(result, rows=rows)
+
+
+@pytest.mark.parametrize("k", [1.0, 0.5, 3.0])
+def test_sweep_quotes_the_rows(stride, k):
+    changed = _scaled(stride, k)
+    text = findings.sweep(changed)._repr_markdown_()
+    first = changed.one(memory="zero_copy", stride=1)["useful_GBps"]
+    far = changed.one(memory="zero_copy", stride=32)["useful_GBps"]
+    assert f"stride 1 {first:.1f} GB/s" in text and f"stride 32 {far:.2f} GB/s" in text
+    assert f"{first / far:.1f}x slower" in text
+
+
+def test_sweep_says_live_or_recorded_from_the_result(stride):
+    assert "(recorded)" in findings.sweep(stride)._repr_markdown_()
+    assert "(live)" in findings.sweep(replace(stride, live=True))._repr_markdown_()
+
+
+def test_counts_quote_the_fitted_race_and_the_header():
+    counters = experiments.reference("counters")
+    counted = findings.Counted(counters)
+    text = str(findings.counts(counters))
+    assert f"{counted.race.lower_first:.0%} of shared lines" in text
+    assert f"{counted.header:.1f} bytes beyond its data" in text
+
+
+def test_errors_quote_the_check_and_say_which_target_is_missed(fit):
+    text = str(findings.errors(fit))
+    assert f"{fit.check['median_abs_error']:.1%}" in text and f"{fit.check['max_abs_error']:.1%}" in text
+    met = dict(fit.check, median_abs_error=0.01, max_abs_error=0.02)
+    assert "meets both" in str(findings.errors(replace(fit, check=met)))
+    missed = dict(fit.check, median_abs_error=0.2, max_abs_error=0.3)
+    assert "misses both" in str(findings.errors(replace(fit, check=missed)))
+
+
+def test_tags_quote_littles_law_and_flip_above_and_below(fit):
+    latency = experiments.reference("latency")
+    load_ns = latency.select(memory="zero_copy")[0]["load_ns"]
+    r = fit.model.request_rate
+    text = str(findings.tags(fit, latency))
+    assert f"{r * load_ns * 1e-9:,.0f} requests in flight" in text
+    assert f"held {768 / r * 1e9:,.0f} ns" in text
+    assert ("exceed the 768 tags" in text) == (r * load_ns * 1e-9 > 768)
+    slow = replace(fit, model=replace(fit.model, request_rate=r / 4))
+    assert "stay below the 768 tags" in str(findings.tags(slow, latency))
+    fast = replace(fit, model=replace(fit.model, request_rate=r * 4))
+    assert "exceed the 768 tags" in str(findings.tags(fast, latency))
+    live = replace(latency, live=True)
+    assert "(live, lesson 07)" in str(findings.tags(fit, live))
+
+
+def test_yours_says_recorded_or_compares_a_live_sweep(stride, fit):
+    assert "recorded" in str(findings.yours(stride, fit))
+    live = replace(stride, live=True)
+    text = str(findings.yours(live, fit))
+    assert "live stride sweep" in text and "median |error|" in text
+
+
+def test_seen_quotes_the_model(stride, fit):
+    counters = experiments.reference("counters")
+    text = str(findings.seen(stride, counters, fit))
+    assert f"r = {fit.model.request_rate / 1e9:.2f} G/s" in text and "Counters (recorded)" in text
+    assert np.isfinite(fit.model.half_line_rate)
