@@ -5,7 +5,8 @@ The generic tests in test_exercises.py cover placeholder -> "not yet" and soluti
 
 from __future__ import annotations
 
-import numpy as np
+import math
+
 import pytest
 
 from helpers import exercises, experiments
@@ -42,47 +43,45 @@ def test_model_seconds_hints(wrong, phrase):
     assert feedback.status == "hint" and phrase in feedback.message, feedback
 
 
-def _fit_rates(reuse):
-    ks = sorted({int(k) for k in reuse.column("uses")})
-    med = lambda method, k: float(np.median(reuse.one(method=method, uses=k)["seconds"]))  # noqa: E731
-    copy_per_use, copy_fixed = np.polyfit(ks, [med("copy", k) for k in ks], 1)
-    zc_per_use, _ = np.polyfit(ks, [med("zero_copy", k) for k in ks], 1)
-    nbytes = 12 * reuse.params["n"]
-    return nbytes / copy_fixed / 1e9, nbytes / copy_per_use / 1e9, nbytes / zc_per_use / 1e9
-
-
 def test_model_seconds_against_the_recorded_rows():
     reuse = experiments.reuse()
-    feedback = exercises.check("12", "model_seconds", _solution("model_seconds"), measured=reuse,
-                               rates=_fit_rates(reuse))
-    assert feedback.correct and "of every measured row" in feedback.message and "(measured: k =" in feedback.message
+    feedback = exercises.check("12", "model_seconds", _solution("model_seconds"), measured=reuse)
+    assert feedback.correct and "of every measured row" in feedback.message
+
+
+def _bound(link, device, zc):
+    return (1 / link) / (1 / zc - 1 / device)
 
 
 @pytest.mark.parametrize("wrong, phrase", [
-    (lambda budget, sets: budget // (12 * sets), "whole number of 256-thread blocks"),
-    (lambda budget, sets: max(256, budget // 12 // 256 * 256), "two buffer sets"),
-    (lambda budget, sets: max(256, budget // (3 * sets) // 256 * 256), "bytes as elements"),
-    (lambda budget, sets: max(256, budget // (8 * sets) // 256 * 256), "does c need its device buffer"),
-    (lambda budget, sets: float(max(256, budget // (12 * sets) // 256 * 256)), "a float"),
-    (lambda budget, sets: budget // (12 * sets) // 256 * 256, "smallest chunk"),
+    (lambda link, device, zc: _bound(link, device, zc), "whole number"),
+    (lambda link, device, zc: math.floor(_bound(link, device, zc)), "rounding down or up"),
+    (lambda link, device, zc: math.floor(zc / link) + 1, "kernels on device memory"),
+    (lambda link, device, zc: math.floor(link / zc) + 1, "upside down"),
+    (lambda link, device, zc: 3, "what happens to n"),
 ])
-def test_chunk_elements_hints(wrong, phrase):
-    feedback = exercises.check("12", "chunk_elements", wrong)
+def test_break_even_k_hints(wrong, phrase):
+    exercises.reset_tries()
+    feedback = exercises.check("12", "break_even_k", wrong)
     assert feedback.status == "hint" and phrase in feedback.message, feedback
+    assert str(lesson12.break_even_k_rule(11.0, 90.0, 40.0)) not in feedback.message.split("you returned")[0]
 
 
-def test_chunk_elements_matches_the_recorded_rows():
-    ooc = experiments.out_of_core()
-    feedback = exercises.check("12", "chunk_elements", _solution("chunk_elements"), measured=ooc)
-    assert feedback.correct and "all 4 chunked rows" in feedback.message
-    assert all(lesson12.chunk_elements_rule(r["budget_bytes"], 2 if r["method"] == "chunked_overlap" else 1)
-               == r["chunk_elements"] for r in ooc.rows if r["method"] != "zero_copy")
+def test_break_even_k_placeholder_and_the_recorded_run():
+    assert exercises.check("12", "break_even_k", ...).status == "not yet"
+    assert exercises.check("12", "break_even_k", lambda link, device, zc: None).status == "not yet"
+    reuse = experiments.reuse()
+    feedback = exercises.check("12", "break_even_k", _solution("break_even_k"), measured=reuse)
+    assert feedback.correct and f"from k = {lesson12.first_copy_win(reuse)}" in feedback.message
 
 
 def test_compare_prediction():
-    assert "No prediction" in lesson12.compare_prediction(..., 2, 1.38)
-    assert "Right" in lesson12.compare_prediction(2, 2, 1.38)
-    assert "sooner than you thought" in lesson12.compare_prediction(5, 2, 1.38)
-    assert "longer than you thought" in lesson12.compare_prediction(1, 2, 1.38)
-    assert "number" in lesson12.compare_prediction("soon", 2, 1.38)
-    assert "no measured k" in lesson12.compare_prediction(3, None, 9.0)
+    reuse = experiments.reuse()
+    first = lesson12.first_copy_win(reuse)
+    assert "No prediction" in lesson12.compare_prediction(..., reuse)
+    assert "Right" in lesson12.compare_prediction(first, reuse)
+    assert "sooner than you thought" in lesson12.compare_prediction(first + 3, reuse)
+    assert "longer than you thought" in lesson12.compare_prediction(first - 1, reuse)
+    assert "number" in lesson12.compare_prediction("soon", reuse)
+    shown = exercises.compare("12", first, reuse)
+    assert shown.startswith("**Prediction.**") and "Right" in shown

@@ -3,12 +3,12 @@ on the untouched placeholder (issue 10). Replay mode; the generic tests are in t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
-import numpy as np
 import pytest
 
-from helpers import exercises
+from helpers import exercises, experiments
 from helpers.exercises import lesson13
 
 
@@ -24,44 +24,63 @@ def test_reads_needed_hints(wrong, phrase):
 
 
 def test_reads_needed_reports_the_measured_answer():
+    reg = experiments.registered()
+    per_gib, read = lesson13.registration_seconds(reg)
     solution = lambda r, t, share=0.1: math.ceil(r * (1 - share) / (share * t))  # noqa: E731
-    feedback = exercises.check("13", "reads_needed", solution, seconds_per_gib=0.25, read_seconds=0.02)
-    assert feedback.correct and "113 reads" in feedback.message, feedback
+    feedback = exercises.check("13", "reads_needed", solution, measured=reg)
+    assert feedback.correct and f"{lesson13.reads_needed_rule(per_gib, read)} reads" in feedback.message, feedback
+
+
+PAGE = 4096
 
 
 @pytest.mark.parametrize("wrong, phrase", [
-    (lambda a, page_size=4096: a.ctypes.data % page_size == 0 and a.nbytes % page_size == 0, "unbroken"),
-    (lambda a, page_size=4096: bool(a.flags.c_contiguous and a.nbytes % page_size == 0), "ctypes.data"),
-    (lambda a, page_size=4096: bool(a.flags.c_contiguous and a.ctypes.data % page_size == 0), "ends inside a page"),
-    (lambda a, page_size=4096: bool(a.flags.c_contiguous and a.ctypes.data % 4096 == 0 and a.nbytes % 4096 == 0),
-     "page_size argument"),
-    (lambda a, page_size=4096: bool(a.flags.c_contiguous and a.ctypes.data % page_size == 0
-                                    and a.size % page_size == 0), "array.nbytes"),
+    (lambda a, n, page_size=4096: ((page_size - a % page_size) % page_size, -(a + n) % page_size), "first byte"),
+    (lambda a, n, page_size=4096: (a % page_size, page_size - (a + n) % page_size), "exactly on a page boundary"),
+    (lambda a, n, page_size=4096: (a % page_size, -n % page_size), "length only"),
+    (lambda a, n, page_size=4096: (a % 4096, -(a + n) % 4096), "page_size argument"),
+    (lambda a, n, page_size=4096: (-(a + n) % page_size, a % page_size), "swapped"),
+    (lambda a, n, page_size=4096: a % page_size + -(a + n) % page_size, "pair of whole numbers"),
 ])
-def test_can_register_hints(wrong, phrase):
-    feedback = exercises.check("13", "can_register", wrong)
+def test_neighbours_pinned_hints(wrong, phrase):
+    exercises.reset_tries()
+    feedback = exercises.check("13", "neighbours_pinned", wrong)
     assert feedback.status == "hint" and phrase in feedback.message, feedback
 
 
-def test_can_register_rule_matches_registered_array():
+def test_neighbours_pinned_placeholder_and_the_recorded_probes():
+    assert exercises.check("13", "neighbours_pinned", ...).status == "not yet"
+    assert exercises.check("13", "neighbours_pinned", lambda a, n, page_size=4096: None).status == "not yet"
+    feedback = exercises.check("13", "neighbours_pinned", lesson13.neighbours_pinned_rule,
+                               measured=experiments.registered())
+    assert feedback.correct and "pinned bytes that were not theirs" in feedback.message
+
+
+def test_the_rule_agrees_with_registered_array():
+    """An array pins nothing of its neighbours exactly when RegisteredArray accepts it (contiguous arrays)."""
     from helpers import errors
     from helpers.memory import gpu
     from helpers.memory.pages import page_aligned_empty
 
     base = page_aligned_empty(4096)
-    for array in (base, base[1:1025], base[::2], base[:1000], base[1024:2048]):
+    for array in (base, base[1:1025], base[:1000], base[1024:2048], base[4:1028]):
         try:
             gpu._check_registrable(array)
             accepted = True
         except errors.RegistrationError:
             accepted = False
-        assert accepted == lesson13.can_register_rule(array)
+        assert accepted == (lesson13.neighbours_pinned_rule(array.ctypes.data, array.nbytes) == (0, 0))
 
 
 def test_compare_prediction():
-    assert "No prediction" in lesson13.compare_prediction(..., 0.95)
-    assert "1.05x" in lesson13.compare_prediction(..., 0.95)
-    assert "did not show" in lesson13.compare_prediction(10, 0.95)
-    assert "within 50%" in lesson13.compare_prediction(1.0, 0.95)
-    assert "slower than you expected" in lesson13.compare_prediction(2, 0.05)
-    assert "No prediction" in lesson13.compare_prediction("fast", 0.5)
+    wc = experiments.write_combined()
+    ratio = (wc.one(allocation="mapped + write-combined", side="cpu", op="read")["GBps"]
+             / wc.one(allocation="mapped", side="cpu", op="read")["GBps"])
+    assert "No prediction" in lesson13.compare_prediction(..., wc)
+    assert f"{1 / ratio:.2f}x" in lesson13.compare_prediction(..., wc)
+    assert "did not show" in lesson13.compare_prediction(10, wc)
+    assert "within 50%" in lesson13.compare_prediction(1 / ratio, wc)
+    assert "No prediction" in lesson13.compare_prediction("fast", wc)
+    slow = dataclasses.replace(wc, rows=[dict(r, GBps=r["GBps"] / 20) if r["allocation"] != "mapped" else r
+                                         for r in wc.rows])
+    assert "slower than you expected" in lesson13.compare_prediction(2, slow)

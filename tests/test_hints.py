@@ -233,19 +233,20 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda k, n, link, device, zc: (12 * n / (link * 1e9) + k * 12 * n / (device * 1e9),
                                                       k * 20 * n / (zc * 1e9))),
                 ("k * nbytes / (zc_GBps * 1e9)",), lambda: lesson12.MODEL_CASES)],
-    ("12", "chunk_elements"): [
-        Typical(fixed(lambda budget, sets: budget // (12 * sets)), ("// 256 * 256",), lambda: lesson12.CHUNK_CASES),
-        Typical(fixed(lambda budget, sets: max(256, budget // (24 * sets) // 256 * 256)), ("// 256 * 256",),
-                lambda: lesson12.CHUNK_CASES)],
+    ("12", "break_even_k"): [
+        Typical(fixed(lambda link, device, zc: int(zc / link) + 1), ("(1 / zc_GBps - 1 / device_GBps)",),
+                lambda: lesson12.BREAK_EVEN_CASES),
+        Typical(fixed(lambda link, device, zc: int((1 / link) / (1 / zc - 1 / device))),
+                ("int(crossing) + 1",), lambda: lesson12.BREAK_EVEN_CASES)],
     ("13", "reads_needed"): [
         Typical(fixed(lambda r, t, share=0.1: math.ceil(r / (share * t))), ("share) / (share *",),
                 lambda: lesson13.READ_CASES),
         Typical(fixed(lambda r, t, share=0.1: math.ceil(r / t)), ("share) / (share *",), lambda: lesson13.READ_CASES)],
-    ("13", "can_register"): [
-        Typical(fixed(lambda a, page_size=4096: bool(a.flags.c_contiguous and a.ctypes.data % page_size == 0)),
-                ("array.nbytes % page_size == 0",), lambda: [(a, p) for _, a, p in lesson13._register_cases()]),
-        Typical(fixed(lambda a, page_size=4096: bool(a.flags.c_contiguous and a.nbytes % page_size == 0)),
-                ("array.ctypes.data % page_size == 0",), lambda: [(a, p) for _, a, p in lesson13._register_cases()])],
+    ("13", "neighbours_pinned"): [
+        Typical(fixed(lambda a, n, page_size=4096: (a % page_size, page_size - (a + n) % page_size)),
+                ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES),
+        Typical(fixed(lambda a, n, page_size=4096: (a % page_size, -n % page_size)),
+                ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES)],
     ("14", "incomplete"): [
         Typical(fixed(lambda row: sum(w < row["n"] for w in row["written_at_flag"])), ("0 <= w <",),
                 lambda: [(dict(row),) for row, _ in lesson14.INCOMPLETE_CASES]),

@@ -324,6 +324,31 @@ def reuse(result: Result) -> Figure:
     return fig
 
 
+def out_of_core(result: Result) -> Figure:
+    """Milliseconds for c = a + b over a data set larger than the device-memory budgets: zero-copy in place, chunked
+    copies, chunked copies on two streams (decide-when-zero-copy-wins)."""
+    names = {"zero_copy": "zero-copy", "chunked": "chunked", "chunked_overlap": "chunked +\n2 streams"}
+    labels = [names[r["method"]] + (f"\n{r['budget_bytes'] >> 20} MiB budget" if r["budget_bytes"] else
+                                     "\nno device buffer") for r in result.rows]
+    total = result.rows[0]["total_bytes"]
+    return bars(labels, [_median(r) * 1e3 for r in result.rows], ylabel="milliseconds, median", note=result,
+                title=f"c = a + b over {total / 2**30:.1f} GiB of host data", fmt="{:.1f} ms")
+
+
+def write_combined(result: Result) -> Figure:
+    """GB/s of the CPU and the GPU reading and writing ordinary against write-combined mapped memory
+    (use-write-combined-and-registered-memory)."""
+    labels, values, colors = [], [], []
+    for side in ("cpu", "gpu"):
+        for op in ("read", "write"):
+            for allocation, short, color in (("mapped", "ordinary", "C0"), ("mapped + write-combined", "WC", "C3")):
+                labels.append(f"{side.upper()} {op}\n{short}")
+                values.append(result.one(allocation=allocation, side=side, op=op)["GBps"])
+                colors.append(color)
+    return bars(labels, values, title="Ordinary mapped memory against write-combined (WC)", ylabel="GB/s",
+                colors=colors, note=result, fmt="{:.1f}")
+
+
 # --------------------------------------------------------------------------- page tables
 def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, gpu_pages: Sequence[int] | None = None,
                  title: str = "Virtual pages and the physical frames behind them") -> Figure:

@@ -1,6 +1,6 @@
 """decide-when-zero-copy-wins's exercises: a model of copy-once against zero-copy for data used k times, and the
-chunk size a
-device-memory budget allows. ``compare_prediction`` compares the learner's predicted break-even k with the run."""
+break-even k solved from it (n cancels). ``compare_prediction`` compares the learner's predicted break-even k with the
+run."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
-
-BLOCK = 256
-
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
@@ -80,11 +78,10 @@ def _model_hint(got: tuple[float, float], case: tuple) -> Feedback | None:
     return None
 
 
-def check_model_seconds(model_seconds: Callable[..., tuple[float, float]], *, measured: Any = None,
-                        rates: tuple[float, float, float] | None = None) -> Feedback:
+def check_model_seconds(model_seconds: Callable[..., tuple[float, float]], *, measured: Any = None) -> Feedback:
     """decide-when-zero-copy-wins: ``model_seconds(k, n, link_GBps, device_GBps, zc_GBps)`` returns (copy,
-    zero-copy) seconds. With
-    ``measured`` (``reuse``) and ``rates`` (link, device, zero-copy GB/s), the message compares with the rows."""
+    zero-copy) seconds. With ``measured`` (``reuse``) the message compares it, at the rates fitted to the run
+    (:func:`fitted_rates`), with the rows."""
     if is_placeholder(model_seconds):
         return _not_yet("define model_seconds(k, n, link_GBps, device_GBps, zc_GBps) returning (copy, zero_copy).")
     for case in MODEL_CASES:
@@ -98,123 +95,138 @@ def check_model_seconds(model_seconds: Callable[..., tuple[float, float]], *, me
         if problem:
             return problem
     extra = ""
-    if measured is not None and rates:
+    if measured is not None:
+        rates = fitted_rates(measured)
         n = int(measured.params["n"])
-        ks = sorted({int(k) for k in measured.column("uses")})
-        worst, crossing = 0.0, None
-        for k in ks:
-            copy, zero = model_seconds(k, n, *rates)
-            for method, model in (("copy", copy), ("zero_copy", zero)):
+        worst = 0.0
+        for k in sorted({int(k) for k in measured.column("uses")}):
+            for method, model in zip(("copy", "zero_copy"), model_seconds(k, n, *rates)):
                 real = float(np.median(measured.one(method=method, uses=k)["seconds"]))
                 worst = max(worst, abs(model - real) / real)
-            if crossing is None and copy < zero:
-                crossing = k
-        first = next((k for k in ks if np.median(measured.one(method="copy", uses=k)["seconds"])
-                      < np.median(measured.one(method="zero_copy", uses=k)["seconds"])), None)
-        link, device, zc = rates
-        extra = (f" With this run's rates it is within {worst:.0%} of every measured row, and it has copying win "
-                 f"from k = {crossing} (measured: k = {first}). Solve copy(k) = zero_copy(k): "
-                 f"k = (1/link) / (1/zc - 1/device) = {(1 / link) / (1 / zc - 1 / device):.2f}. n cancels: in this model "
-                 "the crossing does not depend on the size, as long as the rates hold (for small n they do not, "
-                 "lesson 11).")
+        extra = (f" At the rates fitted to this run ({rates[0]:.1f} GB/s over the link, {rates[1]:.0f} GB/s in device "
+                 f"memory, {rates[2]:.1f} GB/s zero-copy) it is within {worst:.0%} of every measured row.")
     return _correct("copying pays the link once and then runs k cheap kernels on device memory; zero-copy pays the "
                     "link on every use." + extra)
 
 
-# --------------------------------------------------------------------------- chunks that fit a budget
-def chunk_elements_rule(budget_bytes: int, sets: int) -> int:
-    """helpers.experiments.out_of_core's chunk: ``sets`` sets of three float buffers, whole blocks of 256."""
-    return max(BLOCK, budget_bytes // (12 * sets) // BLOCK * BLOCK)
+# --------------------------------------------------------------------------- the break-even k, solved
+def break_even_k_rule(link_GBps: float, device_GBps: float, zc_GBps: float) -> int | None:
+    """The smallest whole k at which copying once and running k kernels on device memory is faster than k zero-copy
+    kernels, by :func:`model_seconds_rule` (n cancels); None when zero-copy is never slower per use."""
+    per_use = 1 / zc_GBps - 1 / device_GBps          # what each further use costs zero-copy more than the copy
+    if per_use <= 0:
+        return None
+    bound = (1 / link_GBps) / per_use                  # copy(k) < zero_copy(k)  <=>  k > bound
+    return int(np.floor(bound)) + 1
 
 
-CHUNK_CASES = ((64 << 20, 1), (64 << 20, 2), (256 << 20, 1), (256 << 20, 2), (1 << 20, 2), (100_000, 1), (4096, 2))
+# (link, device, zero-copy GB/s): none has a whole-number bound, so rounding cannot decide a case
+BREAK_EVEN_CASES = ((11.0, 90.0, 40.0), (7.0, 100.0, 33.0), (55.0, 4000.0, 50.0), (25.0, 900.0, 30.0),
+                    (55.0, 3000.0, 104.0), (8.0, 200.0, 3.0))
 
 
-def check_chunk_elements(chunk_elements: Callable[[int, int], int], *, measured: Any = None) -> Feedback:
-    """decide-when-zero-copy-wins: ``chunk_elements(budget_bytes, sets)``; with ``measured`` (``out_of_core``) it is
-    also compared
-    with the chunk size each recorded or measured chunked row used."""
-    if is_placeholder(chunk_elements):
-        return _not_yet("define chunk_elements(budget_bytes, sets) returning a whole number of elements.")
-    cases = list(CHUNK_CASES)
-    if measured is not None:
-        cases += [(int(r["budget_bytes"]), 2 if r["method"] == "chunked_overlap" else 1)
-                  for r in measured.rows if r["method"] != "zero_copy"]
-    for budget, sets in cases:
-        got = chunk_elements(budget, sets)
+def fitted_rates(reuse: Any) -> tuple[float, float, float]:
+    """(link, device, zero-copy) GB/s read off straight lines fitted to a ``reuse`` result's medians: the copy's fixed
+    part moves 12n bytes over the link, its part per use 12n bytes in device memory, zero-copy's part per use 12n
+    bytes over the link (decide-when-zero-copy-wins)."""
+    ks = sorted({int(k) for k in reuse.column("uses")})
+
+    def medians(method: str) -> list[float]:
+        return [float(np.median(reuse.one(method=method, uses=k)["seconds"])) for k in ks]
+
+    copy_per_use, copy_fixed = np.polyfit(ks, medians("copy"), 1)
+    zc_per_use, _ = np.polyfit(ks, medians("zero_copy"), 1)
+    nbytes = 12 * int(reuse.params["n"])
+    return nbytes / copy_fixed / 1e9, nbytes / copy_per_use / 1e9, nbytes / zc_per_use / 1e9
+
+
+def first_copy_win(reuse: Any) -> int | None:
+    """The smallest measured k at which copying first was faster (medians), or None."""
+    for k in sorted({int(k) for k in reuse.column("uses")}):
+        if (np.median(reuse.one(method="copy", uses=k)["seconds"])
+                < np.median(reuse.one(method="zero_copy", uses=k)["seconds"])):
+            return k
+    return None
+
+
+def check_break_even_k(break_even_k: Callable[[float, float, float], Any], *, measured: Any = None) -> Feedback:
+    """decide-when-zero-copy-wins: ``break_even_k(link_GBps, device_GBps, zc_GBps)``, the smallest whole k at which
+    copying first is faster by the model of ``model_seconds``; with ``measured`` (``reuse``), the message puts it
+    beside the run."""
+    if is_placeholder(break_even_k):
+        return _not_yet("define break_even_k(link_GBps, device_GBps, zc_GBps) returning the smallest whole k.")
+    for link, device, zc in BREAK_EVEN_CASES:
+        got = break_even_k(link, device, zc)
         if is_placeholder(got):
-            return _not_yet("chunk_elements has no body yet (it returns None): return the number of elements.")
-        want = chunk_elements_rule(budget, sets)
+            return _not_yet("break_even_k has no body yet (it returns None): return a whole number of uses.")
+        want = break_even_k_rule(link, device, zc)
+        bound = (1 / link) / (1 / zc - 1 / device)
         if not _number(got):
-            return _hint(f"return a number of elements; you returned {got!r}."[:300],
-                         "compute the count with integer arithmetic and return it alone.")
-        if isinstance(got, (float, np.floating)):
-            if float(got).is_integer() and int(got) == want:
-                return _hint("right value, but a float. What happens when a float is used as a slice bound?",
-                             "a chunk is a whole number of elements: use // (a float slice bound raises TypeError).")
-            return _hint("you returned a float: a chunk is a whole number of elements, in whole blocks of "
-                         f"{BLOCK}. Which division keeps integers?",
-                         f"use integer division // and round down to whole blocks of {BLOCK}.")
+            return _hint(f"return a number of uses; you returned {got!r}."[:300],
+                         "return one whole number, k.")
+        if not float(got).is_integer():
+            return _hint(f"you returned {float(got):.3f}: k counts kernel launches, a whole number. Which whole "
+                         "number is the first at which copying is faster, the one below the crossing or above it?",
+                         "round the crossing to the next whole number above it.")
         got = int(got)
         if got == want:
             continue
-        raw = budget // (12 * sets)
-        if got == raw or got == budget // 12 // sets:
-            return _hint(f"{budget} bytes, {sets} set(s): {got} is not a whole number of {BLOCK}-thread blocks. How "
-                         f"do you round a count down to a multiple of {BLOCK}?",
-                         f"divide by {BLOCK} with //, then multiply by {BLOCK} (and never go below one block).")
-        if got in (budget // 12 // BLOCK * BLOCK, max(BLOCK, budget // 12 // BLOCK * BLOCK)) and sets == 2:
-            return _hint("with overlap there are two buffer sets (one per stream). How much of the budget does "
-                         "each get?", "each set gets half the budget: the bytes per element double with two sets.")
-        if got in (budget // (3 * sets) // BLOCK * BLOCK, max(BLOCK, budget // (3 * sets) // BLOCK * BLOCK)):
-            return _hint("that counts bytes as elements. How many bytes does one element of a float32 buffer "
-                         "take?", "each float is 4 bytes, so a set of three buffers takes 12 bytes per element.")
-        if got in (budget // (4 * sets) // BLOCK * BLOCK, max(BLOCK, budget // (4 * sets) // BLOCK * BLOCK)):
-            return _hint("that is one buffer per set. How many arrays does a buffer set hold?",
-                         "a, b and c: three arrays of 4 bytes per element, 12 bytes per element, not 4.")
-        if got in (budget // (8 * sets) // BLOCK * BLOCK, max(BLOCK, budget // (8 * sets) // BLOCK * BLOCK)):
-            return _hint("that counts a and b only. Where does the kernel write its result: does c need its device "
-                         "buffer too?",
-                         "the result c needs its device buffer too: three arrays, 12 bytes per element.")
-        if got < BLOCK <= want:
-            return _hint(f"for a budget of {budget} bytes you returned {got}. What is the smallest chunk a launch "
-                         f"of whole {BLOCK}-thread blocks can use?", f"never less than one block ({BLOCK} elements): "
-                         "take the larger of one block and your count.")
-        return _hint(f"for a budget of {budget} bytes and {sets} set(s) you returned {got}. How many bytes does one "
-                     "element cost across all the sets, and how many whole blocks fit?",
-                     f"the chunk there is {want}: the budget over the bytes per element, rounded down to whole "
-                     f"blocks of {BLOCK}.")
+        case = f"(link {link:g}, device {device:g}, zero-copy {zc:g} GB/s)"
+        if got == int(np.floor(bound)) and got < want:
+            return _hint(f"{case}: at k = {got} copying is still slower, by your own model_seconds. Is the "
+                         "crossing reached by rounding down or up?",
+                         "the first whole k past the crossing: the next whole number above it.")
+        if got in (int(np.floor(zc / link)) + 1, int(np.ceil(zc / link))) and got != want:
+            return _hint(f"{case}: your k leaves out the k kernels on device memory that the copy still runs. "
+                         "What does each further use cost the copy, and what does it cost zero-copy?",
+                         "write copy(k) < zero_copy(k) with both terms of the copy; each further use costs zero-copy "
+                         "12n/zc and the copy 12n/device: the difference is what the one copy must be paid back by.")
+        if got in (int(np.floor(link / zc)) + 1, int(np.ceil(link / zc))) and got != want:
+            return _hint(f"{case}: the ratio is upside down. Which costs more per byte, a pass over the link at "
+                         "zc_GBps or the one copy at link_GBps?",
+                         "seconds per byte are 1 / rate: write the times with 1/link, 1/zc and 1/device.")
+        return _hint(f"{case}: you returned k = {got}. Write copy(k) and zero_copy(k) from model_seconds, set "
+                     "copy(k) < zero_copy(k): what happens to n, and what is left of k?",
+                     "n appears in every term and cancels; gather the terms with k on one side, then divide and "
+                     "round up to a whole k.")
     extra = ""
     if measured is not None:
-        rows = [r for r in measured.rows if r["method"] != "zero_copy"]
-        extra = f" It matches the chunk size of all {len(rows)} chunked rows of this run."
-    return _correct(f"each buffer set holds a chunk of a, b and c (12 bytes per element), the overlapped version "
-                    f"needs two sets, and a chunk is whole blocks of {BLOCK} threads." + extra)
+        rates = fitted_rates(measured)
+        first = first_copy_win(measured)
+        said = break_even_k(*rates)
+        extra = (f" With the rates fitted to this run ({rates[0]:.1f}, {rates[1]:.0f} and {rates[2]:.1f} GB/s) it "
+                 f"gives k = {said}; the run's medians had copying first win from k = {first}.")
+    return _correct("n cancels: each use after the first costs zero-copy a pass over the link and the copy only a "
+                    "kernel on device memory, so the one copy is paid back after a number of uses set by the "
+                    "rates alone, the same for 1 MiB as for 1 GiB while those rates hold." + extra)
 
 
 # --------------------------------------------------------------------------- predict, then measure
-def compare_prediction(predicted: Any, first_copy_win: int | None, k_even: float) -> str:
-    """decide-when-zero-copy-wins: the predicted smallest k at which copying first wins, against the run."""
-    measured = (f"copying first won from k = {first_copy_win} on" if first_copy_win
-                else "copying first won at no measured k")
-    fits = f" (the fitted lines cross at k = {k_even:.2f})"
+def compare_prediction(predicted: Any, reuse: Any) -> Text:
+    """decide-when-zero-copy-wins: the predicted smallest k at which copying first wins, against the ``reuse`` run
+    (its medians, and where straight lines fitted to them cross)."""
+    first = first_copy_win(reuse)
+    link, device, zc = fitted_rates(reuse)
+    k_even = (1 / link) / (1 / zc - 1 / device)
+    measured = f"copying first won from k = {first} on" if first else "copying first won at no measured k"
+    said = f"{measured} (the fitted lines cross at k = {k_even:.2f})"
     if is_placeholder(predicted):
-        return f"No prediction made (predicted_k is still `...`). This run: {measured}{fits}."
+        return Text(f"No prediction made (predicted_k is still `...`). This run: {said}.")
     try:
         guess = float(predicted)
     except (TypeError, ValueError):
-        return f"Write your prediction as a number, e.g. 4 (you wrote {predicted!r}). This run: {measured}{fits}."
-    text = f"You predicted k = {guess:g}; {measured}{fits}. "
-    if first_copy_win is None:
-        return text + "Zero-copy held out over every k measured here: its per-use cost was close to the copy's."
-    if guess == first_copy_win:
-        return text + "Right."
-    if guess > first_copy_win:
-        return text + ("Copying won sooner than you thought: each zero-copy use moves the same 12n bytes over the "
-                       "link that the one copy moves, so one extra use already costs most of a copy, while a "
-                       "kernel on device memory costs a small fraction of it.")
-    return text + ("Zero-copy held out longer than you thought: at k = 1 it overlaps its reads and writes on the two "
-                   "directions of the link (lesson 11), so one use costs less than copying in and out.")
+        return Text(f"Write your prediction as a number, e.g. 4 (you wrote {predicted!r}). This run: {said}.")
+    text = f"You predicted k = {guess:g}; {said}. "
+    if first is None:
+        return Text(text + "Zero-copy held out over every k measured here: its per-use cost was close to the copy's.")
+    if guess == first:
+        return Text(text + "Right.")
+    if guess > first:
+        return Text(text + "Copying won sooner than you thought: each zero-copy use moves the same 12n bytes over "
+                    "the link that the one copy moves, so one extra use already costs most of a copy, while a kernel "
+                    "on device memory costs a small fraction of it.")
+    return Text(text + "Zero-copy held out longer than you thought: at k = 1 it overlaps its reads and writes on the "
+                "two directions of the link (lesson 11), so one use costs less than copying in and out.")
 
 
-CHECKS = {"model_seconds": check_model_seconds, "chunk_elements": check_chunk_elements}
+CHECKS = {"model_seconds": check_model_seconds, "break_even_k": check_break_even_k}

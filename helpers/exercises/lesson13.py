@@ -1,6 +1,6 @@
-"""use-write-combined-and-registered-memory's exercises: when registering pays off (reads_needed), which arrays can
-be registered
-(can_register), and the prediction of how much slower the CPU reads write-combined memory."""
+"""use-write-combined-and-registered-memory's exercises: when registering pays off (reads_needed), what the driver
+pins beside a range that does not start or end on a page boundary (neighbours_pinned), and the prediction of how much
+slower the CPU reads write-combined memory."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 # (registration seconds, seconds per read, share): cases with a known smallest whole number of reads.
@@ -24,12 +25,18 @@ def reads_needed_rule(register_seconds: float, read_seconds: float, share: float
     return k
 
 
-def check_reads_needed(reads_needed: Callable[..., Any], *, seconds_per_gib: float | None = None,
-                       read_seconds: float | None = None) -> Feedback:
+def registration_seconds(reg: Any) -> tuple[float, float]:
+    """(seconds to register and unregister 1 GiB, seconds for one zero-copy read of 1 GiB of registered memory) from a
+    ``registered`` result."""
+    cost = reg.one(allocation="register + unregister (host)")
+    per_gib = float(np.median(cost["seconds"])) / cost["nbytes"] * 2**30
+    return per_gib, 2**30 / (reg.one(allocation="registered")["GBps"] * 1e9)
+
+
+def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None) -> Feedback:
     """use-write-combined-and-registered-memory: ``reads_needed(register_seconds, read_seconds, share=0.1)``, the
-    fewest zero-copy reads after
-    which registering once is at most ``share`` of the total time. With the measured figures, the message says
-    the answer for this run."""
+    fewest zero-copy reads after which registering once is at most ``share`` of the total time. With ``measured``
+    (``registered``), the message says the answer for 1 GiB on that run."""
     if is_placeholder(reads_needed):
         return _not_yet("define reads_needed(register_seconds, read_seconds, share=0.1) returning the fewest whole "
                         "reads k with register_seconds / (register_seconds + k * read_seconds) <= share.")
@@ -71,106 +78,118 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, seconds_per_gib: flo
                      f"the fewest reads is {want} there: try your k and k - 1 in register / (register + k * read) "
                      "and compare with share.")
     extra = ""
-    if seconds_per_gib is not None and read_seconds is not None:
-        k = int(reads_needed(seconds_per_gib, read_seconds))
-        extra = (f" On this run: registering 1 GiB cost {seconds_per_gib * 1e3:.0f} ms and one read {read_seconds * 1e3:.1f} "
-                 f"ms, so {k} reads.")
+    if measured is not None:
+        per_gib, read = registration_seconds(measured)
+        extra = (f" On this run: registering 1 GiB cost {per_gib * 1e3:.0f} ms and one read {read * 1e3:.1f} ms, so "
+                 f"{int(reads_needed(per_gib, read))} reads.")
     return _correct("registering is paid once, reading every time, so its share of the total shrinks as the buffer "
                     "is reused: register once, outside the loop." + extra)
 
 
-def can_register_rule(array: Any, page_size: int = 4096) -> bool:
-    """RegisteredArray's rule (helpers.gpu._check_registrable), as a yes or no."""
-    return (isinstance(array, np.ndarray) and array.nbytes > 0
-            and (array.flags.c_contiguous or array.flags.f_contiguous)
-            and array.ctypes.data % page_size == 0 and array.nbytes % page_size == 0)
+# --------------------------------------------------------------------------- what the driver pins beside a range
+def neighbours_pinned_rule(address: int, nbytes: int, page_size: int = 4096) -> tuple[int, int]:
+    """(bytes before, bytes after) ``[address, address + nbytes)`` that the driver pins too, as it pins whole pages."""
+    return address % page_size, -(address + nbytes) % page_size
 
 
-def _register_cases() -> list[tuple[str, np.ndarray, int]]:
-    from ..memory.pages import page_aligned_empty
-
-    base = page_aligned_empty(4096)          # 16 KiB, page-aligned
-    return [
-        ("a page-aligned array of 4 pages", base, 4096),
-        ("a view starting 4 bytes past a page boundary", base[1:1025], 4096),
-        ("a strided view (every other float)", base[::2], 4096),
-        ("a page-aligned array of 1000 floats (4000 bytes)", base[:1000], 4096),
-        ("the second page of the array (page-aligned view)", base[1024:2048], 4096),
-        ("a 2-D array, 4 rows of one page each", base.reshape(4, 1024), 4096),
-        ("a column of that 2-D array", base.reshape(4, 1024)[:, 0], 4096),
-        ("the same array seen as 64 KiB pages", base, 65536),
-    ]
+_BASE = 0x7F3A_0000_0000    # a page-aligned address, as a 64-bit Linux process has them
+# (address, nbytes, page size): the probes of experiments.registered, a range inside one page, ranges that end on a
+# boundary, and 64 KiB pages
+NEIGHBOUR_CASES = ((_BASE + 100, 16384, 4096), (_BASE, 16384, 4096), (_BASE + 4095, 16384, 4096),
+                   (_BASE, 16484, 4096), (_BASE + 100, 100, 4096), (_BASE + 4, 8188, 4096),
+                   (_BASE + 4000, 200, 4096), (_BASE + 100, 100, 65536))
 
 
-def check_can_register(can_register: Callable[..., Any]) -> Feedback:
-    """use-write-combined-and-registered-memory: ``can_register(array, page_size=4096)`` says whether
-    cuMemHostRegister may pin ``array`` as it
-    is under the course's rule: contiguous, starting on a page boundary, a whole number of pages long."""
-    if is_placeholder(can_register):
-        return _not_yet("define can_register(array, page_size=4096) returning True only for a contiguous array "
-                        "that starts on a page boundary and is a whole number of pages long.")
-    for what, array, page in _register_cases():
-        got = can_register(array, page)
+def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: Any = None) -> Feedback:
+    """use-write-combined-and-registered-memory: ``neighbours_pinned(address, nbytes, page_size=4096)`` returns the
+    bytes before and after the range that the driver pins with it; with ``measured`` (``registered``), the message
+    applies it to the alignment probes the driver accepted."""
+    if is_placeholder(neighbours_pinned):
+        return _not_yet("define neighbours_pinned(address, nbytes, page_size=4096) returning (bytes before, bytes "
+                        "after).")
+    for address, nbytes, page in NEIGHBOUR_CASES:
+        got = neighbours_pinned(address, nbytes, page)
         if is_placeholder(got):
-            return _not_yet("can_register returns `...`: return True or False.")
-        if not isinstance(got, (bool, np.bool_)):
-            return _hint(f"return True or False; for {what} you returned {got!r}.",
-                         "wrap the whole condition in bool(...): `and` returns one of its operands, not a bool.")
-        want = can_register_rule(array, page)
-        if got == want:
+            return _not_yet("neighbours_pinned has no body yet (it returns None): return (before, after).")
+        if not (isinstance(got, (tuple, list)) and len(got) == 2 and all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in got)):
+            return _hint(f"return a pair of whole numbers of bytes (before, after); you returned {got!r}."[:300],
+                         "end with `return before, after`, both counted with integer arithmetic (% and //).")
+        before, after = (int(v) for v in got)
+        want_before, want_after = neighbours_pinned_rule(address, nbytes, page)
+        if (before, after) == (want_before, want_after):
             continue
-        contiguous = array.flags.c_contiguous or array.flags.f_contiguous
-        starts = array.ctypes.data % page == 0
-        if got and page != 4096 and can_register_rule(array, 4096):
-            return _hint(f"you accepted {what}: with {page}-byte pages it is not a whole number of pages. Where does "
-                         "your code still assume 4096 instead of the page_size argument?",
-                         "replace every 4096 in the tests with page_size.")
-        if got and not contiguous:
-            return _hint(f"you accepted {what}: its elements are not one unbroken address range. How many ranges "
-                         "does the driver pin, and what would it pin between the elements?",
-                         "test array.flags.c_contiguous (or f_contiguous).")
-        if got and not starts:
-            return _hint(f"you accepted {what}: its first byte is not on a page boundary, so its first page holds "
-                         "bytes before the array. Which attribute gives the first byte's address "
-                         "(array.ctypes.data), and how do you test it is a multiple of the page size?",
-                         "the array starts on a page boundary when the remainder of that address divided by "
-                         "page_size is 0.")
-        if got and array.nbytes % page:
-            return _hint(f"you accepted {what}: it starts on a page boundary but ends inside a page "
-                         f"({array.nbytes} bytes is not a multiple of {page}). What would the driver pin past its "
-                         "last byte?",
-                         "the driver pins whole pages, so test the size too: its bytes must be a whole number of "
-                         "pages.")
-        return _hint(f"you refused {what}, which is contiguous, starts on a page boundary and is a whole number of "
-                     "pages long. Do you test the address and the size in bytes (array.nbytes), or an index and a "
-                     "number of elements?",
-                     "test the first byte's address (array.ctypes.data), not the index, and the size in bytes "
-                     "(array.nbytes), not array.size.")
-    return _correct("the driver pins whole pages of one unbroken address range: a strided view or a partial page "
-                    "would pin what is not yours, so RegisteredArray refuses them before calling cuMemHostRegister.")
+        offset = (address % page, nbytes, page)
+        case = f"a range {offset[0]} bytes into a page, {nbytes} bytes long, {page}-byte pages"
+        if page != 4096 and (before, after) == neighbours_pinned_rule(address, nbytes, 4096):
+            return _hint(f"{case}: your answer is the one for 4096-byte pages. Where does your code still assume "
+                         "4096 instead of the page_size argument?", "use page_size wherever the page size appears.")
+        if (after, before) == (want_before, want_after):
+            return _hint(f"{case}: the pair is swapped. Which comes first, the bytes before the range or after it?",
+                         "return (before, after).")
+        if before != want_before:
+            if before == (page - address % page) % page:
+                return _hint(f"{case}: you counted from the range's first byte up to the next page boundary. Which "
+                             "page holds the first byte, and where does that page begin?",
+                             "the first pinned page begins at the page boundary at or below the address: the bytes "
+                             "before are the distance from that boundary to the address.")
+            return _hint(f"{case}: you returned {before} bytes before it. The driver's first pinned page is the one "
+                         "that holds the range's first byte: where does that page begin?",
+                         "the distance from the page boundary below the address to the address: what is left over "
+                         "when the address is divided by the page size.")
+        if after == page - (address + nbytes) % page and (address + nbytes) % page == 0:
+            return _hint(f"{case}: the range ends exactly on a page boundary, and you counted a whole page after it. "
+                         "Does the driver pin the page that starts where the range ends?",
+                         "when the end is on a boundary nothing after it is pinned: take the remainder once more "
+                         "(% page_size) so that a full page becomes 0.")
+        if after == -nbytes % page and nbytes % page != (address + nbytes) % page:
+            return _hint(f"{case}: your bytes after depend on the length only. Where does the range end: at nbytes, "
+                         "or at address + nbytes?",
+                         "the last pinned page is the one that holds address + nbytes - 1: count from the range's "
+                         "end to the next page boundary.")
+        return _hint(f"{case}: you returned {after} bytes after it. The driver's last pinned page is the one that "
+                     "holds the range's last byte: where does that page end?",
+                     "the distance from the range's end (address + nbytes) up to the next page boundary, 0 when it "
+                     "is one already.")
+    extra = ""
+    if measured is not None:
+        probes = [r for r in measured.select(allocation="alignment probe (cuMemHostRegister)") if r["works"]]
+        odd = [(r, neighbours_pinned(_BASE + r["page_offset"], r["nbytes"], 4096)) for r in probes]
+        odd = [(r, pair) for r, pair in odd if any(pair)]
+        if odd:
+            r, (before, after) = odd[-1]
+            extra = (f" Of the alignment probes the driver accepted, {len(odd)} pinned bytes that were not theirs: "
+                     f"the {r['nbytes']}-byte range {r['page_offset']} bytes into a page pinned {before} bytes "
+                     f"before it and {after} after it.")
+    return _correct("the driver pins whole pages, so a range pins nothing of its neighbours only when both numbers are "
+                    "0: it starts on a page boundary and is a whole number of pages long. That is the rule "
+                    "RegisteredArray applies before calling cuMemHostRegister (with one unbroken, contiguous range)."
+                    + extra)
 
 
-def compare_prediction(predicted: Any, ratio: float) -> str:
-    """Compare the learner's guess of how many times slower the CPU reads write-combined memory with the run's
-    ``ratio`` (write-combined GB/s / ordinary GB/s for CPU reads). Works on the untouched ``...``."""
+def compare_prediction(predicted: Any, wc: Any) -> Text:
+    """The learner's guess of how many times as long the CPU takes to read write-combined memory, against the
+    ``write_combined`` result (write-combined GB/s / ordinary GB/s for CPU reads). Works on the untouched ``...``."""
+    ratio = (wc.one(allocation="mapped + write-combined", side="cpu", op="read")["GBps"]
+             / wc.one(allocation="mapped", side="cpu", op="read")["GBps"])
     measured = 1 / ratio
     seen = (f"Measured: the CPU read write-combined memory at {ratio:.0%} of the ordinary rate, "
             f"{measured:.2f}x as long.")
     if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
-        return f"No prediction was made (predicted_wc_read_slowdown is still `...`). {seen}"
+        return Text(f"No prediction was made (predicted_wc_read_slowdown is still `...`). {seen}")
     gap = predicted / measured
-    text = f"You predicted {float(predicted):g}x slower. {seen} "
+    text = f"You predicted {float(predicted):g}x as long. {seen} "
     if 0.67 <= gap <= 1.5:
-        return text + "Your guess was within 50% of the run."
+        return Text(text + "Your guess was within 50% of the run.")
     if gap > 1.5:
-        return text + ("The reads were faster than you expected" + (
+        return Text(text + "The reads were faster than you expected" + (
             ": the guide's 'prohibitively slow' did not show on this machine; section 1 discusses why."
             if measured < 2 else "."))
-    return text + ("The reads were slower than you expected: memory the CPU does not cache gives every load its own "
-                   "trip to memory (section 1).")
+    return Text(text + "The reads were slower than you expected: memory the CPU does not cache gives every load its "
+                "own trip to memory (section 1).")
 
 
-CHECKS = {"reads_needed": check_reads_needed, "can_register": check_can_register}
+CHECKS = {"reads_needed": check_reads_needed, "neighbours_pinned": check_neighbours_pinned}
 
 
 def namespace() -> dict[str, Any]:

@@ -184,6 +184,7 @@ def _try_pycuda_register(label: str, array: np.ndarray, flags: Any) -> Row:
         cause = exc.__cause__ or exc.__context__
         row.update(works=False, error=f"{type(exc).__name__}: {exc}",
                    cause=f"{type(cause).__name__}: {cause}" if cause is not None else None)
+        row["explanation"] = explain_register_error(row)
         return row
     row["works"] = True
     try:
@@ -193,6 +194,23 @@ def _try_pycuda_register(label: str, array: np.ndarray, flags: Any) -> Row:
     finally:
         registered.base.unregister()
     return row
+
+
+def explain_register_error(row: Row) -> str:
+    """A clear sentence for a failed ``pycuda.driver.register_host_memory`` row of :func:`registered` (the raw
+    error is a ``SystemError`` from Boost.Python that says nothing of the cause) (use-write-combined-and-registered-memory)."""
+    if row.get("works", True):
+        return ""
+    cause = row.get("cause") or ""
+    if row.get("error", "").startswith("SystemError") and "base" in cause:
+        return ("PyCUDA's `register_host_memory` failed with a `SystemError`: the driver was not at fault. PyCUDA's "
+                "wrapper tried to set the NumPy array's `base` a second time, which NumPy 2 refuses "
+                f"(`{cause}`). This is a PyCUDA bug seen with some PyCUDA and NumPy versions on some platforms. The "
+                "lesson registers memory through the driver's `cuMemHostRegister` instead (`gpu.RegisteredArray`, "
+                "through ctypes), which works.")
+    return (f"PyCUDA's `register_host_memory` failed ({row.get('error')}"
+            + (f"; cause: {cause}" if cause else "") + "). The lesson registers memory through the driver's "
+            "`cuMemHostRegister` instead (`gpu.RegisteredArray`, through ctypes).")
 
 
 def _register_with_pycuda(array: np.ndarray, flags: Any) -> np.ndarray:

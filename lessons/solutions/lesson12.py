@@ -9,8 +9,9 @@ def model_seconds(k, n, link_GBps, device_GBps, zc_GBps):
     zero_copy = k * nbytes / (zc_GBps * 1e9)                 # over the link on every use
     return copy, zero_copy
 
-# exercise: chunk_elements
-def chunk_elements(budget_bytes, sets):
-    """Elements per chunk when `sets` sets of three float32 device buffers must fit in budget_bytes."""
-    per_element = 3 * 4 * sets                               # a, b and c chunks, 4 bytes each, per set
-    return max(256, budget_bytes // per_element // 256 * 256)   # whole blocks of 256 threads
+# exercise: break_even_k
+def break_even_k(link_GBps, device_GBps, zc_GBps):
+    """The smallest whole k at which copying once, then k kernels, is faster than k zero-copy kernels."""
+    # copy(k) < zero_copy(k):  12n/link + k * 12n/device < k * 12n/zc; n cancels
+    crossing = (1 / link_GBps) / (1 / zc_GBps - 1 / device_GBps)
+    return int(crossing) + 1                  # the first whole k past the crossing (int() rounds down)

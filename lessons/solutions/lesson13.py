@@ -7,9 +7,9 @@ def reads_needed(register_seconds, read_seconds, share=0.1):
     # register / (register + k * read) <= share  <=>  k >= register * (1 - share) / (share * read)
     return math.ceil(register_seconds * (1 - share) / (share * read_seconds))
 
-# exercise: can_register
-def can_register(array, page_size=4096):
-    """True if cuMemHostRegister may pin `array` as it is: one range of whole pages."""
-    contiguous = array.flags.c_contiguous or array.flags.f_contiguous
-    return bool(contiguous and array.nbytes > 0
-                and array.ctypes.data % page_size == 0 and array.nbytes % page_size == 0)
+# exercise: neighbours_pinned
+def neighbours_pinned(address, nbytes, page_size=4096):
+    """(bytes before, bytes after) the range [address, address + nbytes) that the driver pins with it."""
+    before = address % page_size                  # from the page boundary below the first byte up to it
+    after = -(address + nbytes) % page_size       # from the end up to the next page boundary (0 on one)
+    return before, after

@@ -1,0 +1,60 @@
+"""use-write-combined-and-registered-memory's findings quote the figures of the results they are given, and their
+words follow those figures: on the replayed record and on changed copies of it (live, a CPU that honours
+write-combining, a PyCUDA whose register_host_memory works)."""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+
+from helpers import experiments
+from helpers.exercises.lesson13 import reads_needed_rule, registration_seconds
+from helpers.findings import use_write_combined_and_registered_memory as found
+
+def _wc_slower(wc, factor):
+    """CPU reads of write-combined memory ``factor`` times as slow (rate and every repeat)."""
+    rows = []
+    for r in wc.rows:
+        if r["allocation"] == "mapped + write-combined" and r["side"] == "cpu" and r["op"] == "read":
+            r = dict(r, GBps=r["GBps"] / factor, seconds=[s * factor for s in r["seconds"]])
+        rows.append(dict(r))
+    return dataclasses.replace(wc, rows=rows)
+
+def test_verdict_quotes_the_ratios_and_flips_with_the_cpu():
+    wc = experiments.write_combined()
+    ratio = found.ratios(wc)
+    said = str(found.verdict(wc))
+    assert f"{ratio['cpu', 'read']:.2f}" in said and "recorded on" in said
+    assert "does not give the CPU a write-combined mapping" in said
+    slow = _wc_slower(wc, 20)
+    said = str(found.verdict(slow))
+    assert f"{1 / found.ratios(slow)['cpu', 'read']:.1f}x as long" in said and "reached the CPU's page tables" in said
+    live = str(found.verdict(dataclasses.replace(wc, live=True)))
+    assert "measured live" in live and platform.platform() in live
+
+def test_registration_explains_pycuda_and_quotes_the_cost():
+    reg = experiments.registered()
+    per_gib, read = registration_seconds(reg)
+    said = str(found.registration(reg))
+    assert "SystemError" in said and "PyCUDA bug" in said and "cuMemHostRegister" in said
+    assert "Boost.Python" not in said                      # the raw error is explained, not shown
+    assert f"{per_gib * 1e3:.0f} ms per GiB" in said
+    worked = dataclasses.replace(reg, rows=[dict(r, works=True) if r["allocation"].startswith("pycuda") else r
+                                            for r in reg.rows])
+    said = str(found.registration(worked))
+    assert "worked on an ordinary array" in said and "PyCUDA bug" not in said
+    slower = dataclasses.replace(reg, rows=[dict(r, GBps=r["GBps"] / 2) if r["allocation"] == "registered" else r
+                                            for r in reg.rows])
+    assert "slower on this run" in str(found.registration(slower))
+    summary = str(found.summary(experiments.write_combined(), experiments.pagemap_pinned(),
+                                experiments.address_identity(), reg, {"UNIFIED_ADDRESSING": 1}))
+    assert f"{reads_needed_rule(per_gib, read)} reads of 1 GiB" in summary
+
+def test_backing_and_refusals():
+    pagemap = experiments.pagemap_pinned()
+    assert "backed differently" in str(found.backing(pagemap))
+    same = dataclasses.replace(pagemap, rows=[dict(r, maps_line="7f00-7f01 rw-s 0 00:05 1 /dev/zero") if
+                                              "maps_line" in r else r for r in pagemap.rows])
+    assert "backed the same way" in str(found.backing(same))
+    said = str(found.refusals())
+    assert "not contiguous" in said and "starts 4 bytes past a page boundary" in said and "accepted" not in said
