@@ -151,10 +151,20 @@ KEYS = [("memcpy_htod_pinned_GBps", "pinned memcpy HtoD, GB/s"),
         ("zero_copy_latency_ns", "zero-copy load latency, ns")]
 
 
-def against_reference(runs: list[Any], reference: tuple[dict[str, Any], Any]) -> Any:
+def reference_for(first: Any) -> tuple[dict[str, Any], Any]:
+    """The record to compare a run with: live, the reference record; replayed, the oldest record of the same GPU
+    (the newest is the one replayed), when there are two."""
+    from .. import records
+
+    runs = records.matching_records()
+    return runs[0] if not first.live and len(runs) > 1 else records.reference_record()
+
+
+def against_reference(runs: list[Any], reference: tuple[dict[str, Any], Any] | None = None) -> Any:
     """This run's headline figures beside a reference record's (``runs``: memcpy first, then the experiments the
-    headline reads)."""
+    headline reads; ``reference``: :func:`reference_for` unless given)."""
     first = runs[0]
+    reference = reference or reference_for(first)
     mine = headline({"provenance": {"gpu": first.gpu, "date": first.provenance.get("date", "")},
                      "experiments": {r.name: {"params": r.params, "rows": r.rows} for r in runs}})
     record, path = reference
