@@ -39,6 +39,7 @@ FACE: dict[str, str] = {
     "kernels": "helpers.kernels",
     "findings": "helpers.findings",
     "course": "helpers.course",
+    "cpu": "helpers.cpu",
     "gpu": "helpers.memory.gpu",
     "pages": "helpers.memory.pages",
     "driver_api": "helpers.memory.driver_api",

@@ -96,6 +96,69 @@ def test_read_inflight_solution_passes_little_s_law_with_the_record():
 
 
 def test_prediction_text_without_and_with_a_guess():
-    assert "No prediction made" in lesson08.compare_prediction(..., 0.77, 0.98)
-    text = lesson08.compare_prediction(0.5, 0.77, 0.98)
+    assert "No prediction made" in lesson08.fraction_text(..., 0.77, 0.98)
+    text = lesson08.fraction_text(0.5, 0.77, 0.98)
     assert "You predicted 50%" in text and "77%" in text and "fell short" in text
+
+
+def test_prediction_through_compare_takes_the_results():
+    from helpers import experiments
+    runs = experiments.inflight(), experiments.memcpy(), experiments.latency()
+    untouched = exercises.compare("08", ..., *runs)
+    assert "No prediction made" in untouched
+    link = float(max(runs[1].column("GBps", direction="htod", host_memory="pinned")))
+    measured = runs[0].one(kernel="read_float4", threads=lesson08.THREADS)["GBps"] / link
+    assert f"{measured:.0%}" in untouched and isinstance(lesson08.compare_prediction(0.5, *runs), str)
+
+
+# --------------------------------------------------------------------------- reread_load
+def _reread() -> str:
+    namespace = exercises.namespace("08")
+    exec(exercises.solution("08", "reread_load"), namespace)
+    return namespace["REREAD_SOURCE"]
+
+
+PLACEHOLDER = r"""
+extern "C" __global__ void reread(const float4 *src, unsigned long long chunk4, int passes, float *partial) {
+    // TODO
+}
+"""
+
+
+def test_reread_solution_is_served_on_the_gpu_and_the_placeholder_is_not_yet():
+    exercises.reset_tries()
+    good = exercises.check("08", "reread_load", _reread())
+    assert good.correct and "__ldg" in good.message, good
+    assert exercises.check("08", "reread_load", PLACEHOLDER).status == "not yet"
+
+
+@pytest.mark.parametrize("load, served", [("__ldca(&base[i])", True), ("base[i]", True), ("__ldcg(&base[i])", False),
+                                          ("__ldcv(&base[i])", False)])
+def test_reread_judges_where_the_rereads_were_served(load, served):
+    exercises.reset_tries()
+    feedback = exercises.check("08", "reread_load", _reread().replace("__ldg(&base[i])", load))
+    assert feedback.correct == served, feedback
+    if not served:   # the first hint asks about the cache, it does not name the load to use
+        assert "crossed the bus" in feedback.message and "__ldg" not in feedback.message
+
+
+def test_reread_judges_the_load_that_ran_not_the_text():
+    # an __ldg that never runs does not count: the re-reads went through __ldcg
+    dead = _reread().replace("float4 v = __ldg(&base[i]);",
+                             "float4 v = passes < 0 ? __ldg(&base[i]) : __ldcg(&base[i]);")
+    exercises.reset_tries()
+    assert exercises.check("08", "reread_load", dead).status == "hint"
+
+
+@pytest.mark.parametrize("edit, phrase", [
+    (("p < passes", "p < 1"), "the point is the re-read"),
+    (("src + blockIdx.x * chunk4", "src + 0 * chunk4"), "its OWN chunk"),
+    (("i < chunk4", "i <= chunk4"), "read past the end"),
+    (("partial[blockIdx.x * blockDim.x + threadIdx.x] = sum;", ""), "all zero"),
+])
+def test_reread_hints(edit, phrase):
+    exercises.reset_tries()
+    source = _reread()
+    assert edit[0] in source
+    feedback = exercises.check("08", "reread_load", source.replace(*edit))
+    assert feedback.status == "hint" and phrase in feedback.message, feedback

@@ -193,6 +193,11 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 ("i + 3 * step < n4",), variable="READ_INFLIGHT_SOURCE"),
         Typical(edited("08", "read_inflight", "READ_INFLIGHT_SOURCE", "i += 4 * step", "i += step"),
                 ("i += 4 * step",), variable="READ_INFLIGHT_SOURCE")],
+    ("08", "reread_load"): [
+        Typical(edited("08", "reread_load", "REREAD_SOURCE", "__ldg(&base[i])", "__ldcg(&base[i])"),
+                ("__ldg(&base[i])",), variable="REREAD_SOURCE"),
+        Typical(edited("08", "reread_load", "REREAD_SOURCE", "__ldg(&base[i])", "__ldcv(&base[i])"),
+                ("__ldg(&base[i])",), variable="REREAD_SOURCE")],
     ("09", "sectors_per_warp"): [
         Typical(lambda: (lambda s, o, w=1: solution_value("09", "sectors_per_warp")(s, o, w) + 1), ("len(set(",),
                 lambda: lesson09.SECTOR_CASES),

@@ -314,8 +314,17 @@ def _check_live(fn: Any, source: str) -> Feedback:
 
 
 # --------------------------------------------------------------------------- the prediction
-def compare_prediction(predicted: Any, measured_fraction: float, little_fraction: float | None = None,
-                       threads: int = THREADS) -> str:
+def compare_prediction(predicted: Any, inflight: Any, memcpy: Any, latency: Any, threads: int = THREADS) -> str:
+    """keep-enough-bytes-in-flight: a predicted fraction of the link for ``threads`` threads with one float4 each,
+    against the run (``experiments.inflight``, ``memcpy`` and ``latency`` results); ``...`` = no prediction."""
+    link = float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
+    latency_ns = float(latency.one(memory="zero_copy", cpu_cache="evicted")["load_ns"])
+    row = inflight.one(kernel="read_float4", threads=threads)
+    return fraction_text(predicted, row["GBps"] / link, row["bytes_in_flight"] / latency_ns / link, threads)
+
+
+def fraction_text(predicted: Any, measured_fraction: float, little_fraction: float | None = None,
+                  threads: int = THREADS) -> str:
     """Text comparing a predicted fraction of the link with the measured one (``...`` = no prediction).
 
     ``little_fraction``: what Little's law with the idle latency predicts (at most 1), to explain the gap."""
@@ -323,10 +332,182 @@ def compare_prediction(predicted: Any, measured_fraction: float, little_fraction
     if little_fraction is not None:
         why = (f"Little's law with the idle latency predicts {min(little_fraction, 1.0):.0%}"
                + (": the run fell short of it, because loads that share the link wait in queues and the round trip "
-                  "grows (the loaded latency later in section 1)." if measured_fraction < 0.9 * min(little_fraction, 1)
+                  "grows (the loaded latency, in Going deeper)." if measured_fraction < 0.9 * min(little_fraction, 1)
                   else ", close to the run: at this load the round trip stayed near its idle value."))
     return _compare(predicted, measured_fraction,
                     f"fraction of the link reached by {threads:,} threads with one float4 each", fmt="{:.0%}", why=why)
 
 
 CHECKS = {"threads_for_link": check_threads_for_link, "read_inflight": check_read_inflight}
+
+
+# --------------------------------------------------------------------------- reread_load
+# The learner writes ``reread``: block b re-reads its own chunk of a small mapped buffer ``passes`` times through the
+# load they chose. The check judges where the re-reads were served, not the source's text: on the CPU backend it runs
+# the kernel with each cache-hint load counted as it executes (a plain load is what is left), then takes the figure for
+# that load from the recorded caching experiment (same-SM re-reads) in replay, or times the kernel live.
+REREAD = "reread"
+REREAD_GRID, REREAD_BLOCK, REREAD_CHUNK4, REREAD_PASSES = 4, 64, 150, 3   # CPU run: chunk4 not a multiple of blocks
+LIVE_REREAD_BYTES, LIVE_REREAD_PASSES = 8 * 2**20, 32
+# The cache-hint loads (CUDA Programming Guide, load functions using cache hints): the index the CPU run counts them by
+HINTS = ("ldg", "ldca", "ldcg", "ldcs", "ldlu", "ldcv")
+ON_THE_SM = {"ldg": "the read-only / L1 path", "ldca": "the L1 (cache at all levels)",
+             "plain": "the L1 (a plain `ld.global` caches at all levels by default)"}
+MEASURED = {"ldg": "ldg", "ldca": "ldca", "ldcg": "ldcg", "ldcv": "ldcv", "plain": "ldca"}   # recorded row per path
+PTX_LD = "https://docs.nvidia.com/cuda/parallel-thread-execution/#cache-operators"
+
+_COUNTED = r"""
+__device__ inline float4 zc_counted(unsigned int *zc_path, int kind, const float4 *p) {
+    atomicAdd(&zc_path[kind], 1u);
+    return *p;
+}
+__device__ inline float zc_counted(unsigned int *zc_path, int kind, const float *p) {
+    atomicAdd(&zc_path[kind], 1u);
+    return *p;
+}
+"""
+
+
+def counted_source(source: str) -> str:
+    """The learner's ``reread`` for the CPU backend: each cache-hint load (``__ldg(p)``...) becomes a plain load that
+    also counts, in a hidden last argument, which hint ran; the backend itself models no cache."""
+    header = re.search(rf"(__global__\s+void\s+{REREAD}\s*\([^)]*)\)", source)
+    if not header:
+        return source                                   # the missing kernel is reported by the build
+    text = source[:header.end() - 1] + ", unsigned int *zc_path)" + source[header.end():]
+    for kind, name in enumerate(HINTS):
+        text = re.sub(rf"\b__{name}\s*\(", f"zc_counted(zc_path, {kind}, ", text)
+    return _COUNTED + text
+
+
+def reread_path(source: str) -> tuple[Feedback | None, str]:
+    """Run the learner's ``reread`` on the CPU backend: (a hint when the sums are wrong, else None; the load its
+    re-reads took: a name of :data:`HINTS`, "plain", or "mixed")."""
+    from .. import cpu
+
+    fn = cpu.SourceModule(counted_source(source), name=f"{REREAD}.cu").get_function(REREAD)
+    rng = np.random.default_rng(9)
+    n4 = REREAD_GRID * REREAD_CHUNK4
+    src = cpu.mapped_empty(n4 * 4, np.float32)
+    partial = cpu.mapped_empty(REREAD_GRID * REREAD_BLOCK, np.float32)
+    path = cpu.mapped_empty(len(HINTS), np.uint32)
+    src[:] = rng.integers(0, 4, src.size).astype(np.float32)
+    partial[:] = 0
+    path[:] = 0
+    fn(cpu.device_pointer(src), np.uint64(REREAD_CHUNK4), np.int32(REREAD_PASSES), cpu.device_pointer(partial),
+       cpu.device_pointer(path), block=(REREAD_BLOCK, 1, 1), grid=(REREAD_GRID, 1))
+    chunks = src.reshape(REREAD_GRID, -1).astype(np.float64).sum(axis=1)
+    blocks = partial.reshape(REREAD_GRID, -1).astype(np.float64).sum(axis=1)
+    wrong = _reread_sums(blocks, chunks)
+    if wrong:
+        return wrong, ""
+    loads = REREAD_GRID * REREAD_CHUNK4 * REREAD_PASSES
+    counts = {name: int(path[k]) for k, name in enumerate(HINTS) if path[k]}
+    counts["plain"] = max(loads - sum(counts.values()), 0)
+    used = [name for name, n in counts.items() if n]
+    return None, used[0] if len(used) == 1 else "mixed"
+
+
+def _reread_sums(blocks: np.ndarray, chunks: np.ndarray) -> Feedback | None:
+    if np.array_equal(blocks, REREAD_PASSES * chunks):
+        return None
+    if not blocks.any():
+        return _hint("partial[] is all zero. Where does a thread's sum go when the thread is done?",
+                     "at the end, each thread writes its sum to partial[its global index].")
+    if np.array_equal(blocks, chunks):
+        return _hint("each block read its chunk once: the point is the re-read. What does `passes` ask for?",
+                     "wrap the loop over the chunk in a loop over the passes.")
+    if np.isclose(blocks.sum(), REREAD_PASSES * chunks.sum()) or all(np.isclose(REREAD_PASSES * chunks, b).any()
+                                                                      for b in blocks):
+        return _hint("the sums add up over the whole buffer, but not block by block: a block must re-read its OWN "
+                     "chunk. Where does block b's chunk start?",
+                     "block b's chunk is src[b * chunk4] up to src[(b + 1) * chunk4 - 1]; threads of the block share "
+                     "it with a block-stride loop (i += blockDim.x).")
+    return _hint(f"block by block, the sums are {blocks.tolist()}, and `passes` x each chunk is "
+                 f"{(REREAD_PASSES * chunks).tolist()}. Does every thread of a block cover its share of the chunk, "
+                 "every pass, without reading past the chunk's end?",
+                 "for each pass: for (i = threadIdx.x; i < chunk4; i += blockDim.x) add up base[i].")
+
+
+def _recorded_rate(path: str) -> tuple[float, float]:
+    """(GB/s the recorded same-SM re-reads of mapped memory delivered through ``path``'s load, the link in that run)."""
+    from .. import experiments
+
+    caching = experiments.reference("caching")
+    size = max(caching.column("nbytes", memory="zero_copy"))
+    row = caching.one(memory="zero_copy", nbytes=size, load=MEASURED[path], pattern="same_sm")
+    return float(row["delivered_GBps"]), float(caching.one(memory="memcpy_htod_pinned")["delivered_GBps"])
+
+
+def check_reread_load(source: str) -> Feedback:
+    """keep-enough-bytes-in-flight: ``reread`` re-reads each block's chunk of a small mapped buffer through the load
+    the learner chose; correct when the re-reads are served on the GPU (faster than the link), see the block above."""
+    if is_placeholder(source) or not isinstance(source, str):
+        return _not_yet(f"write the body of {REREAD}: block b reads its own chunk `passes` times through the load "
+                        "you chose, adds up what it reads, and writes partial[global thread index] = sum.")
+    try:
+        wrong, path = reread_path(source)
+    except Exception as exc:  # noqa: BLE001 (a check never raises)
+        return kernel_failure_hint(exc, REREAD, "a read past the end of src",
+                                   ". Which chunk does block b own, and where does it end?",
+                                   "base = src + blockIdx.x * chunk4; read base[i] for i < chunk4 only.")
+    if wrong:
+        return wrong
+    if path == "mixed":
+        return _hint("the kernel's loads of src took more than one path. Which single load do you choose for the "
+                     "re-reads, and why?", "use the same load for every read of the chunk.")
+    if path in ("ldcs", "ldlu"):
+        return _hint(f"your re-reads went through `__{path}`, which the course did not measure on mapped memory. "
+                     "Which of the loads measured in section 2 did the SM serve from its own cache?",
+                     "choose among __ldg, __ldca, __ldcg, __ldcv and a plain load: section 2's table has them.")
+    from ..mode import detect
+
+    if detect().live:
+        return _reread_live(source, path)
+    rate, link = _recorded_rate(path)
+    return _judge_reread(path, rate, link, "the recorded caching experiment, same-SM re-reads of 8 MiB")
+
+
+def _judge_reread(path: str, rate: float, link: float, how: str) -> Feedback:
+    said = f"`__{path}`" if path != "plain" else "a plain load"
+    if rate > 1.5 * link:
+        proxy = (f" (the `__ldca` row: `ld.global`'s default cache operator is `.ca`, [PTX ISA]({PTX_LD}))"
+                 if path == "plain" and "recorded" in how else "")
+        return _correct(f"the re-reads through {said} ran at {rate:,.0f} GB/s{proxy}, {rate / link:.0f}x the "
+                        f"{link:.1f} GB/s link ({how}): after the first pass the SM served them from "
+                        f"{ON_THE_SM.get(path, 'its cache')}, not across the bus. Only the SM that fetched a line "
+                        "benefits, and the L1 is not coherent with the host (lesson 14).")
+    return _hint(f"the re-reads through {said} ran at {rate:,.1f} GB/s, no faster than the {link:.1f} GB/s link "
+                 f"({how}): every pass crossed the bus again. Which cache did section 2 find keeps mapped host "
+                 "memory, and does your load go through it?",
+                 "section 2's verdict: the SM's L1 / read-only path served same-SM re-reads and the L2 did not; "
+                 f"{said} skips the L1.")
+
+
+def _reread_live(source: str, path: str) -> Feedback:
+    import pycuda.driver as drv
+
+    from ..experiments.buffers import device, mapped, pinned
+    from ..memory import gpu
+    from ..memory.timing import time_gpu
+
+    try:
+        fn = live_module(source).get_function(REREAD)
+        blocks = gpu.device_attributes()["MULTIPROCESSOR_COUNT"]
+        chunk4 = LIVE_REREAD_BYTES // 16 // blocks // 8 * 8
+        with mapped(blocks * chunk4 * 16) as src, pinned(64 * 2**20) as host, device(64 * 2**20) as dev:
+            partial = gpu.mapped_empty(blocks * 1024, np.float32)
+            try:
+                args = (gpu.device_pointer(src), np.uint64(chunk4), np.int32(LIVE_REREAD_PASSES),
+                        gpu.device_pointer(partial))
+                kernel = time_gpu(lambda: fn(*args, block=(1024, 1, 1), grid=(blocks, 1)), repeats=5)
+                copy = time_gpu(lambda: drv.memcpy_htod(dev, host), repeats=5)
+            finally:
+                gpu.free(partial)
+    except Exception as exc:  # noqa: BLE001
+        return kernel_failure_hint(exc, REREAD, "a read past the end of src", ".", "read base[i] for i < chunk4 only.")
+    rate = blocks * chunk4 * 16 * LIVE_REREAD_PASSES / kernel.median / 1e9
+    return _judge_reread(path, rate, 64 * 2**20 / copy.median / 1e9, "timed just now on this GPU, beside a pinned copy")
+
+
+CHECKS["reread_load"] = check_reread_load

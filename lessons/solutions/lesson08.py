@@ -29,3 +29,21 @@ extern "C" __global__ void read_inflight(const float4 *__restrict__ src, unsigne
     partial[tid] = sum;
 }
 """
+
+# exercise: reread_load
+# The re-reads should be served on the GPU: section 2 found that the SM's L1 / read-only path keeps mapped memory for
+# the SM that fetched it (__ldg), and the L2 does not (__ldcg). A plain load (ld.global, cache operator .ca) also
+# goes through the L1.
+REREAD_SOURCE = r"""
+extern "C" __global__ void reread(const float4 *src, unsigned long long chunk4, int passes, float *partial) {
+    auto base = src + blockIdx.x * chunk4;           // this block's own chunk
+    float sum = 0.0f;
+    for (int p = 0; p < passes; ++p) {
+        for (unsigned long long i = threadIdx.x; i < chunk4; i += blockDim.x) {
+            float4 v = __ldg(&base[i]);               // the read-only path: the SM's L1 serves the re-reads
+            sum += (v.x + v.y) + (v.z + v.w);
+        }
+    }
+    partial[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+"""

@@ -1,0 +1,72 @@
+"""coalesce-and-align-accesses's findings quote the figures of the results they are given, replayed or changed; the
+4- vs 5-sector sentence agrees with the rows it compares."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from helpers import experiments
+from helpers.analysis.sector_explorer import warp_pattern
+from helpers.findings import coalesce_and_align_accesses as f
+
+
+class _Trace:   # the counts of one warp's trace, from the sector explorer's traced pattern
+    def __init__(self, stride, offset):
+        p = warp_pattern(stride, offset, 1)
+        self.requests, self.sectors, self.lines, self.useful_bytes = 1, int(p.sectors), int(p.lines), 128
+
+
+def _scaled(result, factor, live=False, **where):
+    rows = [dict(r, useful_GBps=r["useful_GBps"] * factor) if all(r.get(k) == v for k, v in where.items())
+            else dict(r) for r in result.rows]
+    return dataclasses.replace(result, rows=rows, live=live)
+
+
+@pytest.fixture(scope="module")
+def offset():
+    return experiments.offset()
+
+
+def test_stride_quotes_the_rows_and_flips_below_the_sector_bound():
+    stride, memcpy = experiments.stride(), experiments.memcpy()
+    shown = str(f.stride(stride, memcpy))
+    zc32 = stride.one(memory="zero_copy", stride=32)["useful_GBps"]
+    assert f"{zc32:.2f} GB/s" in shown and "recorded on" in shown
+    link = max(memcpy.column("GBps", direction="htod", host_memory="pinned"))
+    below = zc32 < link / 8
+    assert ("**below** that" in shown) == below
+    lifted = _scaled(stride, (link / 8) * 2 / zc32 if below else 0.01, live=True, memory="zero_copy", stride=32)
+    changed = str(f.stride(lifted, memcpy))
+    assert ("**below** that" in changed) != below and "live on" in changed
+
+
+def test_sectors_by_offset_agrees_with_the_rows(offset):
+    groups = f.sector_groups(_Trace)
+    assert groups[(4, 1)] == [0, 32] and set(groups[(4, 2)]) == {8, 16, 24} and len(groups[(5, 2)]) == 28
+    found = f.four_against_five(offset, groups)
+    for row in found:
+        assert row["GBps"] == offset.one(memory="zero_copy", offset_floats=row["offset"])["useful_GBps"]
+        assert row["slower"] + row["faster"] + row["within"] == row["of"] == 28
+    text = str(f.sectors_by_offset(offset, _Trace))
+    beat = [r["offset"] for r in found if r["faster"] == r["of"]]
+    assert ("beat every 5-sector offset" in text or "beat every 5-sector one" in text) == bool(beat)
+    # every 4-sector offset made far faster: the words flip to "every 4-sector offset beat"
+    fast = offset
+    for o in (8, 16, 24):
+        fast = _scaled(fast, 10.0, live=True, memory="zero_copy", offset_floats=o)
+    changed = str(f.sectors_by_offset(fast, _Trace))
+    assert "every 4-sector offset beat every 5-sector one" in changed and "live on" in changed
+    slow = offset
+    for o in (8, 16, 24):
+        slow = _scaled(slow, 0.1, memory="zero_copy", offset_floats=o)
+    assert "no 4-sector offset beat" in str(f.sectors_by_offset(slow, _Trace))
+
+
+def test_misalignment_width_and_summary_quote_the_rows(offset):
+    width, stride = experiments.vector_width(), experiments.stride()
+    assert "recorded on" in str(f.misalignment(offset))
+    v = width.one(memory="device", vector_bytes=16)["useful_GBps"] / width.one(memory="device", vector_bytes=4)["useful_GBps"]
+    assert f"{v:.2f}x" in str(f.vector_width(width))
+    assert f"device memory {v:.2f}x" in f.what_you_saw(stride, offset, width)
