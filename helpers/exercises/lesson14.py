@@ -509,17 +509,20 @@ def _wait_failure(exc: Exception) -> Feedback:
 
 
 # --------------------------------------------------------------------------- prediction
-def compare_prediction(predicted: Any, ratio: float, per_warp_ns: float | None = None,
-                       load_ns: float | None = None) -> str:
+def compare_prediction(predicted: Any, atomics: Any, latency: Any = None) -> str:
     """Compare the learner's guess of how many times as long ``atomicAdd`` takes on mapped memory as on device
-    memory with the run's ``ratio``. Works on the untouched ``...``."""
+    memory with the run: ``atomics`` is the atomics result (or the ratio itself), ``latency`` measure-latency's
+    result, for one dependent zero-copy load. Works on the untouched ``...``."""
+    from ..findings import avoid_hazards_on_mapped_memory as found
+
+    ratio = found.atomic_ratio(atomics) if hasattr(atomics, "select") else float(atomics)
     seen = f"Measured: atomicAdd on mapped memory took {ratio:,.0f}x as long as on device memory."
     why = ""
-    if per_warp_ns is not None and load_ns is not None:
-        near = 0.5 <= per_warp_ns / load_ns <= 2
-        why = (f" Each warp-wide atomic took {per_warp_ns:.0f} ns; one dependent zero-copy load took {load_ns:.0f} ns "
-               "(lesson 07's record)" + (": about one PCIe round trip per update, the updates one after another." if near
-                               else ": compare the two with the hypothesis in the box below the table."))
+    if hasattr(atomics, "select") and latency is not None:
+        per_warp, load = found.per_warp_ns(atomics), found.zero_copy_load_ns(latency)
+        why = (f" Each warp-wide atomic took {per_warp:.0f} ns; one dependent zero-copy load took {load:.0f} ns"
+               + (": about one PCIe round trip per update, the updates one after another."
+                  if 0.5 <= per_warp / load <= 2 else "."))
     if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
         return f"No prediction was made (predicted_atomic_ratio is still `...`). {seen}{why}"
     gap = predicted / ratio
@@ -527,9 +530,8 @@ def compare_prediction(predicted: Any, ratio: float, per_warp_ns: float | None =
     if 0.5 <= gap <= 2:
         return text + " Your guess was within a factor of 2." + why
     if gap < 0.5:
-        return (text + " Far more than you guessed: a bandwidth ratio (lesson 06's link against device memory) "
-                "misleads here, since the updates to one word are serialised and each waits for the link's latency."
-                + why)
+        return (text + " Far more than you guessed: a bandwidth ratio (the link against device memory) misleads "
+                "here, since the updates to one word are serialised and each waits for the link's latency." + why)
     return text + " Less than you guessed." + why
 
 
