@@ -165,10 +165,16 @@ def check_passes_until_migration_wins(passes: Callable[..., Any], *, measured: l
                     "each pass reads HBM, so the reuse count decides." + extra)
 
 
-def compare_prediction(predicted: Any, share: float) -> str:
+def compare_prediction(predicted: Any, traffic: Any) -> str:
     """Compare the learner's guess of the zero-copy kernel's rate with 8 CPU threads streaming (a share of its rate
-    alone) with the run's ``share``. Works on the untouched ``...``."""
-    seen = f"Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone."
+    alone) with the run: ``traffic`` is the cpu_traffic result (or the share itself). Works on the untouched ``...``."""
+    from ..findings import take_zero_copy_beyond_one_pcie_gpu as found
+
+    if hasattr(traffic, "one"):
+        share, seen = found.share_with_threads(traffic), f"Measured: {found.kernel_share(traffic)}"
+    else:
+        share = float(traffic)
+        seen = f"Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone."
     if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
         return f"No prediction was made (predicted_share_with_8_threads is still `...`). {seen}"
     text = f"You predicted {float(predicted):.0%}. {seen} "
