@@ -440,7 +440,8 @@ def check_wait_for_flag(source: str) -> Feedback:
     params, body = _kernel_parts(source, "wait_for_flag")
     flag_param = next((q for q in params.split(",") if re.search(r"\bflag\s*$", q.strip())), "")
     if re.search(r"__ldc?g\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body) or "__restrict__" in flag_param:
-        return review_wait(source) or _hint("the read-only path (__ldg, __restrict__) is no place for a flag.")
+        return review_wait(source) or _hint("the read-only path (__ldg, __restrict__) is no place for a flag.",
+                                            "load the flag through a volatile pointer.")
     try:
         seen, copy = _wait_cpu(source, raise_flag=False, max_spins=1 << 16)
     except cpu.KernelTimeoutError:
