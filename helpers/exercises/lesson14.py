@@ -510,17 +510,35 @@ def _wait_failure(exc: Exception) -> Feedback:
 
 
 # --------------------------------------------------------------------------- prediction
+def median_seconds(atomics: Any, method: str, memory: str) -> float:
+    return float(np.median([r["seconds"][0] for r in atomics.select(method=method, memory=memory)]))
+
+
+def atomic_ratio(atomics: Any) -> float:
+    """How many times as long atomicAdd took on a counter in mapped memory as in device memory."""
+    return median_seconds(atomics, "count_atomically", "zero_copy") / median_seconds(atomics, "count_atomically", "device")
+
+
+def per_warp_ns(atomics: Any) -> float:
+    """Nanoseconds per warp-wide atomicAdd on mapped memory (32 increments each)."""
+    expected = atomics.rows[0]["expected"]
+    return median_seconds(atomics, "count_atomically", "zero_copy") / (expected / 32) * 1e9
+
+
+def zero_copy_load_ns(latency: Any) -> float:
+    """One dependent zero-copy load (measure-latency's run), the median over its rows."""
+    return float(np.median(latency.column("load_ns", memory="zero_copy")))
+
+
 def compare_prediction(predicted: Any, atomics: Any, latency: Any = None) -> str:
     """Compare the learner's guess of how many times as long ``atomicAdd`` takes on mapped memory as on device
     memory with the run: ``atomics`` is the atomics result (or the ratio itself), ``latency`` measure-latency's
     result, for one dependent zero-copy load. Works on the untouched ``...``."""
-    from ..findings import avoid_hazards_on_mapped_memory as found
-
-    ratio = found.atomic_ratio(atomics) if hasattr(atomics, "select") else float(atomics)
+    ratio = atomic_ratio(atomics) if hasattr(atomics, "select") else float(atomics)
     seen = f"Measured: atomicAdd on mapped memory took {ratio:,.0f}x as long as on device memory."
     why = ""
     if hasattr(atomics, "select") and latency is not None:
-        per_warp, load = found.per_warp_ns(atomics), found.zero_copy_load_ns(latency)
+        per_warp, load = per_warp_ns(atomics), zero_copy_load_ns(latency)
         why = (f" Each warp-wide atomic took {per_warp:.0f} ns; one dependent zero-copy load took {load:.0f} ns"
                + (": about one PCIe round trip per update, the updates one after another."
                   if 0.5 <= per_warp / load <= 2 else "."))

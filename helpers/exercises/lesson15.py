@@ -165,13 +165,19 @@ def check_passes_until_migration_wins(passes: Callable[..., Any], *, measured: l
                     "each pass reads HBM, so the reuse count decides." + extra)
 
 
+def share_with_threads(traffic: Any, threads: int = 8) -> float:
+    """The zero-copy kernel's read rate with ``threads`` CPU threads copying memory, as a share of its rate alone."""
+    return float(traffic.one(cpu_threads=threads)["GBps"] / traffic.one(cpu_threads=0)["GBps"])
+
+
 def compare_prediction(predicted: Any, traffic: Any) -> str:
     """Compare the learner's guess of the zero-copy kernel's rate with 8 CPU threads streaming (a share of its rate
     alone) with the run: ``traffic`` is the cpu_traffic result (or the share itself). Works on the untouched ``...``."""
-    from ..findings import take_zero_copy_beyond_one_pcie_gpu as found
-
     if hasattr(traffic, "one"):
-        share, seen = found.share_with_threads(traffic), f"Measured: {found.kernel_share(traffic)}"
+        share = share_with_threads(traffic)
+        where = f"measured live on {traffic.gpu}" if traffic.live else f"recorded on {traffic.gpu}"
+        seen = (f"Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
+                f"({where}).")
     else:
         share = float(traffic)
         seen = f"Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone."

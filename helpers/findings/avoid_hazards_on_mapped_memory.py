@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..exercises.lesson14 import median_seconds, atomic_ratio, per_warp_ns, zero_copy_load_ns
 from ..experiments.result import Result
 from ..tables import Shown, Table, Text, bullets, join
 
@@ -41,26 +42,6 @@ def stale_reads(stale: Result) -> Text:
 
 
 # --------------------------------------------------------------------------- 2. atomics
-def _seconds(atomics: Result, method: str, memory: str) -> float:
-    return float(np.median([r["seconds"][0] for r in atomics.select(method=method, memory=memory)]))
-
-
-def atomic_ratio(atomics: Result) -> float:
-    """How many times as long atomicAdd took on a counter in mapped memory as in device memory."""
-    return _seconds(atomics, "count_atomically", "zero_copy") / _seconds(atomics, "count_atomically", "device")
-
-
-def per_warp_ns(atomics: Result) -> float:
-    """Nanoseconds per warp-wide atomicAdd on mapped memory (32 increments each)."""
-    expected = atomics.rows[0]["expected"]
-    return _seconds(atomics, "count_atomically", "zero_copy") / (expected / 32) * 1e9
-
-
-def zero_copy_load_ns(latency: Result) -> float:
-    """One dependent zero-copy load (measure-latency's run), the median over its rows."""
-    return float(np.median(latency.column("load_ns", memory="zero_copy")))
-
-
 def counts(atomics: Result) -> Table:
     """Per kernel and memory: what it counted over the repeats, the increments lost, and its median time."""
     rows = []
@@ -69,7 +50,7 @@ def counts(atomics: Result) -> Table:
             counted = atomics.column("counted", method=method, memory=memory)
             expected = atomics.select(method=method, memory=memory)[0]["expected"]
             rows.append([method, memory, f"{counted.min():,} .. {counted.max():,}",
-                         f"{1 - counted.max() / expected:.2%}", f"{_seconds(atomics, method, memory) * 1e3:.3f}"])
+                         f"{1 - counted.max() / expected:.2%}", f"{median_seconds(atomics, method, memory) * 1e3:.3f}"])
     expected = atomics.rows[0]["expected"]
     return Table(["kernel", "counter in", "counted (over repeats)", "lost", "median ms"], rows,
                  caption=f"*{expected:,} increments expected in each launch, {source(atomics)}*")

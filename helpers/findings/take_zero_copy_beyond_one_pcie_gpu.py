@@ -3,13 +3,9 @@
 
 from __future__ import annotations
 
+from ..exercises.lesson15 import share_with_threads
 from ..experiments.result import Result
 from ..tables import Text
-
-
-def share_with_threads(traffic: Result, threads: int = 8) -> float:
-    """The zero-copy kernel's read rate with ``threads`` CPU threads copying memory, as a share of its rate alone."""
-    return float(traffic.one(cpu_threads=threads)["GBps"] / traffic.one(cpu_threads=0)["GBps"])
 
 
 def kernel_share(traffic: Result, threads: int = 8) -> Text:
