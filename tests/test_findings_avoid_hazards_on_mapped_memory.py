@@ -55,6 +55,10 @@ def test_atomics_quote_the_ratio_and_the_losses(results):
     text = found.atomics_found(scaled, 1)
     assert f"{2 * ratio:,.0f}x" in text and "is 1: the link carries" in text and "measured live" in text
     assert "count_atomically_system did not (a broken run)" in text
+    assert "atomicAdd counted exactly" in found.saw(*results)
+    broken = _changed(atomics)
+    broken.rows[0]["counted"] -= 1
+    assert "atomicAdd did NOT count exactly" in found.saw(results[0], broken, *results[2:])
     assert "| count_plainly |" in found.counts(atomics)._repr_markdown_()
 
 

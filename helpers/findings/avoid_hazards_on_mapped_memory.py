@@ -146,7 +146,10 @@ def saw(stale: Result, atomics: Result, hs: Result, latency: Result) -> Text:
     return bullets([
         f"Before synchronising, {len(partial)} host read(s) saw a partly written buffer; after it, all "
         f"{final['filled']:,} of {final['n']:,} elements were written ({source(stale)}).",
-        f"atomicAdd counted exactly; a plain increment lost {1 - plain / expected:.2%} of {expected:,} increments.",
+        ("atomicAdd counted exactly" if all(r["counted"] == r["expected"]
+                                             for r in atomics.select(method="count_atomically"))
+         else "atomicAdd did NOT count exactly (a broken run)")
+        + f"; a plain increment lost {1 - plain / expected:.2%} of {expected:,} increments.",
         f"atomicAdd on mapped memory took {atomic_ratio(atomics):,.0f}x as long as on device memory "
         f"({per_warp_ns(atomics):.0f} ns per warp-wide atomic; one dependent zero-copy load, {source(latency)}: "
         f"{zero_copy_load_ns(latency):.0f} ns).",
