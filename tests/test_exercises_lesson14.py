@@ -11,24 +11,65 @@ from helpers import exercises
 from helpers.exercises import lesson14
 
 
+def _shared_register(schedule):
+    counter = register = 0
+    for _, step in schedule:
+        if step == "read":
+            register = counter
+        else:
+            counter = register + 1
+    return counter
+
+
 @pytest.mark.parametrize("wrong, phrase", [
-    (lambda row: sum(w < row["n"] for w in row["written_at_flag"]), "-1"),
-    (lambda row: sum(w == row["n"] for w in row["written_at_flag"]), "COMPLETE"),
-    (lambda row: sum(0 < w < row["n"] for w in row["written_at_flag"]), "off-by-one"),
-    (lambda row: sum(0 <= w < row["n"] for w in row["written_at_flag"]) / row["trials"], "fraction"),
+    (lambda schedule: sum(step == "write" for _, step in schedule), "number of writes"),
+    (_shared_register, "its own copy"),
+    (lambda schedule: float(lesson14.race_rule(schedule)), "whole number"),
 ])
-def test_incomplete_hints(wrong, phrase):
-    feedback = exercises.check("14", "incomplete", wrong)
+def test_final_count_hints(wrong, phrase):
+    feedback = exercises.check("14", "final_count", wrong)
     assert feedback.status == "hint" and phrase in feedback.message, feedback
 
 
-def test_incomplete_reports_the_recorded_counts():
-    from helpers import experiments
+def test_final_count_placeholder_and_rule():
+    def final_count(schedule):
+        ...
+    assert exercises.check("14", "final_count", final_count).status == "not yet"
+    assert all(lesson14.race_rule(s) == want for s, want in lesson14.RACE_CASES)
 
-    rows = experiments.handshake().rows
-    solution = lambda row: sum(0 <= w < row["n"] for w in row["written_at_flag"])  # noqa: E731
-    feedback = exercises.check("14", "incomplete", solution, rows=rows)
-    assert feedback.correct and "publish_flag_first" in feedback.message, feedback
+
+def _wait_solution() -> str:
+    namespace: dict = {}
+    exec(exercises.solution("14", "wait_for_flag"), namespace)
+    return namespace["WAIT_SOURCE"]
+
+
+FLAG_PARAM = "const volatile unsigned int *flag"
+WAIT_FENCE = "        __threadfence_system();   // the payload loads below come after the flag load above\n"
+
+
+@pytest.mark.parametrize("edit, phrase", [
+    ((FLAG_PARAM, "const unsigned int *flag"), "plain load"),
+    ((FLAG_PARAM, "const unsigned int *__restrict__ flag"), "read-only data path"),
+    ((WAIT_FENCE, ""), "nothing comes between the flag load and the payload loads"),
+    (("__threadfence_system();", "__threadfence();"), "Is the host"),
+    (("now != expected && spins < max_spins", "now != expected"), "still spinning"),
+    (("now != expected && spins < max_spins", "false"), "Did the kernel wait"),
+    (("i < n;", "i <= n;"), "past the end"),
+    (("void wait_for_flag(", "void wait_kernel("), "no kernel named wait_for_flag"),
+])
+def test_wait_for_flag_hints(edit, phrase):
+    text = _wait_solution()
+    assert edit[0] in text, edit[0]
+    feedback = exercises.check("14", "wait_for_flag", text.replace(*edit))
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_wait_for_flag_accepts_ldcv_and_the_solution():
+    text = _wait_solution()
+    assert exercises.check("14", "wait_for_flag", text).correct
+    ldcv = text.replace(FLAG_PARAM, "const unsigned int *flag").replace("now = *flag;", "now = __ldcv(flag);")
+    assert exercises.check("14", "wait_for_flag", ldcv).correct
 
 
 def _solution() -> str:
@@ -74,6 +115,15 @@ def test_compare_prediction():
     assert "No prediction" in lesson14.compare_prediction(..., 600.0)
     assert "600x" in lesson14.compare_prediction(..., 600.0)
     assert "within a factor of 2" in lesson14.compare_prediction(500, 600.0)
-    assert "Far more than you guessed" in lesson14.compare_prediction(10, 600.0, 800.0, 900.0)
-    assert "round trip" in lesson14.compare_prediction(10, 600.0, 800.0, 900.0)
+    assert "Far more than you guessed" in lesson14.compare_prediction(10, 600.0)
     assert "Less than you guessed" in lesson14.compare_prediction(5000, 600.0)
+
+
+def test_compare_prediction_from_the_results():
+    from helpers import experiments
+    from helpers.findings import avoid_hazards_on_mapped_memory as found
+
+    atomics, latency = experiments.atomics(), experiments.reference("latency")
+    said = str(exercises.compare("14", 10, atomics, latency))
+    assert f"{found.atomic_ratio(atomics):,.0f}x" in said and "round trip" in said, said
+    assert "no prediction" in str(exercises.compare("14", ..., atomics, latency)).lower()

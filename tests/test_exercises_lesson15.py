@@ -73,3 +73,13 @@ def test_compare_prediction():
     assert "within 10 points" in lesson15.compare_prediction(0.9, 0.97)
     assert "less than you expected" in lesson15.compare_prediction(0.5, 0.97)
     assert "more than you expected" in lesson15.compare_prediction(1.0, 0.6)
+
+
+def test_compare_prediction_from_the_result():
+    from helpers import experiments
+    from helpers.findings import take_zero_copy_beyond_one_pcie_gpu as found
+
+    traffic = experiments.cpu_traffic()
+    said = str(exercises.compare("15", 0.5, traffic))
+    assert f"{found.share_with_threads(traffic):.0%}" in said and "recorded" in said, said
+    assert "no prediction" in str(exercises.compare("15", ..., traffic)).lower()

@@ -252,16 +252,19 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES),
         Typical(fixed(lambda a, n, page_size=4096: (a % page_size, -n % page_size)),
                 ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES)],
-    ("14", "incomplete"): [
-        Typical(fixed(lambda row: sum(w < row["n"] for w in row["written_at_flag"])), ("0 <= w <",),
-                lambda: [(dict(row),) for row, _ in lesson14.INCOMPLETE_CASES]),
-        Typical(fixed(lambda row: sum(0 < w < row["n"] for w in row["written_at_flag"])), ("0 <= w <",),
-                lambda: [(dict(row),) for row, _ in lesson14.INCOMPLETE_CASES])],
+    ("14", "final_count"): [
+        Typical(fixed(lambda schedule: sum(step == "write" for _, step in schedule)), ("register[thread] + 1",),
+                lambda: [(s,) for s, _ in lesson14.RACE_CASES])],
     ("14", "publish"): [
         Typical(edited("14", "publish", "PUBLISH_SOURCE", "        __threadfence_system();", ""),
                 ("__threadfence_system()",), variable="PUBLISH_SOURCE"),
         Typical(edited("14", "publish", "PUBLISH_SOURCE", "__threadfence_system();", "__threadfence();"),
                 ("__threadfence_system()",), variable="PUBLISH_SOURCE")],
+    ("14", "wait_for_flag"): [
+        Typical(edited("14", "wait_for_flag", "WAIT_SOURCE", "const volatile unsigned int *flag",
+                       "const unsigned int *flag"), ("volatile",), variable="WAIT_SOURCE"),
+        Typical(edited("14", "wait_for_flag", "WAIT_SOURCE", "__threadfence_system();", "__threadfence();"),
+                ("__threadfence_system()",), variable="WAIT_SOURCE")],
     ("15", "platform_class"): [
         Typical(fixed(lambda a: "integrated" if a["INTEGRATED"] else
                       "coherent_c2c" if a["PAGEABLE_MEMORY_ACCESS"] else "discrete_pcie"),

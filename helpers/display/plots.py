@@ -171,6 +171,16 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: 
     return fig
 
 
+# --------------------------------------------------------------------------- avoid-hazards-on-mapped-memory
+def stale_read(result: Result) -> Figure:
+    """The share of a mapped buffer the host saw written while one GPU thread filled it, and after synchronising
+    (avoid-hazards-on-mapped-memory)."""
+    labels = [f"{r['after_launch_ms']:.1f} ms" + ("\nafter sync" if r["synchronized"] else "") for r in result.rows]
+    values = [100 * r["filled"] / r["n"] for r in result.rows]
+    return bars(labels, values, title="What the host saw in a mapped buffer while one GPU thread filled it",
+                ylabel="% of elements written", note=result, fmt="{:.0f}%")
+
+
 # --------------------------------------------------------------------------- measure-latency
 def latency(result: Result, reference: Result | None = None) -> Figure:
     """Nanoseconds per dependent load, by memory (measure-latency)."""

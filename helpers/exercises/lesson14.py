@@ -1,6 +1,6 @@
-"""avoid-hazards-on-mapped-memory's exercises: a GPU-to-host flag handshake kernel (publish), counting the trials in
-which the host
-saw the flag before the payload (incomplete), and the prediction of what an atomicAdd on mapped memory costs."""
+"""avoid-hazards-on-mapped-memory's exercises: why a plain increment loses updates (final_count), a GPU-to-host flag
+handshake kernel (publish), a host-to-GPU one (wait_for_flag), and the prediction of what an atomicAdd on mapped
+memory costs."""
 
 from __future__ import annotations
 
@@ -13,63 +13,70 @@ import numpy as np
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
 
-# --------------------------------------------------------------------------- incomplete
-INCOMPLETE_CASES = (
-    ({"n": 100, "trials": 5, "written_at_flag": [100, 100, 37, 100, 0]}, 2),
-    ({"n": 100, "trials": 4, "written_at_flag": [-1, 100, 99, -1]}, 1),   # -1: the flag was never seen
-    ({"n": 8, "trials": 3, "written_at_flag": [8, 8, 8]}, 0),
-    ({"n": 8, "trials": 3, "written_at_flag": [-1, -1, -1]}, 0),
+# --------------------------------------------------------------------------- final_count
+# (schedule, the counter after it): each step is (thread, "read") or (thread, "write"); a read copies the counter
+# into the thread's own register, a write stores that register + 1.
+RACE_CASES = (
+    ([("A", "read"), ("A", "write"), ("B", "read"), ("B", "write")], 2),
+    ([("A", "read"), ("B", "read"), ("A", "write"), ("B", "write")], 1),
+    ([("A", "read"), ("B", "read"), ("A", "write"), ("A", "read"), ("A", "write"), ("B", "write")], 1),
+    ([("A", "read"), ("B", "read"), ("C", "read"), ("C", "write"), ("B", "write"), ("A", "write")], 1),
+    ([("A", "read"), ("A", "write"), ("B", "read"), ("C", "read"), ("B", "write"), ("C", "write"),
+      ("A", "read"), ("A", "write")], 3),
 )
 
 
-def incomplete_trials(row: dict[str, Any]) -> int:
-    """What the lesson's own cells count (not the learner's function): trials with 0 <= written_at_flag < n."""
-    return sum(0 <= w < row["n"] for w in row["written_at_flag"])
+def race_rule(schedule: list[tuple[str, str]]) -> int:
+    """The counter after ``schedule`` (for the check and the tests)."""
+    counter, register = 0, {}
+    for thread, step in schedule:
+        if step == "read":
+            register[thread] = counter
+        else:
+            counter = register[thread] + 1
+    return counter
 
 
-def check_incomplete(incomplete: Callable[[dict[str, Any]], Any], *, rows: list[dict[str, Any]] | None = None) -> Feedback:
-    """avoid-hazards-on-mapped-memory: ``incomplete(row)`` counts the trials of a handshake row in which the host
-    saw the flag but not
-    the whole payload (``written_at_flag`` between 0 and n - 1; -1 means the flag was never seen)."""
-    if is_placeholder(incomplete):
-        return _not_yet("define incomplete(row) returning how many trials saw the flag with fewer than row['n'] "
-                        "payload elements written.")
-    for row, want in INCOMPLETE_CASES:
-        got = incomplete(dict(row, written_at_flag=list(row["written_at_flag"])))
+def check_final_count(final_count: Callable[[list[tuple[str, str]]], Any]) -> Feedback:
+    """avoid-hazards-on-mapped-memory: ``final_count(schedule)`` plays a schedule of plain read-modify-writes
+    (``counter[0] = counter[0] + 1`` split into its read and its write) and returns the counter at the end."""
+    if is_placeholder(final_count) or _empty_body(final_count):
+        return _not_yet("define final_count(schedule): start the counter at 0, play each (thread, step) in order "
+                        "(a read copies the counter into that thread's register, a write stores the register + 1) "
+                        "and return the counter.")
+    for schedule, want in RACE_CASES:
+        got = final_count([tuple(step) for step in schedule])
         if is_placeholder(got):
-            return _not_yet("incomplete returns `...`: return a count of trials.")
-        if isinstance(got, (float, np.floating)) and not float(got).is_integer():
-            return _hint(f"you returned {got}, a fraction. Does the exercise ask for a share of the trials or for "
-                         "how many?", "return the NUMBER of trials (the table next to it shows the trials), an int: "
-                         "do not divide by the trials.")
-        if not isinstance(got, (int, np.integer, float, np.floating)) or isinstance(got, bool):
-            return _hint(f"return a whole number of trials; you returned {got!r}.",
-                         "count with sum(...) over the trials and return that number.")
-        got = int(got)
-        if got == want:
+            return _not_yet("final_count returns `...`: return the counter's value after the schedule.")
+        if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
+            return _hint(f"return the counter, a whole number; you returned {got!r}.",
+                         "keep the counter in a variable that starts at 0 and return it after the loop.")
+        if int(got) == want:
             continue
-        written = row["written_at_flag"]
-        if got == sum(w < row["n"] for w in written):
-            return _hint("you also counted the trials with -1. What does -1 mean: did the host see the flag there?",
-                         "-1 means the host never saw the flag (it timed out), a different failure: count only "
-                         "trials that saw the flag with part of the payload.")
-        if got == sum(w == row["n"] for w in written):
-            return _hint("you counted the COMPLETE payloads. Which trials are the hazard?",
-                         "count the trials where the flag was seen with fewer than n elements written.")
-        if got == sum(0 <= w < row["n"] - 1 for w in written) or got == sum(0 < w < row["n"] for w in written):
-            return _hint("an off-by-one at one end of the range. Is a trial with 0 elements written incomplete? "
-                         "One with n - 1?",
-                         "both are: the payload is complete only when all n elements are written, and -1 is not a "
-                         "count of elements.")
-        return _hint(f"for written_at_flag = {written} and n = {row['n']} you returned {got}. Which values of w mean "
-                     "the flag was seen before the whole payload?",
-                     f"{want} trials here: w from 0 up to, not including, n.")
-    extra = ""
-    if rows:
-        counts = {r["kernel"]: int(incomplete(r)) for r in rows if r.get("direction") == "gpu_to_host"}
-        extra = " On this run: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + "."
-    return _correct("a flag seen before the payload is complete is the hazard: the host would act on data still "
-                    "being written; a flag never seen is a timeout, another failure." + extra)
+        shown = ", ".join(f"{t} {s}" for t, s in schedule)
+        writes = sum(s == "write" for _, s in schedule)
+        if int(got) == writes:
+            return _hint(f"for the schedule {shown} you returned the number of writes. What value does a write "
+                         "store: one more than the counter now, or one more than what that thread read earlier?",
+                         "a write stores the thread's register + 1, and the register holds what the counter was at "
+                         "that thread's last read, whatever happened since.")
+        return _hint(f"for the schedule {shown} you returned {int(got)}. Does each thread keep its own copy of what "
+                     "it read, or do the threads share one?",
+                     "keep one register per thread (a dict keyed by the thread's name): a read sets only that "
+                     "thread's register, a write uses only that thread's register.")
+    return _correct("a plain increment is a read and a write; when another thread's read falls between them, both "
+                    "store the same value and one increment is lost. Threads on the GPU interleave like this "
+                    "by the thousand, which is why count_plainly loses updates and an atomic, one indivisible "
+                    "read-modify-write, does not.")
+
+
+def _empty_body(function: Callable[..., Any]) -> bool:
+    """True for a function whose body is only ``...`` or ``pass``."""
+    def empty(*args: Any) -> None:
+        ...
+
+    code = getattr(function, "__code__", None)
+    return code is not None and code.co_code == empty.__code__.co_code
 
 
 # --------------------------------------------------------------------------- publish
@@ -110,10 +117,10 @@ def _loops(code: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _kernel_parts(source: str) -> tuple[str, str]:
-    """(parameter list, body) of the kernel ``publish``, comments removed."""
+def _kernel_parts(source: str, kernel: str = "publish") -> tuple[str, str]:
+    """(parameter list, body) of the kernel named ``kernel``, comments removed."""
     code = _COMMENTS.sub("", source)
-    m = re.search(r"__global__\s+void\s+publish\s*\(", code)
+    m = re.search(rf"__global__\s+void\s+{kernel}\s*\(", code)
     if not m:
         return "", ""
     params_end = _match_close(code, m.end() - 1, "(", ")")
@@ -283,18 +290,258 @@ def _result_problem(payload: np.ndarray, flag: int) -> Feedback | None:
     return None
 
 
+# --------------------------------------------------------------------------- wait_for_flag
+WAIT_N, WAIT_EXPECTED, WAIT_VALUE = 256, 7, 2.5
+WAIT_CPU_TIMEOUT_S, WAIT_HOST_DELAY_S = 5.0, 0.05
+WAIT_GPU_SPINS, WAIT_GPU_BOUND_S, WAIT_TRIALS = 1 << 21, 15.0, 3
+_WAIT_PARAMS = ("flag", "expected", "max_spins", "payload", "copy", "n", "seen")
+
+
+def _uses(body: str, name: str) -> list[int]:
+    """Where ``body`` names the parameter ``name``."""
+    return [m.start() for m in re.finditer(rf"\b{name}\b", body)]
+
+
+def review_wait(source: str) -> Feedback | None:
+    """The source checks of ``wait_for_flag`` (both modes; the CPU backend runs threads in order and keeps no stale
+    copy, so it cannot show these): the flag is loaded through volatile (or ``__ldcv``, or an atomic), never through
+    the read-only path, and ``__threadfence_system()`` comes between the flag load and the payload loads."""
+    params, body = _kernel_parts(source, "wait_for_flag")
+    flag_param = next((q for q in params.split(",") if re.search(r"\bflag\s*$", q.strip())), "")
+    flag_at, payload_at = _uses(body, "flag"), [m.start() for m in re.finditer(r"\bpayload\s*\[|\*\s*\(\s*payload\b",
+                                                                                body)]
+    if not flag_at or not payload_at:
+        missing = "the flag" if not flag_at else "the payload (payload[i])"
+        return _hint(f"the check reads your source and cannot find where it loads {missing}. Does your kernel "
+                     "read through the parameters themselves?",
+                     "load the flag as *flag (or flag[0]) in the spin loop and the payload as payload[i].")
+    read_only = re.search(r"__ldc?g\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body) or "__restrict__" in flag_param
+    if read_only:
+        return _hint("the flag is loaded through the SM's read-only data path (__ldg, __ldcg or a const "
+                     "__restrict__ pointer). That path is meant for data that does not change while the kernel "
+                     "runs: can it keep serving the first value it read (section 4's table)?",
+                     "drop __ldg / __restrict__ for the flag: load it through a volatile pointer so that every "
+                     "load goes to memory.")
+    volatile = ("volatile" in flag_param or re.search(r"volatile[^;]*\*[^;]*\bflag\b", body)
+                or re.search(r"\b__ldcv\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body)
+                or re.search(r"\batomic\w*\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body))
+    if not volatile:
+        return _hint("the flag is a plain load. Nothing in your kernel writes it, so may the compiler load it once "
+                     "and keep testing the copy in a register? On the GPU such a spin may never see the host's "
+                     "write. Which qualifier makes every load a real one (section 3)?",
+                     "declare the flag parameter volatile (const volatile unsigned int *flag): the parameter list "
+                     "may change.")
+    first_payload = payload_at[0]
+    fences = [m.start() for m in _FENCE_SYSTEM.finditer(body)]
+    if not any(flag_at[0] < f < first_payload for f in fences):
+        if any(flag_at[0] < m.start() < first_payload for m in _FENCE_DEVICE.finditer(body)):
+            return _hint("__threadfence() orders loads and stores only as threads of this GPU see them. Is the "
+                         "host, who wrote the payload, inside its scope?",
+                         "use the system-scope fence, __threadfence_system(), in the same place.")
+        if any(f < flag_at[0] for f in fences):
+            return _hint("the fence comes before the flag is loaded. Which loads must it keep apart: those before "
+                         "the wait and those after, or the flag load and the payload loads?",
+                         "put it after the spin loop, before the first payload load.")
+        return _hint("nothing comes between the flag load and the payload loads. Could the compiler or the memory "
+                     "system serve a payload load before the flag load that saw the host's write, and so read the "
+                     "payload from before the host wrote it?",
+                     "put a fence whose scope includes the host (section 3) after the spin loop, before the "
+                     "first payload load.")
+    return None
+
+
+def _wait_buffers(backend: Any, n: int) -> tuple[np.ndarray, ...]:
+    flag, payload = backend.mapped_empty(1, np.uint32), backend.mapped_empty(n, np.float32)
+    copy, seen = backend.mapped_empty(n, np.float32), backend.mapped_empty(1, np.uint32)
+    flag[0], seen[0] = 0, 99
+    payload.fill(0.0)
+    copy.fill(-1.0)
+    return flag, payload, copy, seen
+
+
+def _host_writes(flag: np.ndarray, payload: np.ndarray, delay_s: float) -> None:
+    """The host's side: wait, write the payload, then raise the flag (x86 keeps the host's stores in order)."""
+    time.sleep(delay_s)
+    payload.fill(WAIT_VALUE)
+    flag[0] = WAIT_EXPECTED
+
+
+def _wait_cpu(source: str, *, raise_flag: bool, max_spins: int) -> tuple[int, np.ndarray]:
+    """Run wait_for_flag on the CPU backend while a host thread writes the payload and raises the flag (or never
+    does); a launch that outlives WAIT_CPU_TIMEOUT_S raises KernelTimeoutError. Returns (seen, copy)."""
+    import threading
+
+    from .. import cpu
+
+    code = re.sub(r"\b__ldcv\s*\(", "(*", source)  # the backend has no cache hints; a load is a real load there
+    fn = cpu.SourceModule(code, name="wait_for_flag.cu").get_function("wait_for_flag")
+    flag, payload, copy, seen = _wait_buffers(cpu, WAIT_N)
+    host = threading.Thread(target=_host_writes, args=(flag, payload, WAIT_HOST_DELAY_S), daemon=True)
+    if raise_flag:
+        host.start()
+    try:
+        fn(cpu.device_pointer(flag), np.uint32(WAIT_EXPECTED), np.uint64(max_spins), cpu.device_pointer(payload),
+           cpu.device_pointer(copy), np.uint64(WAIT_N), cpu.device_pointer(seen), block=(1, 1, 1), grid=(1, 1),
+           timeout=WAIT_CPU_TIMEOUT_S)
+    finally:
+        if raise_flag:
+            host.join()
+    return int(seen[0]), copy.copy()
+
+
+def _wait_gpu(source: str) -> list[tuple[int, bool, bool]]:
+    """Live: per trial, launch asynchronously, let the host write the payload and raise the flag, and wait for the
+    kernel at most WAIT_GPU_BOUND_S (its own max_spins bounds it too). (seen, payload copied, finished in time)."""
+    import pycuda.driver as drv
+
+    from ..memory import gpu
+
+    fn = live_module(source).get_function("wait_for_flag")
+    out = []
+    for _ in range(WAIT_TRIALS):
+        flag, payload, copy, seen = _wait_buffers(gpu, WAIT_N)
+        try:
+            end = drv.Event()
+            fn(gpu.device_pointer(flag), np.uint32(WAIT_EXPECTED), np.uint64(WAIT_GPU_SPINS),
+               gpu.device_pointer(payload), gpu.device_pointer(copy), np.uint64(WAIT_N), gpu.device_pointer(seen),
+               block=(1, 1, 1), grid=(1, 1))
+            end.record()
+            _host_writes(flag, payload, 0.02)
+            deadline = time.perf_counter() + WAIT_GPU_BOUND_S
+            while not end.query() and time.perf_counter() < deadline:
+                time.sleep(0.001)
+            finished = end.query()
+            if finished:
+                out.append((int(seen[0]), bool(np.all(copy == WAIT_VALUE)), True))
+            else:
+                return out + [(0, False, False)]  # the buffers stay allocated: the kernel still reads them
+        finally:
+            if out and out[-1][2]:
+                gpu.free(flag, payload, copy, seen)
+    return out
+
+
+def check_wait_for_flag(source: str) -> Feedback:
+    """avoid-hazards-on-mapped-memory: CUDA C ``wait_for_flag(flag, expected, max_spins, payload, copy, n, seen)``:
+    one thread spins until ``*flag == expected`` (at most ``max_spins`` loads), sets ``*seen`` to 1 or 0, and when
+    it saw the flag copies ``payload[0..n)``, which the host wrote before the flag, into ``copy``.
+
+    On the CPU backend a host thread raises the flag while the kernel spins (and, in a second run, never does: the
+    spin must end by itself); every launch is bounded by a timeout, so no answer hangs the check. The load and the
+    fence are read in the source, since the CPU backend keeps no stale copy. Live, the GPU runs it while the host
+    writes the payload and raises the flag, and the host waits a bounded time.
+    """
+    if is_placeholder(source) or not isinstance(source, str):
+        return _not_yet("write the body of wait_for_flag: spin until *flag == expected (at most max_spins loads), "
+                        "set *seen, and if the flag came, copy payload[0..n) into copy.")
+    from .. import cpu
+    from ..mode import detect
+
+    params, body = _kernel_parts(source, "wait_for_flag")
+    flag_param = next((q for q in params.split(",") if re.search(r"\bflag\s*$", q.strip())), "")
+    if re.search(r"__ldc?g\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body) or "__restrict__" in flag_param:
+        return review_wait(source) or _hint("the read-only path (__ldg, __restrict__) is no place for a flag.",
+                                            "load the flag through a volatile pointer.")
+    try:
+        seen, copy = _wait_cpu(source, raise_flag=False, max_spins=1 << 16)
+    except cpu.KernelTimeoutError:
+        return _hint("with no flag ever raised, your kernel was still spinning after "
+                     f"{WAIT_CPU_TIMEOUT_S:g} s. On a GPU, what would a spin with no end do to the GPU and "
+                     "the program waiting for it?",
+                     "stop the loop after max_spins loads as well as when the flag equals expected.")
+    except Exception as exc:  # noqa: BLE001 (a check never raises)
+        return _wait_failure(exc)
+    if seen != 0:
+        return _hint(f"with no flag ever raised, *seen was {seen}, not 0. Does *seen say whether the flag came, "
+                     "whatever happened?", "set *seen = 1 only when the loaded flag equals expected, else 0.")
+    if np.any(copy != -1.0):
+        return _hint("with no flag ever raised, your kernel still wrote copy. What is in the payload before the "
+                     "host has written it?", "copy the payload only when the flag was seen.")
+    try:
+        seen, copy = _wait_cpu(source, raise_flag=True, max_spins=1 << 62)
+    except cpu.KernelTimeoutError:
+        return _hint(f"the host raised the flag to expected after {WAIT_HOST_DELAY_S:g} s, yet the kernel was "
+                     f"still running after {WAIT_CPU_TIMEOUT_S:g} s. Which value ends your loop?",
+                     "leave the loop when the loaded flag equals expected (the parameter, not a constant).")
+    except Exception as exc:  # noqa: BLE001
+        return _wait_failure(exc)
+    if seen != 1:
+        return _hint(f"the host raised the flag {WAIT_HOST_DELAY_S:g} s after the launch, and *seen came back "
+                     f"{seen}. Did the kernel wait for it, loading the flag again on every turn of the loop?",
+                     "spin while the loaded flag differs from expected and fewer than max_spins loads were made; "
+                     "after the loop set *seen = 1 if the last load equalled expected.")
+    if not np.all(copy == WAIT_VALUE):
+        done = int(np.count_nonzero(copy == WAIT_VALUE))
+        return _hint(f"{done} of {WAIT_N} elements of copy hold the host's payload. Which elements must the one "
+                     "thread copy, and when?", "after the flag was seen, copy[i] = payload[i] for i from 0 to n - 1.")
+    problem = review_wait(source)
+    if problem is not None:
+        return problem
+    if not detect().live:
+        return _correct("a volatile flag load, bounded, then __threadfence_system() before the payload loads: "
+                        "on the CPU backend the kernel waited for the host's flag and copied its payload, and ended "
+                        "by itself when no flag came (live, the check runs the same source on the GPU).")
+    try:
+        trials = _wait_gpu(source)
+    except Exception as exc:  # noqa: BLE001
+        return _wait_failure(exc)
+    if not all(done for _, _, done in trials):
+        return _hint(f"on the GPU the kernel was still running {WAIT_GPU_BOUND_S:g} s after the host raised the "
+                     "flag. Does every turn of the loop load the flag from memory, and count towards max_spins?",
+                     "load the flag through a volatile pointer inside the loop and add 1 to a counter each turn.")
+    if not all(seen == 1 for seen, _, _ in trials):
+        return _hint("on the GPU the kernel ran out of spins without seeing the host's flag. Does each load of "
+                     "the flag reach memory, or could it be served from a register or a cache?",
+                     "load the flag through volatile (or __ldcv): never a plain or read-only load.")
+    if not all(copied for _, copied, _ in trials):
+        return _hint("on the GPU the kernel saw the flag but copied a payload the host had not finished writing. "
+                     "What orders the payload loads after the flag load?",
+                     "put __threadfence_system() between the spin loop and the payload loads.")
+    return _correct(f"in all {len(trials)} trials on the GPU the kernel waited for the host's flag and copied the "
+                    "whole payload: a volatile load reaches memory on every turn, the bound keeps a lost flag from "
+                    "hanging the GPU, and __threadfence_system() keeps the payload loads after the flag load.")
+
+
+def _wait_failure(exc: Exception) -> Feedback:
+    """The hint for a wait_for_flag kernel that did not build or run."""
+    return kernel_failure_hint(exc, "wait_for_flag", "an access past the end of the payload or copy",
+                               ": which indices does your copy loop touch, and which is the last element?",
+                               "loop while i < n, not i <= n.")
+
+
 # --------------------------------------------------------------------------- prediction
-def compare_prediction(predicted: Any, ratio: float, per_warp_ns: float | None = None,
-                       load_ns: float | None = None) -> str:
+def median_seconds(atomics: Any, method: str, memory: str) -> float:
+    return float(np.median([r["seconds"][0] for r in atomics.select(method=method, memory=memory)]))
+
+
+def atomic_ratio(atomics: Any) -> float:
+    """How many times as long atomicAdd took on a counter in mapped memory as in device memory."""
+    return median_seconds(atomics, "count_atomically", "zero_copy") / median_seconds(atomics, "count_atomically", "device")
+
+
+def per_warp_ns(atomics: Any) -> float:
+    """Nanoseconds per warp-wide atomicAdd on mapped memory (32 increments each)."""
+    expected = atomics.rows[0]["expected"]
+    return median_seconds(atomics, "count_atomically", "zero_copy") / (expected / 32) * 1e9
+
+
+def zero_copy_load_ns(latency: Any) -> float:
+    """One dependent zero-copy load (measure-latency's run), the median over its rows."""
+    return float(np.median(latency.column("load_ns", memory="zero_copy")))
+
+
+def compare_prediction(predicted: Any, atomics: Any, latency: Any = None) -> str:
     """Compare the learner's guess of how many times as long ``atomicAdd`` takes on mapped memory as on device
-    memory with the run's ``ratio``. Works on the untouched ``...``."""
+    memory with the run: ``atomics`` is the atomics result (or the ratio itself), ``latency`` measure-latency's
+    result, for one dependent zero-copy load. Works on the untouched ``...``."""
+    ratio = atomic_ratio(atomics) if hasattr(atomics, "select") else float(atomics)
     seen = f"Measured: atomicAdd on mapped memory took {ratio:,.0f}x as long as on device memory."
     why = ""
-    if per_warp_ns is not None and load_ns is not None:
-        near = 0.5 <= per_warp_ns / load_ns <= 2
-        why = (f" Each warp-wide atomic took {per_warp_ns:.0f} ns; one dependent zero-copy load took {load_ns:.0f} ns "
-               "(lesson 07's record)" + (": about one PCIe round trip per update, the updates one after another." if near
-                               else ": compare the two with the hypothesis in the box below the table."))
+    if hasattr(atomics, "select") and latency is not None:
+        per_warp, load = per_warp_ns(atomics), zero_copy_load_ns(latency)
+        why = (f" Each warp-wide atomic took {per_warp:.0f} ns; one dependent zero-copy load took {load:.0f} ns"
+               + (": about one PCIe round trip per update, the updates one after another."
+                  if 0.5 <= per_warp / load <= 2 else "."))
     if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
         return f"No prediction was made (predicted_atomic_ratio is still `...`). {seen}{why}"
     gap = predicted / ratio
@@ -302,10 +549,9 @@ def compare_prediction(predicted: Any, ratio: float, per_warp_ns: float | None =
     if 0.5 <= gap <= 2:
         return text + " Your guess was within a factor of 2." + why
     if gap < 0.5:
-        return (text + " Far more than you guessed: a bandwidth ratio (lesson 06's link against device memory) "
-                "misleads here, since the updates to one word are serialised and each waits for the link's latency."
-                + why)
+        return (text + " Far more than you guessed: a bandwidth ratio (the link against device memory) misleads "
+                "here, since the updates to one word are serialised and each waits for the link's latency." + why)
     return text + " Less than you guessed." + why
 
 
-CHECKS = {"incomplete": check_incomplete, "publish": check_publish}
+CHECKS = {"final_count": check_final_count, "publish": check_publish, "wait_for_flag": check_wait_for_flag}

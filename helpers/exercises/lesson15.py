@@ -165,10 +165,22 @@ def check_passes_until_migration_wins(passes: Callable[..., Any], *, measured: l
                     "each pass reads HBM, so the reuse count decides." + extra)
 
 
-def compare_prediction(predicted: Any, share: float) -> str:
+def share_with_threads(traffic: Any, threads: int = 8) -> float:
+    """The zero-copy kernel's read rate with ``threads`` CPU threads copying memory, as a share of its rate alone."""
+    return float(traffic.one(cpu_threads=threads)["GBps"] / traffic.one(cpu_threads=0)["GBps"])
+
+
+def compare_prediction(predicted: Any, traffic: Any) -> str:
     """Compare the learner's guess of the zero-copy kernel's rate with 8 CPU threads streaming (a share of its rate
-    alone) with the run's ``share``. Works on the untouched ``...``."""
-    seen = f"Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone."
+    alone) with the run: ``traffic`` is the cpu_traffic result (or the share itself). Works on the untouched ``...``."""
+    if hasattr(traffic, "one"):
+        share = share_with_threads(traffic)
+        where = f"measured live on {traffic.gpu}" if traffic.live else f"recorded on {traffic.gpu}"
+        seen = (f"Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
+                f"({where}).")
+    else:
+        share = float(traffic)
+        seen = f"Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone."
     if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
         return f"No prediction was made (predicted_share_with_8_threads is still `...`). {seen}"
     text = f"You predicted {float(predicted):.0%}. {seen} "

@@ -1,10 +1,16 @@
 # Solutions to lesson 14's exercises (14-avoid-hazards-on-mapped-memory.ipynb).
 # helpers.exercises.solution("14", NAME) returns one section; an instructor may delete this folder.
 
-# exercise: incomplete
-def incomplete(row):
-    """Trials in which the host saw the flag before the whole payload was written (-1: flag never seen)."""
-    return sum(0 <= w < row["n"] for w in row["written_at_flag"])
+# exercise: final_count
+def final_count(schedule):
+    """The counter after a schedule of plain read-modify-writes: each thread has its own register."""
+    counter, register = 0, {}
+    for thread, step in schedule:
+        if step == "read":
+            register[thread] = counter          # the thread's own copy of what it read
+        else:
+            counter = register[thread] + 1      # one more than what THIS thread read, whatever came since
+    return counter
 
 # exercise: publish
 PUBLISH_SOURCE = r"""
@@ -16,6 +22,27 @@ extern "C" __global__ void publish(float *payload, unsigned long long n, float v
         }
         __threadfence_system();   // every payload write is seen, by the host too, before the flag
         *flag = raise;            // volatile: a real store, now
+    }
+}
+"""
+
+# exercise: wait_for_flag
+WAIT_SOURCE = r"""
+extern "C" __global__ void wait_for_flag(const volatile unsigned int *flag, unsigned int expected,
+                                         unsigned long long max_spins, const float *payload,
+                                         float *copy, unsigned long long n, unsigned int *seen) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        unsigned int now = *flag;                     // volatile: a real load, every time
+        for (unsigned long long spins = 1; now != expected && spins < max_spins; ++spins) {
+            now = *flag;
+        }
+        __threadfence_system();   // the payload loads below come after the flag load above
+        *seen = now == expected ? 1u : 0u;
+        if (now == expected) {
+            for (unsigned long long i = 0; i < n; ++i) {
+                copy[i] = payload[i];
+            }
+        }
     }
 }
 """

@@ -1,0 +1,16 @@
+"""The figures take-zero-copy-beyond-one-pcie-gpu quotes, computed from its results
+(``zc.findings.take_zero_copy_beyond_one_pcie_gpu``), so the text agrees with the run live and in replay."""
+
+from __future__ import annotations
+
+from ..exercises.lesson15 import share_with_threads
+from ..experiments.result import Result
+from ..tables import Text
+
+
+def kernel_share(traffic: Result, threads: int = 8) -> Text:
+    """One sentence: what ``threads`` copying CPU threads left the kernel, live or recorded (the result says)."""
+    where = f"measured live on {traffic.gpu}" if traffic.live else f"recorded on {traffic.gpu}"
+    share = share_with_threads(traffic, threads)
+    return Text(f"With {threads} CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
+                f"({where}).")

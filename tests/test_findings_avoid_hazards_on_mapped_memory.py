@@ -1,0 +1,95 @@
+"""avoid-hazards-on-mapped-memory's findings quote the figures of the result they are given, and their words follow
+the figures and where they came from: the replayed record, and changed copies of it (a live-like result, counts
+that lost updates, an unfenced kernel that saw the flag early, a read-only load that saw the flag)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import numpy as np
+import pytest
+
+from helpers import experiments
+from helpers.findings import avoid_hazards_on_mapped_memory as found
+
+
+@pytest.fixture(scope="module")
+def results():
+    return experiments.stale_read(), experiments.atomics(), experiments.handshake(), experiments.reference("latency")
+
+
+def _changed(result, **fields):
+    return dataclasses.replace(result, rows=copy.deepcopy(result.rows), **fields)
+
+
+def test_stale_reads_quote_the_rows_and_say_where_they_came_from(results):
+    stale = results[0]
+    text = found.stale_reads(stale)
+    partial = [r for r in stale.rows if not r["synchronized"] and r["filled"] < r["n"]]
+    assert text.startswith(f"{len(partial)} of the host's") and "recorded on" in text
+    assert f"{100 * partial[0]['filled'] / partial[0]['n']:.1f}%" in text
+    live = _changed(stale, live=True, provenance={"gpu": "Test GPU"})
+    for r in live.rows[:-1]:
+        r["filled"] = r["n"]
+    text = found.stale_reads(live)
+    assert text.startswith("0 of the host's") and "measured live on Test GPU" in text and "recorded" not in text
+
+
+def test_atomics_quote_the_ratio_and_the_losses(results):
+    atomics = results[1]
+    seconds = lambda mem: float(np.median([r["seconds"][0] for r in atomics.select(method="count_atomically",  # noqa
+                                                                                       memory=mem)]))
+    ratio = seconds("zero_copy") / seconds("device")
+    assert found.atomic_ratio(atomics) == pytest.approx(ratio)
+    text = found.atomics_found(atomics, 0)
+    assert f"{ratio:,.0f}x" in text and "is 0: no atomic" in text and "broken run" not in text
+    plain = max(r["counted"] for r in atomics.select(method="count_plainly"))
+    assert f"at most {plain:,} of them" in text
+    scaled = _changed(atomics, live=True, provenance={"gpu": "Test GPU"})
+    for r in scaled.rows:
+        if r["memory"] == "zero_copy":
+            r["seconds"] = [s * 2 for s in r["seconds"]]
+        if r["method"] == "count_atomically_system":
+            r["counted"] -= 1
+    text = found.atomics_found(scaled, 1)
+    assert f"{2 * ratio:,.0f}x" in text and "is 1: the link carries" in text and "measured live" in text
+    assert "count_atomically_system did not (a broken run)" in text
+    assert "atomicAdd counted exactly" in found.saw(*results)
+    broken = _changed(atomics)
+    broken.rows[0]["counted"] -= 1
+    assert "atomicAdd did NOT count exactly" in found.saw(results[0], broken, *results[2:])
+    assert "| count_plainly |" in found.counts(atomics)._repr_markdown_()
+
+
+def test_the_unfenced_verdict_follows_the_trials(results):
+    hs = results[2]
+    assert "happened to be complete" in found.unfenced(hs)
+    early = _changed(hs)
+    row = next(r for r in early.rows if r.get("kernel") == "publish_unfenced")
+    row["written_at_flag"][:3] = [5, 6, -1]
+    text = found.unfenced(early)
+    assert "before the whole payload 2 time(s)" in text and "happened to" not in text
+    shown = found.publish(hs)._repr_markdown_()
+    flag_first = next(r for r in hs.rows if r.get("kernel") == "publish_flag_first")
+    assert f"{100 * min(flag_first['written_at_flag']) / flag_first['n']:.1f}%" in shown
+
+
+def test_the_host_to_gpu_verdict_follows_the_loads(results):
+    hs = results[2]
+    stale = [r["load"] for r in hs.rows if r["direction"] == "host_to_gpu" and sum(r["seen"]) < r["trials"]]
+    assert found.missed(hs) == stale
+    assert "missed it" in found.host_to_gpu(hs)._repr_markdown_()
+    seen = _changed(hs)
+    for r in seen.rows:
+        if r["direction"] == "host_to_gpu":
+            r["seen"] = [True] * r["trials"]
+    text = found.host_to_gpu(seen)._repr_markdown_()
+    assert "Every load saw it" in text and "missed it" not in text
+    assert "Flag loads that missed the host's write: none." in found.saw(results[0], results[1], seen, results[3])
+
+
+def test_what_you_saw_quotes_the_latency(results):
+    latency = results[3]
+    load = float(np.median(latency.column("load_ns", memory="zero_copy")))
+    assert f"{load:.0f} ns" in found.saw(*results)
