@@ -9,6 +9,7 @@ lesson.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .. import lessons
@@ -16,54 +17,64 @@ from ..platform import machine
 from ..platform.notes import platform_note
 from ..tables import Shown, Table, Text, bullets, join
 
-# attribute: (the driver API's one-line description, why this course cares)
+# attribute: (the driver API's one-line description, why this course cares); {slug} names a lesson (:func:`_named`)
 MEANING: dict[str, tuple[str, str]] = {
     "CAN_MAP_HOST_MEMORY": ("Device can map host memory into CUDA address space",
                             "Zero-copy needs it: 0 means no mapped memory at all, and the course replays."),
     "UNIFIED_ADDRESSING": ("Device shares a unified address space with the host",
-                           "1: a mapped allocation has the same address on CPU and GPU (lesson 04)."),
+                           "1: a mapped allocation has the same address on CPU and GPU ({map-pages-on-the-gpu})."),
     "INTEGRATED": ("Device is integrated with host memory",
                    "0: a discrete GPU. Mapped data live in host memory across the bus; a load goes there unless an "
                    "SM's L1 still holds the line from an earlier read (on this PCIe H200 the L2 did not keep mapped "
-                   "memory: lesson 08; a GPU on a coherent link, such as Grace Hopper, may cache it: lesson 15)."),
+                   "memory: {keep-enough-bytes-in-flight}; a GPU on a coherent link, such as Grace Hopper, may "
+                   "cache it: {take-zero-copy-beyond-one-pcie-gpu})."),
     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": (
         "Device can access host registered memory at the same virtual address as the CPU",
-        "Registered memory (lesson 13) keeps its host address on the GPU."),
+        "Registered memory ({use-write-combined-and-registered-memory}) keeps its host address on the GPU."),
     "HOST_REGISTER_SUPPORTED": ("Device supports host memory registration via cudaHostRegister",
-                                "Existing arrays can be pinned in place (lesson 13)."),
+                                "Existing arrays can be pinned in place ({use-write-combined-and-registered-memory})."),
     "PAGEABLE_MEMORY_ACCESS": (
         "Device supports coherently accessing pageable memory without calling cudaHostRegister on it",
         "0: a kernel cannot touch ordinary NumPy memory; it must be pinned and mapped first."),
     "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES": (
         "Device accesses pageable memory via the host's page tables",
-        "0: the GPU keeps its own page tables for host memory (lessons 03-04)."),
+        "0: the GPU keeps its own page tables for host memory ({map-pages-on-the-cpu} and {map-pages-on-the-gpu})."),
     "HOST_NATIVE_ATOMIC_SUPPORTED": ("Link between the device and the host supports native atomic operations",
-                                     "Whether atomics on mapped memory are native on the link (lesson 14 tests them)."),
+                                     "Whether atomics on mapped memory are native on the link "
+                                     "({avoid-hazards-on-mapped-memory} tests them)."),
     "CONCURRENT_MANAGED_ACCESS": ("Device can coherently access managed memory concurrently with the CPU",
                                   "About managed (unified) memory, which this course does not use; shown for "
                                   "contrast."),
     "ASYNC_ENGINE_COUNT": ("Number of asynchronous engines",
-                           "Copy engines: DMA copies that can overlap kernels (lesson 11's chunked copies)."),
+                           "Copy engines: DMA copies that can overlap kernels "
+                           "({overlap-copies-with-streams}: chunked copies)."),
     "MULTIPROCESSOR_COUNT": ("Number of multiprocessors on device",
                              "SMs; the experiments size their grids to fill every one."),
     "MAX_THREADS_PER_MULTIPROCESSOR": ("Maximum resident threads per multiprocessor",
                                        "With the SM count, bounds the resident threads. It bounds threads, not loads "
-                                       "in flight: those also depend on the loads each thread issues (lesson 08)."),
+                                       "in flight: those also depend on the loads each thread issues "
+                                       "({keep-enough-bytes-in-flight})."),
     "L2_CACHE_SIZE": ("Size of L2 cache in bytes",
-                      "Bandwidth buffers must be far larger than this (lesson 06)."),
+                      "Bandwidth buffers must be far larger than this ({measure-bandwidth})."),
     "COMPUTE_CAPABILITY_MAJOR": ("Major compute capability version number", "The GPU's architecture generation."),
     "COMPUTE_CAPABILITY_MINOR": ("Minor compute capability version number", ""),
     "PCI_BUS_ID": ("PCI bus identifier of the device", "Where the GPU sits on the PCIe bus."),
     "PCI_DEVICE_ID": ("PCI device (also known as slot) identifier of the device", ""),
     "TOTAL_MEMORY_BYTES": ("(cuDeviceTotalMem, not an attribute) device memory in bytes",
-                           "Zero-copy's first use: data that does not fit here (lesson 12)."),
+                           "Zero-copy's first use: data that does not fit here ({decide-when-zero-copy-wins})."),
 }
+
+
+def _named(text: str) -> str:
+    """``text`` with each ``{slug}`` replaced by the lesson's label (``lessons.Lesson.label``): the registry holds the numbers."""
+    return re.sub(r"\{([a-z0-9-]+)\}", lambda m: lessons.lesson(m.group(1)).label, text)
 
 
 def attributes(course: Any) -> Shown:
     """The GPU's attributes with the driver API's meaning and the course's reason for each; where they come from
     (live: this GPU; replay: the record's provenance) heads the table."""
-    rows = [(f"`{name}`", f"{value:,}", *MEANING.get(name, ("", ""))) for name, value in course.attributes.items()]
+    rows = [(f"`{name}`", f"{value:,}", *(_named(t) for t in MEANING.get(name, ("", ""))))
+            for name, value in course.attributes.items()]
     return join(Text(f"**Attributes:** {course.attributes_source}."),
                 Table(["attribute", "value", "driver API meaning", "for this course"], rows))
 
@@ -139,7 +150,7 @@ def headline(course: Any) -> Table:
          "" if ratio is None else f"{ratio:.0%} of pinned memcpy"),
         ("zero-copy kernel write", _figure(head["zero_copy_write_GBps"], "GB/s"), ""),
         ("device-memory kernel read", _figure(head["device_read_GBps"], "GB/s"), ""),
-        ("one dependent load", latency, "lesson 07"),
+        ("one dependent load", latency, lessons.lesson("measure-latency").label),
     ]
     return Table(["headline figure", "value", "note"], rows,
                  caption=f"*Recorded on {head['gpu']} on {str(head['date'])[:10]} (the reference record, in both "
