@@ -66,7 +66,8 @@ MEANING: dict[str, tuple[str, str]] = {
 
 
 def _named(text: str) -> str:
-    """``text`` with each ``{slug}`` replaced by the lesson's label (``lessons.Lesson.label``): the registry holds the numbers."""
+    """``text`` with each ``{slug}`` replaced by the lesson's label (``lessons.Lesson.label``): the registry holds
+    the numbers."""
     return re.sub(r"\{([a-z0-9-]+)\}", lambda m: lessons.lesson(m.group(1)).label, text)
 
 
