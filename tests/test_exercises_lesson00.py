@@ -1,8 +1,6 @@
-"""Lesson 00's exercise (issue 22): the L2 size in MiB, read from the attribute table. The solution passes, the
-placeholder says not yet, and each typical unit slip gets a hint that names the unit, not the answer.
-
-start-here has one exercise, not two (tests/test_exercises.py exempts it): it is the orientation lesson, with no
-mechanism yet to derive; its exercise teaches reading the attribute table and the unit the course's buffers use.
+"""Lesson 00's exercises (issue 22): the L2 size in MiB, read from the attribute table, and the bytes a vector add
+moves over the bus with explicit copies and with zero-copy. The solutions pass, the placeholders say not yet, and
+each typical slip gets a hint that names what to revisit, not the answer.
 """
 
 from __future__ import annotations
@@ -45,3 +43,30 @@ def test_unit_slips_get_a_hint_without_the_answer(wrong, phrase):
     assert feedback.status == "hint" and phrase in feedback.message, feedback
     assert "60 MiB" not in feedback.message and "2**20" not in feedback.message
     exercises.reset_tries("00", "my_l2_mib")
+
+
+def _bus_bytes(copies, zero_copy):
+    return lambda n, reads: (copies(n, reads), zero_copy(n, reads))
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (_bus_bytes(lambda n, r: 12 * n, lambda n, r: 12 * n), "ignores reads"),
+    (_bus_bytes(lambda n, r: 12 * n * r, lambda n, r: 8 * n * r + 4 * n), "grow with reads"),
+    (_bus_bytes(lambda n, r: 8 * n, lambda n, r: 8 * n * r + 4 * n), "leaves one array out"),
+    (_bus_bytes(lambda n, r: 12 * n, lambda n, r: 12 * n * r), "write each element of c"),
+    (_bus_bytes(lambda n, r: 3 * n, lambda n, r: 2 * n * r + n), "elements, not bytes"),
+    (lambda n, reads: 12 * n, "return a pair"),
+])
+def test_bus_bytes_hints(wrong, phrase):
+    exercises.reset_tries("00", "bus_bytes")
+    feedback = exercises.check("00", "bus_bytes", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+    exercises.reset_tries("00", "bus_bytes")
+
+
+def test_bus_bytes_placeholder_and_solution():
+    assert exercises.check("00", "bus_bytes", lambda n, reads: ...).status == "not yet"
+    namespace = exercises.namespace("00")
+    exec(compile(exercises.solution("00", "bus_bytes"), "<solution>", "exec"), namespace)
+    feedback = exercises.check("00", "bus_bytes", namespace["bus_bytes"])
+    assert feedback.correct and "same bytes" in feedback.message, feedback

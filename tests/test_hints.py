@@ -115,6 +115,10 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("00", "my_l2_mib"): [
         Typical(lambda: float(lesson00.namespace()["course"].attributes["L2_CACHE_SIZE"]), ("2**20",)),
         Typical(lambda: lesson00.namespace()["course"].attributes["L2_CACHE_SIZE"] / 1e6, ("2**20",))],
+    ("00", "bus_bytes"): [
+        Typical(fixed(lambda n, reads: (12 * n, 12 * n)), ("reads * 2 * 4 * n",), lambda: lesson00.BUS_CASES),
+        Typical(fixed(lambda n, reads: (12 * n * reads, 8 * n * reads + 4 * n)), ("3 * 4 * n", "reads * 2 * 4 * n"),
+                lambda: lesson00.BUS_CASES)],
     ("01", "pages_spanned"): [
         Typical(fixed(_off_by_one_pages), ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES),
         Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size + 3),

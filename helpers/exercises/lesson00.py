@@ -1,7 +1,10 @@
-"""start-here's exercise: read the attribute table, and say how large the GPU's L2 cache is in MiB.
+"""start-here's exercises: read the attribute table (how large the GPU's L2 cache is in MiB), and count the bytes a
+vector add moves over the bus with explicit copies and with zero-copy.
 
-The check compares the learner's value with the session's ``L2_CACHE_SIZE`` (live: this GPU's; replay: the recorded
-one's), so it needs no GPU; a typical wrong answer (bytes, KiB, GiB, or MB of 10^6 bytes) gets a hint about units.
+The first check compares the learner's value with the session's ``L2_CACHE_SIZE`` (live: this GPU's; replay: the
+recorded one's), so it needs no GPU; a typical wrong answer (bytes, KiB, GiB, or MB of 10^6 bytes) gets a hint about
+units. The second runs the learner's function on fixed cases: no measurement, a model whose assumption (no cache
+keeps mapped data) the lesson states.
 """
 
 from __future__ import annotations
@@ -69,4 +72,67 @@ def check_my_l2_mib(my_l2_mib: Any, attributes: dict[str, int] | None = None) ->
                 "read L2_CACHE_SIZE in the table (it is in bytes) and convert bytes to MiB.")
 
 
-CHECKS = {"my_l2_mib": check_my_l2_mib}
+# (n, reads): float32 elements per array, and how many times the kernel reads each element of a and b
+BUS_CASES = ((1000, 1), (1000, 3), (1, 2), (2**20, 1), (2**20, 10), (12345, 7))
+
+
+def bus_bytes_rule(n: int, reads: int) -> tuple[int, int]:
+    """Bytes over the bus for ``c = a + b`` on ``n`` float32, each input element read ``reads`` times: (explicit
+    copies, zero-copy), with no cache keeping mapped data (for the check)."""
+    return 3 * 4 * n, reads * 2 * 4 * n + 4 * n
+
+
+def check_bus_bytes(bus_bytes: Any) -> Feedback:
+    """start-here: ``bus_bytes(n, reads)`` returns the bytes a vector add moves over the bus, (explicit copies,
+    zero-copy)."""
+    if is_placeholder(bus_bytes):
+        return not_yet("define bus_bytes(n, reads) returning (explicit copies, zero-copy): the bytes each program "
+                       "moves over the bus.")
+    for n, reads in BUS_CASES:
+        got = bus_bytes(n, reads)
+        if is_placeholder(got):
+            return not_yet("bus_bytes returns `...`: replace it with the pair (explicit copies, zero-copy).")
+        if not (isinstance(got, tuple) and len(got) == 2):
+            return hint(f"return a pair (explicit copies, zero-copy); for n = {n} you returned {got!r}.",
+                        "end with `return copies, zero_copy`: Python makes the pair from the two names.")
+        copies, zero = got
+        want_copies, want_zero = bus_bytes_rule(n, reads)
+        where = f"n = {n}, reads = {reads}"
+        if copies == n * 3 or zero == reads * 2 * n + n:
+            return hint(f"{where}: you counted elements, not bytes. How many bytes does one float32 take?",
+                        "multiply each element count by the size of a float32 in bytes.")
+        if copies != want_copies:
+            if copies == 2 * 4 * n:
+                return hint(f"{where}: your explicit-copy count leaves one array out. Which array has to come back "
+                            "to the host after the kernel?",
+                            "the copy program moves a and b in before the kernel and c out after it: three arrays, "
+                            "once each.")
+            if reads > 1 and copies == want_copies * reads:
+                return hint(f"{where}: your explicit copies grow with reads. Once a and b have been copied, where "
+                            "do the kernel's second and later reads of them go?",
+                            "re-reads of a copied array hit device memory, not the bus: the copies move each array "
+                            "once, whatever the kernel does.")
+            return hint(f"{where}: the explicit-copy count is not right. Which arrays does the copy program move, "
+                        "in which direction, and how many times?",
+                        "count the cudaMemcpy calls in the side-by-side table and the bytes of each.")
+        if zero != want_zero:
+            if zero == want_copies:
+                return hint(f"{where}: your zero-copy count ignores reads. With zero-copy nothing sits in device "
+                            "memory: where does each of the kernel's reads of a and b go?",
+                            "every read of a mapped element crosses the bus again (the model assumes no cache keeps "
+                            "it): the inputs' bytes are multiplied by reads, the output's are not.")
+            if reads > 1 and zero == want_copies * reads:
+                return hint(f"{where}: your zero-copy count multiplies c's bytes by reads too. How many times does "
+                            "the kernel write each element of c?",
+                            "c is written once: only the reads of a and b repeat.")
+            return hint(f"{where}: the zero-copy count is not right. Which loads and stores of the kernel cross "
+                        "the bus, and how many times each?",
+                        "with zero-copy every load and store on a, b and c crosses the bus: count the reads of a "
+                        "and b, then the writes of c.")
+    return correct("read once, both programs move the same bytes over the bus: zero-copy saves the separate copy "
+                   "steps and the device memory, not traffic. Read k times, zero-copy moves the inputs k times, so "
+                   "it pays when data is touched once, unless a cache serves the re-reads (an SM's L1 can, for "
+                   "mapped memory, as a later lesson measures).")
+
+
+CHECKS = {"my_l2_mib": check_my_l2_mib, "bus_bytes": check_bus_bytes}
