@@ -1,4 +1,5 @@
-"""The course's lessons, in one table: id, slug, title, time, the kernels and experiments each runs.
+"""The course's lessons, in one table: id, slug, title, time, the kernels and experiments each runs, what the
+learner does in it.
 
 Everything that lists or names lessons reads it: the doctor and the lesson notes (which lessons compile
 kernels, read /proc, pin a gibibyte), the book's table of contents, the slides, the classroom, the lesson
@@ -36,6 +37,7 @@ class Lesson:
     kernels: tuple[str, ...] = ()        # helpers/kernels/<name>.cu it runs live, itself or through its experiments
     experiments: tuple[str, ...] = ()    # helpers.experiments it runs or shows the record of
     needs: frozenset[str] = frozenset()  # PROC, CXX, PINNED
+    does: str = ""                       # what the learner does in it, in one line (start-here's course table)
 
     @property
     def name(self) -> str:
@@ -53,44 +55,61 @@ class Lesson:
 
 
 LESSONS: tuple[Lesson, ...] = (
-    Lesson("00", "start-here", "Start here: find your mode and meet your GPU", 45),
+    Lesson("00", "start-here", "Start here: find your mode and meet your GPU", 45,
+           does="See the mode, the GPU and its attributes; zero-copy in one paragraph"),
     Lesson("01", "pin-host-memory", "Pin host memory", 35,
-           experiments=("pagemap_pinned",), needs=frozenset({PROC})),
+           experiments=("pagemap_pinned",), needs=frozenset({PROC}),
+           does="Pageable vs page-locked (锁页内存) memory: frames, first touch, `mlock`"),
     Lesson("02", "measure-what-pinning-buys", "Measure what pinning buys", 40,
-           experiments=("pagemap_pinned", "memcpy"), needs=frozenset({PROC, PINNED})),
+           experiments=("pagemap_pinned", "memcpy"), needs=frozenset({PROC, PINNED}),
+           does="CUDA's pinning seen from `/proc`, and what it buys: copy bandwidth, why DMA needs pinned pages"),
     Lesson("03", "map-pages-on-the-cpu", "Map pages on the CPU", 45,
-           experiments=("pagemap_pinned",), needs=frozenset({PROC})),
+           experiments=("pagemap_pinned",), needs=frozenset({PROC}),
+           does=("Virtual to physical translation on the CPU: pages, page tables (页表), "
+                 "the TLB (translation lookaside buffer)")),
     Lesson("04", "map-pages-on-the-gpu", "Map pages on the GPU", 35,
-           kernels=("vector_add",), experiments=("address_identity", "pagemap_pinned")),
+           kernels=("vector_add",), experiments=("address_identity", "pagemap_pinned"),
+           does="The GPU MMU maps the same pages; unified virtual addressing"),
     Lesson("05", "write-your-first-zero-copy-kernel", "Write your first zero-copy kernel", 45,
-           kernels=("vector_add",), experiments=("contexts", "pass_by_value"), needs=frozenset({CXX})),
+           kernels=("vector_add",), experiments=("contexts", "pass_by_value"), needs=frozenset({CXX}),
+           does="A vector add on mapped memory in raw PyCUDA, which prints \"Test passed!\""),
     Lesson("06", "measure-bandwidth", "Measure bandwidth: zero-copy against copies and device memory", 45,
-           kernels=("bandwidth",), experiments=("memcpy", "kernel_bandwidth"), needs=frozenset({PINNED})),
+           kernels=("bandwidth",), experiments=("memcpy", "kernel_bandwidth"), needs=frozenset({PINNED}),
+           does="The PCIe link; zero-copy vs memcpy vs device-memory bandwidth"),
     Lesson("07", "measure-latency", "Measure latency: one dependent load after another", 45,
-           kernels=("latency",), experiments=("latency", "latency_footprint"), needs=frozenset({PINNED})),
+           kernels=("latency",), experiments=("latency", "latency_footprint"), needs=frozenset({PINNED}),
+           does="Dependent-load latency, against footprint, CPU caches and load"),
     Lesson("08", "keep-enough-bytes-in-flight", "Keep enough bytes in flight: Little's law for zero-copy reads", 45,
            kernels=("bandwidth", "latency"),
-           experiments=("memcpy", "latency", "inflight", "loaded_latency", "caching", "kernel_bandwidth")),
+           experiments=("memcpy", "latency", "inflight", "loaded_latency", "caching", "kernel_bandwidth"),
+           does="Bytes in flight (Little's law); which cache keeps mapped memory; your GPU against the reference"),
     Lesson("09", "coalesce-and-align-accesses", "Coalesce and align accesses (合并访问)", 45,
            kernels=("access_pattern",), experiments=("stride", "memcpy", "offset", "vector_width"),
-           needs=frozenset({CXX})),
+           needs=frozenset({CXX}),
+           does="Stride, offset and vector width (合并访问, coalesced access), traced on the CPU"),
     Lesson("10", "model-zero-copy-reads", "Model zero-copy reads", 40,
            kernels=("access_pattern",), experiments=("stride", "offset", "counters", "latency", "vector_width"),
-           needs=frozenset({CXX})),
+           needs=frozenset({CXX}),
+           does="A PCIe model of zero-copy reads from the traces, and the hardware counters"),
     Lesson("11", "overlap-copies-with-streams", "Overlap copies with streams", 35,
-           kernels=("vector_add",), experiments=("end_to_end", "memcpy", "out_of_core"), needs=frozenset({PINNED})),
+           kernels=("vector_add",), experiments=("end_to_end", "memcpy", "out_of_core"), needs=frozenset({PINNED}),
+           does="Streams, asynchronous copies and events; the vector add end to end"),
     Lesson("12", "decide-when-zero-copy-wins", "Decide when zero-copy wins", 45,
            kernels=("vector_add",),
            experiments=("reuse", "out_of_core", "end_to_end", "latency", "stride", "inflight", "managed"),
-           needs=frozenset({PINNED})),
+           needs=frozenset({PINNED}),
+           does="When zero-copy wins: read once or k times, data larger than the GPU, the decision table"),
     Lesson("13", "use-write-combined-and-registered-memory", "Use write-combined and registered memory", 45,
            kernels=("bandwidth", "vector_add"),
-           experiments=("write_combined", "pagemap_pinned", "address_identity", "registered")),
+           experiments=("write_combined", "pagemap_pinned", "address_identity", "registered"),
+           does="Write-combined, portable and registered memory"),
     Lesson("14", "avoid-hazards-on-mapped-memory", "Avoid hazards on mapped memory", 45,
-           kernels=("hazards",), experiments=("stale_read", "atomics", "handshake", "latency")),
+           kernels=("hazards",), experiments=("stale_read", "atomics", "handshake", "latency"),
+           does="Reading before sync, atomics on mapped memory, flags between GPU and CPU"),
     Lesson("15", "take-zero-copy-beyond-one-pcie-gpu", "Take zero-copy beyond one PCIe GPU", 25,
            kernels=("bandwidth",),
-           experiments=("managed", "read_only_registration", "cpu_traffic", "pageable_access", "numa_topology")),
+           experiments=("managed", "read_only_registration", "cpu_traffic", "pageable_access", "numa_topology"),
+           does="Other platforms: managed memory as zero-copy, read-only registration, CPU traffic, HMM/ATS, NUMA"),
 )
 
 

@@ -49,3 +49,14 @@ def test_the_checks_compare_with_this_process_page_table():
     assert right.correct and "/proc/self/pagemap" in right.message, right
     decoded = exercises.check("01", "decode_entry", lesson01.decoded)
     assert decoded.correct and "own pagemap" in decoded.message, decoded
+
+
+def test_the_mlock_prediction_says_no_prediction_then_compares():
+    assert "no prediction" in exercises.compare("01", ..., 4)
+    right = exercises.compare("01", 4, 4)
+    assert right.startswith("**Prediction.**") and "4 of 4" in right and "as you predicted" in right
+    wrong = exercises.compare("01", 0, 4)
+    assert "you predicted 0" in wrong and "faults every page in" in wrong
+    partly = exercises.compare("01", 4, 3)
+    assert "you predicted 4" in partly and "left 1 of them without a frame" in partly
+    assert "could not read" in exercises.compare("01", "all", 4)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from helpers import exercises, experiments
-from helpers.exercises import (lesson01, lesson02, lesson03, lesson04, lesson06, lesson07, lesson08, lesson09,
+from helpers.exercises import (lesson00, lesson01, lesson02, lesson03, lesson04, lesson06, lesson07, lesson08, lesson09,
                                lesson10, lesson11, lesson12, lesson13, lesson14, lesson15)
 from tests.test_exercises import CELLS, IDS
 
@@ -117,6 +117,13 @@ def _off_by_one_pages(address: int, nbytes: int, page_size: int) -> int:
 
 
 TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("00", "my_l2_mib"): [
+        Typical(lambda: float(lesson00.namespace()["course"].attributes["L2_CACHE_SIZE"]), ("2**20",)),
+        Typical(lambda: lesson00.namespace()["course"].attributes["L2_CACHE_SIZE"] / 1e6, ("2**20",))],
+    ("00", "bus_bytes"): [
+        Typical(fixed(lambda n, reads: (12 * n, 12 * n)), ("reads * 2 * 4 * n",), lambda: lesson00.BUS_CASES),
+        Typical(fixed(lambda n, reads: (12 * n * reads, 8 * n * reads + 4 * n)), ("3 * 4 * n", "reads * 2 * 4 * n"),
+                lambda: lesson00.BUS_CASES)],
     ("01", "pages_spanned"): [
         Typical(fixed(_off_by_one_pages), ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES),
         Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size + 3),

@@ -200,6 +200,14 @@ def test_linux_only_cells_are_skipped_without_proc_and_run_with_it(no_proc, monk
         linux_only.run_cell("1 / 0", namespace)
 
 
+def test_a_linux_only_cell_shows_its_last_expression(no_proc, monkeypatch):
+    namespace: dict = {}
+    assert linux_only.evaluate("y = 2\ny * 3", namespace)[1] is None and "y" not in namespace   # skipped
+    monkeypatch.delenv("ZC_PROC_ROOT")
+    assert linux_only.evaluate("y = 2\ny * 3", namespace) == (None, 6) and namespace["y"] == 2
+    assert linux_only.evaluate("z = y + 1", namespace) == (None, None) and namespace["z"] == 3
+
+
 def test_a_mac_replays_and_shows_the_recorded_linux_view(no_proc):
     facts = dataclasses.replace(platform_facts.gather(), system="darwin")
     assert not facts.proc_available

@@ -1,5 +1,5 @@
 """pin-host-memory's exercises: how many pages (so frames, so first-touch faults) a buffer spans; decode a pagemap
-entry.
+entry; and its prediction: how many untouched pages have a frame right after ``mlock``.
 
 Both checks test the learner's function on fixed cases, then, where this system has a Linux ``/proc``, against what
 the OS kernel itself reports for this process (``helpers.pages.frames``), in replay and live alike: neither needs a GPU.
@@ -149,13 +149,13 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
                          "use the integer operators `>>` (shift) and `&` (mask), never `/` or `**` with floats.")
         if bool(present) != want_present:
             if bool(present) == bool(entry >> 62 & 1):
-                return _hint(f"for {entry:#018x} you read bit 62, *swapped*. Which bit does the pagemap layout in "
-                             "section 1 give *present*?",
+                return _hint(f"for {entry:#018x} you read bit 62, *swapped*. Which bit does the pagemap layout above "
+                             "the exercise give *present*?",
                              "present is the top bit of the 64: shift the entry right until that bit is bit 0, then "
                              "keep only bit 0.")
             if bool(present) == bool(entry & 1) or bool(present) == (entry != 0):
                 return _hint(f"for {entry:#018x} your present flag is {bool(present)}: it is one bit alone, not the "
-                             "low bits or the whole entry. Which bit is it in section 1's layout?",
+                             "low bits or the whole entry. Which bit is it in the layout above the exercise?",
                              "present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`.")
             return _hint(f"for {entry:#018x} present should be {want_present}. Which bit of the entry says whether a "
                          "frame backs the page?",
@@ -198,6 +198,23 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
                  + (" (the PFNs read 0 here: the OS kernel hides them from users other than root)." if hidden else "."))
     return _correct("bit 63 says whether a frame backs the page, bits 0-54 which frame; this is all "
                     "pages.frames_of does for each page." + extra)
+
+
+def compare_prediction(predicted: Any, present: int, total: int = 4) -> str:
+    """pin-host-memory's prediction: how many of ``total`` untouched pages have a frame right after ``mlock``
+    (``present``, read from /proc/self/pagemap), against the learner's ``predicted``."""
+    if is_placeholder(predicted):
+        return ("no prediction: replace `...` with how many of the 4 untouched pages you expect to have a frame "
+                "right after mlock, then run the two cells again.")
+    try:
+        guess = int(predicted)
+    except (TypeError, ValueError):
+        return f"could not read {predicted!r} as a number of pages (0 to {total})."
+    why = ("To keep pages in RAM, mlock must first put them there: it faults every page in, without a touch."
+           if present == total else
+           f"Here mlock left {total - present} of them without a frame; on Linux it normally faults them all in.")
+    verdict = "as you predicted" if guess == present else f"you predicted {guess}"
+    return f"Right after mlock, {present} of {total} untouched pages had a frame ({verdict}). {why}"
 
 
 CHECKS = {"pages_spanned": check_pages_spanned, "decode_entry": check_decode_entry}

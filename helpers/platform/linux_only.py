@@ -2,12 +2,14 @@
 
 On macOS and Windows there is no /proc/self/pagemap, maps or status, so the cells that read them are
 marked ``%%linux_only``: there the cell is skipped with a sentence that says why, and the lesson goes on
-with the view recorded on the Linux GPU machine. On Linux the cell runs exactly as written.
+with the view recorded on the Linux GPU machine. On Linux the cell runs exactly as written, and, as in any cell,
+the value of its last expression is shown.
 :func:`helpers.course.start` registers the magic in every lesson's first cell.
 """
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from ..memory import pages
@@ -16,12 +18,22 @@ SKIPPED = ("Skipped: this cell reads Linux's /proc ({root} is missing here; macO
            "The lesson goes on with the page tables recorded on the Linux GPU machine.")
 
 
+def evaluate(cell: str, namespace: dict[str, Any]) -> tuple[str | None, Any]:
+    """Run ``cell`` in ``namespace`` where /proc exists: (None, the value of its last expression, or None); else
+    (the sentence saying it was skipped, None)."""
+    if not pages.proc_available():
+        return SKIPPED.format(root=pages.proc_root()), None
+    tree = ast.parse(cell)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, "<linux_only cell>", "exec"), namespace)  # noqa: S102 - the notebook's own cell
+    if last is None:
+        return None, None
+    return None, eval(compile(ast.Expression(last.value), "<linux_only cell>", "eval"), namespace)  # noqa: S307
+
+
 def run_cell(cell: str, namespace: dict[str, Any]) -> str | None:
     """Run ``cell`` in ``namespace`` where /proc exists and return None; else return the sentence saying it was skipped."""
-    if not pages.proc_available():
-        return SKIPPED.format(root=pages.proc_root())
-    exec(compile(cell, "<linux_only cell>", "exec"), namespace)  # noqa: S102 - the notebook's own cell
-    return None
+    return evaluate(cell, namespace)[0]
 
 
 def register(shell: Any = None) -> bool:
@@ -35,10 +47,11 @@ def register(shell: Any = None) -> bool:
     if shell is None:
         return False
 
-    def linux_only(line: str, cell: str) -> None:
-        skipped = run_cell(cell, shell.user_ns)
+    def linux_only(line: str, cell: str) -> Any:
+        skipped, value = evaluate(cell, shell.user_ns)
         if skipped:
             print(skipped)
+        return value  # shown like a cell's last expression
 
     shell.register_magic_function(linux_only, magic_kind="cell", magic_name="linux_only")
     return True

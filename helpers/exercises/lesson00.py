@@ -1,0 +1,138 @@
+"""start-here's exercises: read the attribute table (how large the GPU's L2 cache is in MiB), and count the bytes a
+vector add moves over the bus with explicit copies and with zero-copy.
+
+The first check compares the learner's value with the session's ``L2_CACHE_SIZE`` (live: this GPU's; replay: the
+recorded one's), so it needs no GPU; a typical wrong answer (bytes, KiB, GiB, or MB of 10^6 bytes) gets a hint about
+units. The second runs the learner's function on fixed cases: no measurement, a model whose assumption (no cache
+keeps mapped data) the lesson states.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import Any
+
+from . import Feedback, correct, hint, is_placeholder, not_yet
+
+
+def _attributes() -> dict[str, int]:
+    """The GPU's attributes as the session has them (``zc.session().attributes``): live from the driver, in replay
+    from the reference record."""
+    from ..mode import detect
+
+    if detect().live:
+        from ..memory import gpu
+
+        return gpu.device_attributes()
+    from .. import records
+
+    return dict(records.reference_record()[0]["provenance"]["attributes"])
+
+
+def namespace() -> dict[str, Any]:
+    """The exercise cell reads ``course.attributes`` (the session's, in the notebook); tests get the same values."""
+    return {"course": SimpleNamespace(attributes=_attributes())}
+
+
+def check_my_l2_mib(my_l2_mib: Any, attributes: dict[str, int] | None = None) -> Feedback:
+    """start-here: ``my_l2_mib`` is the L2 cache's size in MiB, computed from the attribute ``L2_CACHE_SIZE``."""
+    if is_placeholder(my_l2_mib):
+        return not_yet("replace ... with an expression that gives the L2 cache's size in MiB, from "
+                       "course.attributes[\"L2_CACHE_SIZE\"].")
+    if attributes is None:
+        attributes = _attributes()
+    size = attributes["L2_CACHE_SIZE"]
+    try:
+        got = float(my_l2_mib)
+    except (TypeError, ValueError):
+        return hint(f"my_l2_mib is {my_l2_mib!r}: make it a number, the size in MiB.",
+                    "start from course.attributes[\"L2_CACHE_SIZE\"], a number of bytes, and convert it.")
+
+    def near(value: float) -> bool:
+        return math.isclose(got, value, rel_tol=1e-6)
+
+    if near(size / 2**20):
+        return correct(f"the L2 holds {size / 2**20:g} MiB ({size:,} bytes), shared by every SM. A bandwidth "
+                       "buffer must be many times that (the course's sweeps use 256 MiB and more), or repeated "
+                       "passes over device memory read the cache, not the memory behind it.")
+    if near(size):
+        return hint("that is the attribute itself, in bytes. Which unit does the exercise ask for?",
+                    "a MiB is 1024 KiB and a KiB is 1024 bytes: how many times do you divide by 1024?")
+    if near(size / 1e6) or near(size / 1e3):
+        return hint("close, but that counts in powers of ten (MB or kB). A MiB (mebibyte) is a power of two: which "
+                    "one?", "a MiB is 1024 KiB and a KiB is 1024 bytes: divide by 1024, then by 1024 again.")
+    if near(size / 2**10):
+        return hint("that is KiB (kibibytes): one step short. How many KiB make a MiB?",
+                    "divide by 1024 once more.")
+    if near(size / 2**30):
+        return hint("that is GiB (gibibytes): one step too far. How many MiB make a GiB?",
+                    "divide the bytes by 1024 twice, not three times.")
+    return hint(f"{got:g} is not the L2 size in MiB. Which attribute holds the L2 size, and in which unit?",
+                "read L2_CACHE_SIZE in the table (it is in bytes) and convert bytes to MiB.")
+
+
+# (n, reads): float32 elements per array, and how many times the kernel reads each element of a and b
+BUS_CASES = ((1000, 1), (1000, 3), (1, 2), (2**20, 1), (2**20, 10), (12345, 7))
+
+
+def bus_bytes_rule(n: int, reads: int) -> tuple[int, int]:
+    """Bytes over the bus for ``c = a + b`` on ``n`` float32, each input element read ``reads`` times: (explicit
+    copies, zero-copy), with no cache keeping mapped data (for the check)."""
+    return 3 * 4 * n, reads * 2 * 4 * n + 4 * n
+
+
+def check_bus_bytes(bus_bytes: Any) -> Feedback:
+    """start-here: ``bus_bytes(n, reads)`` returns the bytes a vector add moves over the bus, (explicit copies,
+    zero-copy)."""
+    if is_placeholder(bus_bytes):
+        return not_yet("define bus_bytes(n, reads) returning (explicit copies, zero-copy): the bytes each program "
+                       "moves over the bus.")
+    for n, reads in BUS_CASES:
+        got = bus_bytes(n, reads)
+        if is_placeholder(got):
+            return not_yet("bus_bytes returns `...`: replace it with the pair (explicit copies, zero-copy).")
+        if not (isinstance(got, tuple) and len(got) == 2):
+            return hint(f"return a pair (explicit copies, zero-copy); for n = {n} you returned {got!r}.",
+                        "end with `return copies, zero_copy`: Python makes the pair from the two names.")
+        copies, zero = got
+        want_copies, want_zero = bus_bytes_rule(n, reads)
+        where = f"n = {n}, reads = {reads}"
+        if copies == n * 3 or zero == reads * 2 * n + n:
+            return hint(f"{where}: you counted elements, not bytes. How many bytes does one float32 take?",
+                        "multiply each element count by the size of a float32 in bytes.")
+        if copies != want_copies:
+            if copies == 2 * 4 * n:
+                return hint(f"{where}: your explicit-copy count leaves one array out. Which array has to come back "
+                            "to the host after the kernel?",
+                            "the copy program moves a and b in before the kernel and c out after it: three arrays, "
+                            "once each.")
+            if reads > 1 and copies == want_copies * reads:
+                return hint(f"{where}: your explicit copies grow with reads. Once a and b have been copied, where "
+                            "do the kernel's second and later reads of them go?",
+                            "re-reads of a copied array hit device memory, not the bus: the copies move each array "
+                            "once, whatever the kernel does.")
+            return hint(f"{where}: the explicit-copy count is not right. Which arrays does the copy program move, "
+                        "in which direction, and how many times?",
+                        "count the cudaMemcpy calls in the side-by-side table and the bytes of each.")
+        if zero != want_zero:
+            if zero == want_copies:
+                return hint(f"{where}: your zero-copy count ignores reads. With zero-copy nothing sits in device "
+                            "memory: where does each of the kernel's reads of a and b go?",
+                            "every read of a mapped element crosses the bus again (the model assumes no cache keeps "
+                            "it): the inputs' bytes are multiplied by reads, the output's are not.")
+            if reads > 1 and zero == want_copies * reads:
+                return hint(f"{where}: your zero-copy count multiplies c's bytes by reads too. How many times does "
+                            "the kernel write each element of c?",
+                            "c is written once: only the reads of a and b repeat.")
+            return hint(f"{where}: the zero-copy count is not right. Which loads and stores of the kernel cross "
+                        "the bus, and how many times each?",
+                        "with zero-copy every load and store on a, b and c crosses the bus: count the reads of a "
+                        "and b, then the writes of c.")
+    return correct("read once, both programs move the same bytes over the bus: zero-copy saves the separate copy "
+                   "steps and the device memory, not traffic. Read k times, zero-copy moves the inputs k times, so "
+                   "it pays when data is touched once, unless a cache serves the re-reads (an SM's L1 can, for "
+                   "mapped memory, as a later lesson measures).")
+
+
+CHECKS = {"my_l2_mib": check_my_l2_mib, "bus_bytes": check_bus_bytes}

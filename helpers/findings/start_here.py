@@ -1,0 +1,184 @@
+"""start-here's narration: the GPU's attributes and what each means for the course, the course plan, the reference
+record and its headline figures, computed from the session (live: this GPU; replay: the recorded one).
+
+Each function takes the session (``zc.session()``) or the values it holds and returns Markdown
+(:class:`helpers.tables.Text`, :func:`~helpers.tables.bullets`, :class:`~helpers.tables.Table`) that a lesson cell
+shows as its last expression; the words say live or recorded from ``course.live``, never from a mode test in the
+lesson.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .. import lessons
+from ..platform import machine
+from ..platform.notes import platform_note
+from ..tables import Shown, Table, Text, bullets, join
+
+# attribute: (the driver API's one-line description, why this course cares); {slug} names a lesson (:func:`_named`)
+MEANING: dict[str, tuple[str, str]] = {
+    "CAN_MAP_HOST_MEMORY": ("Device can map host memory into CUDA address space",
+                            "Zero-copy needs it: 0 means no mapped memory at all, and the course replays."),
+    "UNIFIED_ADDRESSING": ("Device shares a unified address space with the host",
+                           "1: a mapped allocation has the same address on CPU and GPU ({map-pages-on-the-gpu})."),
+    "INTEGRATED": ("Device is integrated with host memory",
+                   "0: a discrete GPU. Mapped data live in host memory across the bus; a load goes there unless an "
+                   "SM's L1 still holds the line from an earlier read (on this PCIe H200 the L2 did not keep mapped "
+                   "memory: {keep-enough-bytes-in-flight}; a GPU on a coherent link, such as Grace Hopper, may "
+                   "cache it: {take-zero-copy-beyond-one-pcie-gpu})."),
+    "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": (
+        "Device can access host registered memory at the same virtual address as the CPU",
+        "Registered memory ({use-write-combined-and-registered-memory}) keeps its host address on the GPU."),
+    "HOST_REGISTER_SUPPORTED": ("Device supports host memory registration via cudaHostRegister",
+                                "Existing arrays can be pinned in place ({use-write-combined-and-registered-memory})."),
+    "PAGEABLE_MEMORY_ACCESS": (
+        "Device supports coherently accessing pageable memory without calling cudaHostRegister on it",
+        "0: a kernel cannot touch ordinary NumPy memory; it must be pinned and mapped first."),
+    "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES": (
+        "Device accesses pageable memory via the host's page tables",
+        "0: the GPU keeps its own page tables for host memory ({map-pages-on-the-cpu} and {map-pages-on-the-gpu})."),
+    "HOST_NATIVE_ATOMIC_SUPPORTED": ("Link between the device and the host supports native atomic operations",
+                                     "Whether atomics on mapped memory are native on the link "
+                                     "({avoid-hazards-on-mapped-memory} tests them)."),
+    "CONCURRENT_MANAGED_ACCESS": ("Device can coherently access managed memory concurrently with the CPU",
+                                  "About managed (unified) memory, which this course does not use; shown for "
+                                  "contrast."),
+    "ASYNC_ENGINE_COUNT": ("Number of asynchronous engines",
+                           "Copy engines: DMA copies that can overlap kernels "
+                           "({overlap-copies-with-streams}: chunked copies)."),
+    "MULTIPROCESSOR_COUNT": ("Number of multiprocessors on device",
+                             "SMs; the experiments size their grids to fill every one."),
+    "MAX_THREADS_PER_MULTIPROCESSOR": ("Maximum resident threads per multiprocessor",
+                                       "With the SM count, bounds the resident threads. It bounds threads, not loads "
+                                       "in flight: those also depend on the loads each thread issues "
+                                       "({keep-enough-bytes-in-flight})."),
+    "L2_CACHE_SIZE": ("Size of L2 cache in bytes",
+                      "Bandwidth buffers must be far larger than this ({measure-bandwidth})."),
+    "COMPUTE_CAPABILITY_MAJOR": ("Major compute capability version number", "The GPU's architecture generation."),
+    "COMPUTE_CAPABILITY_MINOR": ("Minor compute capability version number", ""),
+    "PCI_BUS_ID": ("PCI bus identifier of the device", "Where the GPU sits on the PCIe bus."),
+    "PCI_DEVICE_ID": ("PCI device (also known as slot) identifier of the device", ""),
+    "TOTAL_MEMORY_BYTES": ("(cuDeviceTotalMem, not an attribute) device memory in bytes",
+                           "Zero-copy's first use: data that does not fit here ({decide-when-zero-copy-wins})."),
+}
+
+
+def _named(text: str) -> str:
+    """``text`` with each ``{slug}`` replaced by the lesson's label (``lessons.Lesson.label``): the registry holds
+    the numbers."""
+    return re.sub(r"\{([a-z0-9-]+)\}", lambda m: lessons.lesson(m.group(1)).label, text)
+
+
+def attributes(course: Any) -> Shown:
+    """The GPU's attributes with the driver API's meaning and the course's reason for each; where they come from
+    (live: this GPU; replay: the record's provenance) heads the table."""
+    rows = [(f"`{name}`", f"{value:,}", *(_named(t) for t in MEANING.get(name, ("", ""))))
+            for name, value in course.attributes.items()]
+    return join(Text(f"**Attributes:** {course.attributes_source}."),
+                Table(["attribute", "value", "driver API meaning", "for this course"], rows))
+
+
+def essentials(attributes: dict[str, int]) -> Text:
+    """What the attributes that decide the rest of the course say, in words."""
+    a = attributes
+    return bullets([
+        f"Maps host memory (`CAN_MAP_HOST_MEMORY` = {a['CAN_MAP_HOST_MEMORY']}): "
+        + ("yes, zero-copy works on it." if a["CAN_MAP_HOST_MEMORY"] else "NO: zero-copy is impossible on it."),
+        f"Unified virtual addressing (统一虚拟地址, `UNIFIED_ADDRESSING` = {a['UNIFIED_ADDRESSING']}): "
+        + ("yes: a mapped array has one address on both sides." if a["UNIFIED_ADDRESSING"]
+           else "NO: the GPU sees a mapped array at an address of its own."),
+        f"Integrated with host memory (`INTEGRATED` = {a['INTEGRATED']}): "
+        + ("yes: the GPU shares the CPU's memory." if a["INTEGRATED"]
+           else "no, a discrete GPU: mapped host memory lies across the bus."),
+        f"Kernels read pageable (unpinned) memory directly (`PAGEABLE_MEMORY_ACCESS` = "
+        f"{a['PAGEABLE_MEMORY_ACCESS']}): " + ("yes." if a["PAGEABLE_MEMORY_ACCESS"] else "no: pin and map it first."),
+        f"L2 cache: {a['L2_CACHE_SIZE'] / 2**20:.0f} MiB on {a['MULTIPROCESSOR_COUNT']} SMs; "
+        f"copy engines: {a['ASYNC_ENGINE_COUNT']}.",
+    ])
+
+
+def this_machine() -> Text:
+    """What this machine changes in the course, beside the reference GPU (``python -m helpers doctor`` says all)."""
+    return Text(platform_note(lessons.lesson_id("start-here")))
+
+
+def course_plan() -> Shown:
+    """Every lesson with its time (the registry's estimate) and what the learner does in it, and the total."""
+    rows = [(entry.name, f"{entry.minutes} min", entry.does) for entry in lessons.LESSONS]
+    total = sum(entry.minutes for entry in lessons.LESSONS)
+    return join(Table(["lesson", "time (estimate)", "what you do"], rows),
+                Text(f"In all about {total / 60:.1f} hours."))
+
+
+def reference_record(course: Any) -> Text:
+    """The reference record: file, GPU, software, date, experiments, GPU time, platform."""
+    p, path = course.provenance, course.reference[1]
+    experiments = course.record["experiments"]
+    seconds = sum(p.get("experiment_wall_seconds", {}).values())
+    return bullets([
+        f"GPU {p['gpu']}, driver {p['driver_version']}, CUDA {p['cuda_version']}, PyCUDA {p['pycuda_version']}, "
+        f"recorded {p['date']}",
+        f"{len(experiments)} experiments: {', '.join(experiments)}",
+        f"recording took {seconds:.0f} s of GPU time in all",
+        f"platform: {p.get('platform', 'not recorded')}",
+    ], head=f"**Reference record:** `data/{path.name}`")
+
+
+def _figure(value: float | None, unit: str, digits: int = 1) -> str:
+    return "not recorded" if value is None else f"{value:.{digits}f} {unit}"
+
+
+def headline(course: Any) -> Table:
+    """The reference record's headline figures (``helpers.analysis.summary.headline``), recorded in both modes."""
+    head = course.headline
+    pageable = [r for r in course.record["experiments"].get("memcpy", {}).get("rows", [])
+                if r["direction"] == "htod" and r["host_memory"] == "pageable"]
+    where = ""
+    if pageable:
+        best, largest = max(pageable, key=lambda r: r["GBps"]), max(pageable, key=lambda r: r["nbytes"])
+        where = (f"the best, at {best['nbytes'] / 2**20:g} MiB; {largest['GBps']:.1f} GB/s at the largest size, "
+                 f"{largest['nbytes'] / 2**20:g} MiB")
+    ratio = head.get("zero_copy_read_over_memcpy_htod")
+    latency = (f"zero-copy {_figure(head['zero_copy_latency_ns'], 'ns', 0)}, "
+               f"device memory {_figure(head['device_latency_ns'], 'ns', 0)}, "
+               f"L2 {_figure(head['l2_latency_ns'], 'ns', 0)}")
+    rows = [
+        ("pinned memcpy host->device", _figure(head["memcpy_htod_pinned_GBps"], "GB/s"), "the best over the sizes"),
+        ("pageable memcpy host->device", _figure(head["memcpy_htod_pageable_GBps"], "GB/s"), where),
+        ("zero-copy kernel read", _figure(head["zero_copy_read_GBps"], "GB/s"),
+         "" if ratio is None else f"{ratio:.0%} of pinned memcpy"),
+        ("zero-copy kernel write", _figure(head["zero_copy_write_GBps"], "GB/s"), ""),
+        ("device-memory kernel read", _figure(head["device_read_GBps"], "GB/s"), ""),
+        ("one dependent load", latency, lessons.lesson("measure-latency").label),
+    ]
+    return Table(["headline figure", "value", "note"], rows,
+                 caption=f"*Recorded on {head['gpu']} on {str(head['date'])[:10]} (the reference record, in both "
+                         "modes).*")
+
+
+def address_caveat(course: Any) -> Text:
+    """What the recorded frames, copies and latencies mean on the recording machine, and live on this one too."""
+    parts = [machine.address_caveat(course.provenance)]
+    if course.live:
+        parts.append(machine.address_caveat({}, live=True))
+    return Text("\n\n".join(parts))
+
+
+def what_you_saw(course: Any) -> Text:
+    """The lesson's recap, computed from this session."""
+    a, head = course.attributes, course.headline
+    ratio, zc_ns, dev_ns = (head.get("zero_copy_read_over_memcpy_htod"), head.get("zero_copy_latency_ns"),
+                            head.get("device_latency_ns"))
+    reference = (f"On the reference {head['gpu']}, a zero-copy read kernel reached {ratio:.0%} of the pinned memcpy "
+                 f"rate, and one dependent zero-copy load took {zc_ns / dev_ns:.1f}x as long as one from device "
+                 "memory." if ratio and zc_ns and dev_ns else "")
+    return bullets([
+        f"This notebook runs **{'live' if course.live else 'in replay'}** ({course.mode.reason}).",
+        f"The GPU's attributes came from: {course.attributes_source}.",
+        f"The reference machine: {machine.virtualization(course.provenance) or 'virtualization not recorded'}.",
+        f"`CAN_MAP_HOST_MEMORY` = {a['CAN_MAP_HOST_MEMORY']}, `UNIFIED_ADDRESSING` = {a['UNIFIED_ADDRESSING']}, "
+        f"`PAGEABLE_MEMORY_ACCESS` = {a['PAGEABLE_MEMORY_ACCESS']}.",
+        reference,
+    ], head="Computed from this run:")

@@ -1,0 +1,72 @@
+"""Lesson 00's exercises (issue 22): the L2 size in MiB, read from the attribute table, and the bytes a vector add
+moves over the bus with explicit copies and with zero-copy. The solutions pass, the placeholders say not yet, and
+each typical slip gets a hint that names what to revisit, not the answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import exercises
+
+ATTRIBUTES = {"L2_CACHE_SIZE": 60 * 2**20}
+
+
+def test_the_solution_is_correct_for_this_session_s_gpu():
+    namespace = exercises.namespace("00")   # course.attributes: the session's (recorded in replay)
+    exec(compile(exercises.solution("00", "my_l2_mib"), "<solution>", "exec"), namespace)
+    feedback = exercises.check("00", "my_l2_mib", namespace["my_l2_mib"])
+    size = namespace["course"].attributes["L2_CACHE_SIZE"]
+    assert feedback.correct and f"{size:,} bytes" in feedback.message, feedback
+
+
+def test_the_placeholder_is_not_yet():
+    assert exercises.check("00", "my_l2_mib", ..., attributes=ATTRIBUTES).status == "not yet"
+
+
+def test_another_gpu_s_l2_is_judged_by_its_own_attribute():
+    assert exercises.check("00", "my_l2_mib", 40.0, attributes={"L2_CACHE_SIZE": 40 * 2**20}).correct
+    assert not exercises.check("00", "my_l2_mib", 60.0, attributes={"L2_CACHE_SIZE": 40 * 2**20}).correct
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (60 * 2**20, "in bytes"),
+    (60 * 2**20 / 1e6, "powers of ten"),
+    (60 * 2**10, "KiB"),
+    (60 / 1024, "GiB"),
+    (6, "not the L2 size"),
+    ("sixty", "make it a number"),
+])
+def test_unit_slips_get_a_hint_without_the_answer(wrong, phrase):
+    exercises.reset_tries("00", "my_l2_mib")
+    feedback = exercises.check("00", "my_l2_mib", wrong, attributes=ATTRIBUTES)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+    assert "60 MiB" not in feedback.message and "2**20" not in feedback.message
+    exercises.reset_tries("00", "my_l2_mib")
+
+
+def _bus_bytes(copies, zero_copy):
+    return lambda n, reads: (copies(n, reads), zero_copy(n, reads))
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (_bus_bytes(lambda n, r: 12 * n, lambda n, r: 12 * n), "ignores reads"),
+    (_bus_bytes(lambda n, r: 12 * n * r, lambda n, r: 8 * n * r + 4 * n), "grow with reads"),
+    (_bus_bytes(lambda n, r: 8 * n, lambda n, r: 8 * n * r + 4 * n), "leaves one array out"),
+    (_bus_bytes(lambda n, r: 12 * n, lambda n, r: 12 * n * r), "write each element of c"),
+    (_bus_bytes(lambda n, r: 3 * n, lambda n, r: 2 * n * r + n), "elements, not bytes"),
+    (lambda n, reads: 12 * n, "return a pair"),
+])
+def test_bus_bytes_hints(wrong, phrase):
+    exercises.reset_tries("00", "bus_bytes")
+    feedback = exercises.check("00", "bus_bytes", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+    exercises.reset_tries("00", "bus_bytes")
+
+
+def test_bus_bytes_placeholder_and_solution():
+    assert exercises.check("00", "bus_bytes", lambda n, reads: ...).status == "not yet"
+    namespace = exercises.namespace("00")
+    exec(compile(exercises.solution("00", "bus_bytes"), "<solution>", "exec"), namespace)
+    feedback = exercises.check("00", "bus_bytes", namespace["bus_bytes"])
+    assert feedback.correct and "same bytes" in feedback.message, feedback

@@ -1,0 +1,66 @@
+"""pin-host-memory's narration (helpers.findings.pin_host_memory) quotes the values the lesson's cells read, and its
+words flip with them: frames shown or recorded, VmLck back or not, compaction allowed or not."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from helpers import experiments
+from helpers.findings import pin_host_memory
+from helpers.memory import pages
+
+
+def _frames(present: list[bool], pfns: list[int | None]) -> list[pages.Frame]:
+    return [pages.Frame(i, p, False, pfn) for i, (p, pfn) in enumerate(zip(present, pfns))]
+
+
+@pytest.fixture
+def array():
+    if not pages.proc_available():
+        pytest.skip("needs Linux /proc (its maps line)")
+    return pages.page_aligned_empty(4 * pages.PAGE_SIZE, np.uint8)
+
+
+def test_first_touch_counts_and_shows_the_frames_it_read(array):
+    before, after = _frames([False] * 4, [None] * 4), _frames([True] * 4, [11, 12, 40, 41])
+    text = pin_host_memory.first_touch(array, before, after)
+    assert "**0 of 4** pages" in text and "**4 of 4**" in text and "every page faulted in" in text
+    assert "[11, 12, 40, 41]" in text and "as root" in text and "Recorded" not in text
+    partly = pin_host_memory.first_touch(array, before, _frames([True, True, False, True], [1, 2, None, 3]))
+    assert "**3 of 4**" in partly and "3 of 4 page faulted in" in partly
+
+
+def test_first_touch_shows_the_recorded_frames_when_hidden(array):
+    recorded = experiments.reference("pagemap_pinned")
+    hidden = _frames([True] * 4, [None] * 4)
+    text = pin_host_memory.first_touch(array, _frames([False] * 4, [None] * 4), hidden, recorded)
+    pfns = recorded.one(allocation="pageable, touched")["pfns"]
+    assert f"Recorded as root on {recorded.gpu}" in text and str(pfns) in text
+    changed = SimpleNamespace(gpu="Other GPU", one=lambda **where: {"pfns": [7, 8]})
+    assert "on Other GPU's host" in pin_host_memory.first_touch(array, [], hidden, changed)
+    assert "[7, 8]" in pin_host_memory.first_touch(array, [], hidden, changed)
+
+
+@pytest.mark.parametrize("vmlck, present, back", [((0, 16, 0), 4, True), ((8, 24, 12), 2, False)])
+def test_mlocked_quotes_vmlck_and_the_pages_present(vmlck, present, back):
+    text = pin_host_memory.mlocked(list(vmlck), present, 4, limit=(65536, None))
+    before, locked, after = vmlck
+    assert f"{before} KiB before, **{locked} KiB** while locked ({locked - before:+d} KiB)" in text
+    assert ("back to where it was" in text) == back and (f"not back to {before} KiB" in text) == (not back)
+    assert f"**{present} of 4**" in text and "soft 64 KiB, hard unlimited" in text
+
+
+@pytest.mark.parametrize("setting, phrase", [("1\n", "**MAY move**"), ("0\n", "**may not move**"),
+                                             (None, "no `compact_unevictable_allowed`")])
+def test_compaction_flips_with_the_setting(setting, phrase):
+    text = pin_host_memory.compaction(setting)
+    assert phrase in text
+    if setting is not None:
+        assert f"= {setting.strip()}:" in text
+
+
+def test_the_machine_note_is_text():
+    assert str(pin_host_memory.this_machine()).strip()
