@@ -238,7 +238,7 @@ def compare_prediction(predicted: Any, identity: Any) -> str:
     same = [row["allocation"] for row in rows if row["equal"]]
     where = f"{'live on' if identity.live else 'recorded on'} {identity.gpu}"
     seen = (f"Measured ({where}): {len(same)} of {len(rows)} kinds kept the host address on the GPU"
-            + (f" ({', '.join(same)})." if same else "."))
+            + (f" ({'; '.join(same)})." if same else "."))
     if is_placeholder(predicted):
         return f"You made no prediction (`predicted_equal_kinds` is still `...`). {seen}"
     if not _is_integer(predicted) or not 0 <= predicted <= len(rows):

@@ -38,7 +38,8 @@ def promises(identity: Any, attributes: dict[str, int]) -> tuple[bool, str, str]
     kept = [row for row in promised if row["equal"] and row["kernel_through_host_pointer_ok"]]
     expected = ("every kind the attributes promise keeps its host address on the GPU, and a kernel works through it"
                 if promised else "no kind is promised the host address (no unified addressing): ask the driver")
-    return len(kept) == len(promised), expected, f"{len(kept)} of {len(promised)} promised kinds did ({_where(identity)})"
+    got = f"{len(kept)} of {len(promised)} promised kinds kept it, {_where(identity)}"
+    return len(kept) == len(promised), expected, got
 
 
 def second_look(identity: Any) -> Text:
@@ -56,7 +57,7 @@ def second_look(identity: Any) -> Text:
 
 
 def buffer(host: int, device: int, frames: Sequence[int | None], pagemap: Any) -> Text:
-    """The buffer drawn next: its two addresses, what its frames are on the machine that read them, and hidden frames."""
+    """The buffer drawn next: its two addresses, what its frames are on the machine that read them, hidden frames."""
     same = "**equal**" if host == device else "**different**"
     text = (f"Host pointer `{host:#x}`, device pointer `{device:#x}`: {same} ({_where(pagemap)}). "
             + machine.address_caveat(pagemap.provenance, live=pagemap.live))
@@ -77,7 +78,7 @@ def what_you_saw(identity: Any, host: int, device: int, pagemap: Any) -> Text:
     total = len(identity.rows)
     return join(bullets([
         f"On {identity.gpu} ({'live' if identity.live else 'recorded'}), {len(same)} of {total} kinds had device "
-        f"pointer == host pointer" + (f": {', '.join(same)}." if same else "."),
+        f"pointer == host pointer" + (f": {'; '.join(same)}." if same else "."),
         f"A CUDA kernel launched with the host pointer itself worked for {worked} of {total} kinds.",
         f"The buffer drawn above: host `{host:#x}`, device `{device:#x}` ({_where(pagemap)}).",
     ]))

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..experiments import expect
 from ..platform.notes import platform_note
-from ..tables import Table, Text, bullets, join
+from ..tables import Table, Text, join
 
 
 def _where(result: Any) -> str:
@@ -47,10 +47,10 @@ def pointers(hosts: Sequence[np.ndarray], devices: Sequence[Any], names: str = "
 def by_value(result: Any) -> Any:
     """What launching the seed's kernel with the arrays themselves did, and a check of it."""
     row = result.rows[0]
+    raised = f"the launch raised `{row['error_type']}: {row['error']}`" if row["raised"] else "no error was raised"
+    after = "gave the right sums" if row["context_ok_after"] else "FAILED"
     said = (f"Passing the three arrays themselves packed {row['passed_argument_bytes']:,} bytes of parameters "
-            f"({_where(result)}): " + (f"the launch raised `{row['error_type']}: {row['error']}`" if row["raised"]
-                                       else "no error was raised")
-            + f"; afterwards a launch with device pointers {'gave the right sums' if row['context_ok_after'] else 'FAILED'}.")
+            f"({_where(result)}): {raised}; afterwards a launch with device pointers {after}.")
     checks = expect((bool(row["raised"]) and row["error_type"] == "LaunchError",
                      "the driver refuses a parameter buffer of kilobytes", row["error_type"] or "no error"),
                     (bool(row["context_ok_after"]), "the context still works after the refused launch",
