@@ -117,6 +117,44 @@ class Session:
         """The mode in one sentence."""
         return Text(self.mode.describe())
 
+    # write-your-first-zero-copy-kernel: the names its seed program calls, from the backend this session runs kernels
+    # on, so that the lesson never tests the mode itself.
+    @property
+    def driver(self) -> Any:
+        """``pycuda.driver`` live; its CPU backend twin ``helpers.cpu.driver`` in replay (``pagelocked_empty``,
+        ``host_alloc_flags``, ``Context.synchronize``, ``HostAllocation.get_device_pointer``, ``free``)."""
+        if self.live:
+            import pycuda.driver as drv
+
+            return drv
+        from .cpu import driver as drv
+
+        return drv
+
+    @property
+    def SourceModule(self) -> Any:  # noqa: N802 (PyCUDA's spelling)
+        """``pycuda.compiler.SourceModule`` live (nvcc); ``helpers.cpu.SourceModule`` in replay, which compiles the
+        same CUDA C with the C++ compiler and runs every thread on the CPU."""
+        if self.live:
+            from pycuda.compiler import SourceModule
+
+            return SourceModule
+        from .cpu import SourceModule
+
+        return SourceModule
+
+    @property
+    def device(self) -> Any:
+        """The short form of the seed's calls (``mapped_empty``, ``device_pointer``, ``free``, ``synchronize``,
+        ``pinned_bytes_live``): ``helpers.memory.gpu`` live, ``helpers.cpu`` in replay."""
+        if self.live:
+            from .memory import gpu
+
+            return gpu
+        from . import cpu
+
+        return cpu
+
 
 _session: Session | None = None
 

@@ -152,11 +152,10 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("03", "could_be_huge"): [
         Typical(fixed(lambda address, pfns: address % (2 << 20) == 0), ("pfns[0] + i",),
                 lambda: [(a, p) for _, a, p in lesson03._huge_cases()])],
-    ("04", "page_and_offset"): [
-        Typical(fixed(lambda address, page_size=4096: (address // page_size, address // page_size)),
-                ("address % page_size",), lambda: lesson04.PAGE_CASES),
-        Typical(fixed(lambda address, page_size=4096: (address % page_size, address // page_size)),
-                ("address % page_size",), lambda: lesson04.PAGE_CASES)],
+    ("04", "device_address"): [
+        Typical(fixed(lambda a, i, d_a: d_a + i), ("i * a.itemsize",), lambda: lesson04.address_cases()),
+        Typical(fixed(lambda a, i, d_a: a.ctypes.data + i * a.itemsize), ("d_a + i * a.itemsize",),
+                lambda: lesson04.address_cases())],
     ("04", "same_address"): [
         Typical(fixed(lambda allocation, attributes: True), ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',),
                 _same_address_cases),
@@ -430,8 +429,8 @@ def test_a_raising_answer_is_a_graded_try_too():
     def raises(*args):
         raise ZeroDivisionError("boom")
 
-    first = exercises.check("04", "page_and_offset", raises)
-    second = exercises.check("04", "page_and_offset", raises)
+    first = exercises.check("04", "device_address", raises)
+    second = exercises.check("04", "device_address", raises)
     assert first.status == second.status == "hint" and "ZeroDivisionError" in first.message
     assert "Next step:" not in first.message and "Next step:" in second.message
     assert "try 2" in str(second) and "try 2" in second._repr_markdown_()

@@ -25,13 +25,14 @@ from .errors import (ArraySizeError, BuildCacheError, CompileOptionError, CpuBac
                      KernelTimeoutError, LaunchConfigError, LaunchTooLargeError, MemoryAccessError,
                      MisalignedAccessError, NullPointerError, OutOfBoundsError, ReadOnlyWriteError,
                      TraceTooLargeError, UnknownPointerError, UnsupportedFeatureError)
-from .memory import In, InOut, Out, device_pointer, free, mapped_empty, register, synchronize, unregister
+from .memory import (In, InOut, Out, device_pointer, free, mapped_empty, pinned_bytes_live, register, synchronize,
+                     unregister)
 from .runtime import Function, SourceModule, load_kernel
 from .trace import Trace
 
 __all__ = [
     "SourceModule", "Function", "load_kernel", "Trace",
-    "register", "unregister", "device_pointer", "mapped_empty", "free", "synchronize", "In", "Out", "InOut",
+    "register", "unregister", "device_pointer", "mapped_empty", "free", "synchronize", "pinned_bytes_live", "In", "Out", "InOut",
     "CpuBackendError", "CxxCompilerNotFoundError", "KernelCompileError", "UnsupportedFeatureError",
     "KernelArgumentError", "UnknownPointerError", "LaunchConfigError", "MemoryAccessError", "OutOfBoundsError",
     "MisalignedAccessError", "ReadOnlyWriteError", "NullPointerError",

@@ -9,6 +9,7 @@ references, so it never keeps an array alive).
 
 from __future__ import annotations
 
+import gc
 import weakref
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ import numpy as np
 from ..memory.pages import page_aligned_empty
 from .errors import ArraySizeError, KernelArgumentError, UnknownPointerError
 
-__all__ = ["register", "unregister", "device_pointer", "mapped_empty", "lookup", "In", "Out", "InOut", "flat_extent"]
+__all__ = ["register", "unregister", "device_pointer", "mapped_empty", "pinned_bytes_live", "lookup", "In", "Out", "InOut", "flat_extent"]
 
 
 @dataclass
@@ -92,6 +93,14 @@ def free(*arrays: np.ndarray) -> None:
             raise TypeError("free() takes arrays from helpers.cpu.mapped_empty (or registered with "
                             "helpers.cpu.register); this one is unknown to the CPU backend, or freed already.")
         unregister(array)
+
+
+def pinned_bytes_live() -> int:
+    """Bytes of the arrays the backend knows and that are still alive: the CPU stand-in for
+    ``helpers.gpu.pinned_bytes_live``, so a leak check runs the same way on both backends
+    (write-your-first-zero-copy-kernel)."""
+    gc.collect()
+    return sum(entry.nbytes for entry in _registry.values() if entry.ref() is not None)
 
 
 def synchronize() -> None:

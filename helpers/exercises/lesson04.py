@@ -1,5 +1,5 @@
-"""map-pages-on-the-gpu's exercises: a page and an offset from an address; when the device pointer is the host
-pointer."""
+"""map-pages-on-the-gpu's exercises: the device address of one element of a mapped array; when the device pointer
+is the host pointer; and the prediction of how many kinds of pinned memory keep their address."""
 
 from __future__ import annotations
 
@@ -7,48 +7,144 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from . import Feedback, correct as _correct, hint as _hint, is_placeholder, live_module, not_yet as _not_yet
 
-PAGE_CASES = ((0x7F4478801234, 4096), (0x7F4478800000, 4096), (0x7F4478800FFF, 4096), (4096, 4096), (4095, 4096),
-              (0x7F44788A1234, 65536), (0x7F44789A1234, 2**21))
+# (dtype, elements, index) of the check's arithmetic cases; each runs with a device pointer equal to the host
+# address (unified addressing) and with one that differs (a GPU without it), so only d_a can be the start.
+ADDRESS_CASES = (("float32", 64, 5), ("float64", 64, 7), ("int16", 64, 9), ("float32", 64, 0), ("uint8", 64, 33),
+                 ("float64", 64, 63))
+OTHER_DEVICE_BASE = 0x13_0480_0000    # a device address unlike any host one: what a GPU without UVA could return
+
+POKE_SOURCE = r"""
+extern "C" __global__ void poke(unsigned char *p, int value) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *p = (unsigned char)value;
+    }
+}
+"""
+POKE_VALUE = 0x5A
 
 
-def check_page_and_offset(page_and_offset: Callable[[int, int], tuple[int, int]]) -> Feedback:
-    """map-pages-on-the-gpu: ``page_and_offset(address, page_size)`` returns (page number, offset in the page)."""
-    if is_placeholder(page_and_offset):
-        return _not_yet("define page_and_offset(address, page_size) returning (page number, offset in that page).")
-    first_wrong = None
-    for address, size in PAGE_CASES:
-        got = page_and_offset(address, size)
+def address_cases() -> list[tuple[np.ndarray, int, int]]:
+    """(array, index, device pointer of a[0]) cases, host arrays only (the tests' and the check's arithmetic)."""
+    cases = []
+    for k, (dtype, n, i) in enumerate(ADDRESS_CASES):
+        a = np.zeros(n, dtype)
+        cases.append((a, i, int(a.ctypes.data)))
+        cases.append((a, i, OTHER_DEVICE_BASE + 0x1000 * k))
+    return cases
+
+
+def device_address_rule(a: np.ndarray, i: int, d_a: int) -> int:
+    """The documented rule, for the check: the mapping keeps a byte's offset from the start of the buffer."""
+    return int(d_a) + int(i) * int(a.strides[0])
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _arithmetic(device_address: Callable[..., Any]) -> Feedback | None:
+    """The first wrong case's hint, or None when every case is right."""
+    for a, i, d_a in address_cases():
+        got = device_address(a, i, d_a)
         if is_placeholder(got):
-            return _not_yet("page_and_offset returns `...`: replace it with the page number and the offset.")
-        want = divmod(address, size)
-        if not (isinstance(got, tuple) and len(got) == 2):
-            return _hint(f"return a pair (page, offset); for {address:#x} you returned {got!r}.",
-                         "end with `return page, offset`: Python makes the pair from the two values.")
-        if any(isinstance(v, float) for v in got):
-            return _hint("you returned a float: a page number is a whole number, and a float has only 53 bits, too "
-                         "few to be trusted with 64-bit addresses. Which operators do integer division and its "
-                         "remainder?", "use integer division `//` and the remainder `%`, never `/`.")
-        if tuple(int(v) for v in got) == want:
+            return _not_yet("device_address returns `...`: return the address a kernel would use for a[i].")
+        if not _is_integer(got):
+            return _hint(f"device_address returned {type(got).__name__}, not a whole number. An address is an integer "
+                         "count of bytes; which operations keep it one?",
+                         "build it from integers only: d_a, the index and the element's size, with + and *, no `/`.")
+        want = device_address_rule(a, i, d_a)
+        if int(got) == want:
             continue
-        if tuple(got) == want[::-1]:
-            return _hint("page and offset are swapped. Which of the two is the large number, the page or the "
-                         "position inside it?", "return (page number, offset): the quotient first, the remainder "
-                         "second.")
-        if size != 4096 and tuple(got) == divmod(address, 4096):
-            return _hint(f"right for 4 KiB pages, but you ignored page_size ({size} here). The GPU's MMU may map host "
-                         "memory with larger pages (64 KiB, 2 MiB): where does your code still assume 4096?",
-                         "use the page_size argument, not 4096 or `>> 12`.")
-        first_wrong = first_wrong or (address, size, got, want)
-    if first_wrong:
-        address, size, got, want = first_wrong
-        return _hint(f"for address {address:#x} and {size}-byte pages you returned {got}. How many whole pages "
-                     "come before the address, and how far into the next one is it?",
-                     f"the answer here is {want}: the page number is a quotient of the address by the page size, "
-                     "the offset what is left over.")
-    return _correct("the page number is what a page table translates; the offset passes through unchanged. "
-                    "So both MMUs can map one frame and agree on every byte in it.")
+        host = int(a.ctypes.data)
+        if d_a != host and int(got) == host + (want - d_a):
+            return _hint("you started from the array's host address. On a GPU without unified addressing the driver "
+                         "gives another address for a[0] (section 3): which of your arguments is an address that the "
+                         "GPU's page tables know?",
+                         "start from d_a, the device pointer the driver gave for a[0], and add how far a[i] lies "
+                         "from a[0] in memory.")
+        if int(got) == d_a + i and i > 0 and a.itemsize > 1:
+            return _hint(f"you added the index itself. Addresses count bytes: how many bytes does one {a.dtype} "
+                         "element take, and so how far is a[i] from a[0]?",
+                         "an array knows the size of one element in bytes: a.itemsize.")
+        if int(got) == d_a + 4 * i and a.itemsize != 4:
+            return _hint(f"right for 4-byte elements, but this array holds {a.dtype}. Where does your code still "
+                         "assume float32?",
+                         "ask the array for the size of one element (a.itemsize) instead of writing 4.")
+        if int(got) == d_a and i > 0:
+            return _hint("every element got the address of a[0]. Where does a[i] lie, relative to a[0]?",
+                         "add to d_a the number of bytes between a[0] and a[i].")
+        return _hint(f"for a {a.dtype} array and i = {i} your address is {int(got) - d_a:+d} bytes from d_a. "
+                     "How many bytes lie between a[0] and a[i], and does the mapping change that distance?",
+                     "the GPU's page table moves whole pages; inside the buffer, distances stay as they are: the "
+                     "device address is d_a plus the offset of a[i] in bytes.")
+    return None
+
+
+def _on_mapped_memory(device_address: Callable[..., Any]) -> tuple[Feedback | None, bool, bool]:
+    """Write one byte through the learner's address of a[i] with a kernel, and look for it in a[i] from the CPU.
+    Returns (a hint or None, whether d_a == the host address everywhere, whether it ran on the GPU)."""
+    from ..mode import detect
+
+    live = detect().live
+    if live:
+        from ..memory import gpu as backend
+        poke = live_module(POKE_SOURCE).get_function("poke")
+    else:
+        from .. import cpu as backend
+        poke = backend.SourceModule(POKE_SOURCE, name="poke.cu").get_function("poke")
+    same = True
+    for dtype, n, i in ADDRESS_CASES[:3]:
+        a = backend.mapped_empty(n, np.dtype(dtype))
+        try:
+            a[:] = 0
+            d_a = int(backend.device_pointer(a))
+            same &= d_a == int(a.ctypes.data)
+            address = int(device_address(a, i, d_a))
+            if not (d_a <= address < d_a + a.nbytes):   # never let a kernel write outside the buffer
+                return _hint(f"on a mapped {dtype} array your address of a[{i}] lies outside the array. Which "
+                             "argument gives where the array starts for the GPU?",
+                             "start from d_a and add the distance from a[0] to a[i] in bytes."), same, live
+            poke(np.intp(address), np.int32(POKE_VALUE), block=(1, 1, 1), grid=(1, 1))
+            backend.synchronize()
+            raw = a.view(np.uint8)
+            hit = np.flatnonzero(raw)
+            if list(hit) != [i * a.itemsize] or raw[hit[0]] != POKE_VALUE:
+                return _hint(f"a kernel wrote one byte through your address of a[{i}] in a mapped {dtype} array, and "
+                             "the CPU did not find it at the first byte of a[i]. How far is a[i] from a[0]?",
+                             "the distance from a[0] to a[i] is i times the size of one element in bytes."), same, live
+        finally:
+            backend.free(a)
+    return None, same, live
+
+
+def check_device_address(device_address: Callable[[np.ndarray, int, int], int]) -> Feedback:
+    """map-pages-on-the-gpu: ``device_address(a, i, d_a)``, the address a CUDA kernel uses for ``a[i]`` of a mapped
+    array whose ``a[0]`` the driver maps at ``d_a``. Judged by behaviour: arithmetic cases with and without unified
+    addressing, then a kernel writes one byte through the address (on the GPU live, on the CPU backend in replay) and
+    the CPU looks for it in ``a[i]``."""
+    if is_placeholder(device_address):
+        return _not_yet("define device_address(a, i, d_a) returning the address a kernel uses for a[i].")
+    problem = _arithmetic(device_address)
+    if problem is not None:
+        return problem
+    problem, same, live = _on_mapped_memory(device_address)
+    if problem is not None:
+        return problem
+    where = ("on the GPU, through mapped memory" if live else
+             "on the CPU backend; live, a GPU kernel does the same through mapped memory")
+    if same:
+        why = ("Here the driver's d_a was the host address a.ctypes.data itself: with unified addressing (UVA) the "
+               "driver maps the pinned pages at the same virtual page numbers in the GPU's page table as in the CPU's, "
+               "and a page table translates the page, never the offset inside it, so every element's device address "
+               "is its host address.")
+    else:
+        why = ("Here d_a differed from the host address a.ctypes.data (no unified addressing): only the start moves; "
+               "the distance from a[0] to a[i] is the same on both sides, because a page table translates pages, "
+               "never the offset inside them.")
+    return _correct(f"a kernel wrote through your address of a[i] and the CPU found the byte in a[i] ({where}). "
+                    + why)
 
 
 KINDS = ("mapped (DEVICEMAP)", "mapped + write-combined", "mapped + portable", "pinned, no DEVICEMAP flag",
@@ -64,14 +160,26 @@ def same_address_rule(allocation: str, attributes: dict[str, int]) -> bool:
     return True
 
 
+def ran_with(identity: Any) -> dict[str, int]:
+    """The attributes of the GPU an ``address_identity`` result ran on: the record's in replay, this GPU's live."""
+    recorded = identity.provenance.get("attributes")
+    if recorded:
+        return dict(recorded)
+    from ..memory import gpu
+
+    return gpu.device_attributes()
+
+
 def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
-                       measured: list[dict[str, Any]] | None = None,
-                       attributes: dict[str, int] | None = None) -> Feedback:
+                       measured: Any = None, attributes: dict[str, int] | None = None) -> Feedback:
     """map-pages-on-the-gpu: ``same_address(allocation, attributes)`` predicts device pointer == host pointer.
 
-    ``measured`` (``address_identity().rows``) and the ``attributes`` they ran with, when given,
-    are compared with the prediction in the message.
+    ``measured`` (the ``address_identity()`` result, or its rows with the ``attributes`` they ran with), when given,
+    is compared with the prediction in the message.
     """
+    if measured is not None and hasattr(measured, "rows"):
+        attributes = attributes or ran_with(measured)
+        measured = measured.rows
     if is_placeholder(same_address):
         return _not_yet("define same_address(allocation, attributes) returning True or False.")
     for uva in (0, 1):
@@ -115,9 +223,31 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM; everywhere else ask the driver." + extra)
 
 
-CHECKS = {"page_and_offset": check_page_and_offset, "same_address": check_same_address}
+CHECKS = {"device_address": check_device_address, "same_address": check_same_address}
 
 
 def namespace() -> dict[str, Any]:
     """Names map-pages-on-the-gpu's exercise cells use besides NumPy."""
-    return {"PAGE": 4096}
+    return {}
+
+
+def compare_prediction(predicted: Any, identity: Any) -> str:
+    """map-pages-on-the-gpu's prediction: of the kinds of page-locked memory ``address_identity`` allocates, how many
+    get device pointer == host pointer. Works on the untouched ``...`` (it says "no prediction")."""
+    rows = identity.rows
+    same = [row["allocation"] for row in rows if row["equal"]]
+    where = f"{'live on' if identity.live else 'recorded on'} {identity.gpu}"
+    seen = (f"Measured ({where}): {len(same)} of {len(rows)} kinds kept the host address on the GPU"
+            + (f" ({'; '.join(same)})." if same else "."))
+    if is_placeholder(predicted):
+        return f"You made no prediction (`predicted_equal_kinds` is still `...`). {seen}"
+    if not _is_integer(predicted) or not 0 <= predicted <= len(rows):
+        return f"A prediction here is a whole number from 0 to {len(rows)}; you gave {predicted!r}. {seen}"
+    text = f"You predicted {int(predicted)}. {seen} "
+    if predicted == len(same):
+        return text + "Right." + (" Unified addressing gave every kind the host's own address on this GPU."
+                                  if len(same) == len(rows) else "")
+    if predicted < len(same):
+        return text + ("More than you expected. Which rows surprised you: the one allocated without the DEVICEMAP "
+                       "flag, or the registered NumPy buffer? Section 3 says when each keeps its address.")
+    return text + "Fewer than you expected: section 3 says which kinds need more than unified addressing."

@@ -1,5 +1,5 @@
 """write-your-first-zero-copy-kernel's exercises: the seed program's host steps (add_on_gpu) and a SAXPY kernel on
-mapped memory."""
+mapped memory; and its prediction of what launching the kernel with the arrays themselves does."""
 
 from __future__ import annotations
 
@@ -9,6 +9,38 @@ import numpy as np
 
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
+
+
+OUTCOMES = ("runs", "refused", "garbage")
+
+
+def compare_prediction(predicted: Any, by_value: Any) -> str:
+    """write-your-first-zero-copy-kernel's prediction: what launching the seed's kernel with the three NumPy arrays
+    themselves does ("runs" correctly, the launch is "refused", or it runs on "garbage" addresses), against
+    ``experiments.pass_by_value()``. Works on the untouched ``...`` (it says "no prediction")."""
+    row = by_value.rows[0]
+    where = f"{'live on' if by_value.live else 'recorded on'} {by_value.gpu}"
+    if row["raised"]:
+        seen = f"Measured ({where}): the launch was refused, `{row['error_type']}`."
+    else:
+        seen = f"Measured ({where}): the launch was not refused; the kernel ran on whatever the packed bytes spelled."
+    if is_placeholder(predicted):
+        return f"You made no prediction (`predicted_by_value` is still `...`). {seen}"
+    said = str(predicted).strip().lower()
+    if said not in OUTCOMES:
+        return f"A prediction here is one of {', '.join(map(repr, OUTCOMES))}; you gave {predicted!r}. {seen}"
+    text = f"You predicted {said!r}. {seen} "
+    if said == "refused" and row["raised"]:
+        return text + (f"Right: {row['passed_argument_bytes']:,} bytes of parameters where the kernel declares three "
+                       "pointers and an int, and the driver refuses the launch before anything runs.")
+    if said == "garbage" and not row["raised"]:
+        return text + "Right: nothing stopped it, which is the dangerous case."
+    if said == "runs":
+        return text + ("What does the kernel find in its first parameter: an 8-byte address, or the first bytes of "
+                       "your floats? Read section 5's first paragraph again.")
+    return text + ("Not this time: how many bytes did PyCUDA pack, and how many does the kernel declare? The next "
+                   "paragraph says what the driver does with the difference.")
+
 
 class _Launches:
     """Records what the learner's code did: launches, synchronisations, in order."""

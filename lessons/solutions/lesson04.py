@@ -1,10 +1,10 @@
 # Solutions to lesson 04's exercises (04-map-pages-on-the-gpu.ipynb).
 # helpers.exercises.solution("04", NAME) returns one section; an instructor may delete this folder.
 
-# exercise: page_and_offset
-def page_and_offset(address, page_size=4096):
-    """(page number, offset in that page) of a virtual address."""
-    return address // page_size, address % page_size     # or divmod(address, page_size)
+# exercise: device_address
+def device_address(a, i, d_a):
+    """The address a CUDA kernel uses for a[i], where the driver mapped a[0] at d_a."""
+    return d_a + i * a.itemsize      # a page table moves whole pages: the offset of a[i] stays the same
 
 # exercise: same_address
 def same_address(allocation, attributes):

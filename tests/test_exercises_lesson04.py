@@ -1,0 +1,103 @@
+"""Lesson 04's exercises (map-pages-on-the-gpu) give the specific hint for typical wrong answers, judge the device
+address by what a kernel writes through it, and its prediction says "no prediction" on the untouched placeholder.
+Replay mode (the CPU backend); the generic tests are in test_exercises.py and test_hints.py."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from helpers import exercises, experiments
+from helpers.exercises import lesson04
+
+
+@pytest.fixture(autouse=True)
+def _fresh_tries():
+    exercises.reset_tries()
+    yield
+    exercises.reset_tries()
+
+
+def _solution(name: str):
+    namespace = exercises.namespace("04")
+    exec(compile(exercises.solution("04", name), "<solution>", "exec"), namespace)
+    return namespace[name]
+
+
+def test_the_solution_passes_and_says_why_uva_makes_the_addresses_equal():
+    feedback = exercises.check("04", "device_address", _solution("device_address"))
+    assert feedback.correct, feedback
+    assert "a kernel wrote through your address" in feedback.message
+    assert "same virtual page numbers" in feedback.message and "offset" in feedback.message
+
+
+def test_strides_are_accepted_too():
+    feedback = exercises.check("04", "device_address", lambda a, i, d_a: d_a + i * a.strides[0])
+    assert feedback.correct, feedback
+
+
+def test_the_untouched_placeholder_is_not_yet():
+    assert exercises.check("04", "device_address", ...).status == "not yet"
+    assert exercises.check("04", "device_address", lambda a, i, d_a: ...).status == "not yet"
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda a, i, d_a: d_a + i, "Addresses count bytes"),
+    (lambda a, i, d_a: d_a + 4 * i, "assume float32"),
+    (lambda a, i, d_a: a.ctypes.data + i * a.itemsize, "host address"),
+    (lambda a, i, d_a: d_a, "every element got the address of a[0]"),
+    (lambda a, i, d_a: d_a + i * a.itemsize / 1, "not a whole number"),
+    (lambda a, i, d_a: d_a + 2 * i * a.itemsize, "does the mapping change that distance"),
+])
+def test_device_address_hints_without_the_answer(wrong, phrase):
+    feedback = exercises.check("04", "device_address", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+    assert "i * a.itemsize" not in feedback.message
+
+
+def test_a_wrong_address_on_mapped_memory_never_reaches_the_kernel():
+    calls = []
+
+    def only_wrong_on_mapped_memory(a, i, d_a):
+        calls.append(d_a)
+        right = d_a + i * a.itemsize
+        return right if len(calls) <= len(lesson04.address_cases()) else d_a + 10 * a.nbytes
+
+    feedback = exercises.check("04", "device_address", only_wrong_on_mapped_memory)
+    assert feedback.status == "hint" and "outside the array" in feedback.message, feedback
+
+
+@pytest.mark.parametrize("wrong, phrase", [
+    (lambda allocation, attributes: True, "without UNIFIED_ADDRESSING"),
+    (lambda allocation, attributes: bool(attributes["UNIFIED_ADDRESSING"]), "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"),
+])
+def test_same_address_hints(wrong, phrase):
+    feedback = exercises.check("04", "same_address", wrong)
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_same_address_takes_the_result_itself():
+    identity = experiments.address_identity()
+    feedback = exercises.check("04", "same_address", _solution("same_address"), measured=identity)
+    n = len(identity.rows)
+    assert feedback.correct and f"{n} of {n} kinds" in feedback.message, feedback
+
+
+def test_the_prediction_says_no_prediction_on_the_placeholder_and_compares_a_number():
+    identity = experiments.address_identity()
+    equal = sum(row["equal"] for row in identity.rows)
+    untouched = exercises.compare("04", ..., identity)
+    assert "no prediction" in untouched and f"{equal} of {len(identity.rows)}" in untouched
+    assert "Right" in exercises.compare("04", equal, identity)
+    assert "More than you expected" in exercises.compare("04", equal - 1, identity)
+    assert "whole number" in exercises.compare("04", "five", identity)
+    assert isinstance(lesson04.compare_prediction(..., identity), str)
+
+
+def test_the_prediction_follows_a_run_with_fewer_equal_kinds():
+    identity = experiments.address_identity()
+    rows = [dict(row, equal=row["allocation"] != "registered (cuMemHostRegister)") for row in identity.rows]
+    live = dataclasses.replace(identity, rows=rows, live=True, provenance={"gpu": "Some GPU"})
+    said = exercises.compare("04", len(rows), live)
+    assert f"{len(rows) - 1} of {len(rows)}" in said and "live on Some GPU" in said and "Fewer" in said

@@ -1,0 +1,33 @@
+"""Lesson 05's prediction (write-your-first-zero-copy-kernel): what launching the seed's kernel with the arrays
+themselves does, compared with pass_by_value; "no prediction" on the untouched placeholder. Its exercises' hints are
+tested in test_exercises.py and test_hints.py."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from helpers import exercises, experiments
+from helpers.exercises import lesson05
+
+
+def test_the_prediction_on_the_recorded_run():
+    by_value = experiments.pass_by_value(1024)
+    row = by_value.rows[0]
+    untouched = exercises.compare("05", ..., by_value)
+    assert "no prediction" in untouched and "recorded on" in untouched
+    assert isinstance(lesson05.compare_prediction(..., by_value), str)
+    if row["raised"]:
+        right = exercises.compare("05", "refused", by_value)
+        assert "Right" in right and f"{row['passed_argument_bytes']:,} bytes" in right
+        assert "Right" not in exercises.compare("05", "runs", by_value)
+        assert "Right" not in exercises.compare("05", "garbage", by_value)
+    assert "one of" in exercises.compare("05", "maybe", by_value)
+
+
+def test_the_prediction_follows_a_run_that_was_not_refused():
+    by_value = experiments.pass_by_value(1024)
+    quiet = dataclasses.replace(by_value, live=True, provenance={"gpu": "Some GPU"},
+                                rows=[dict(by_value.rows[0], raised=False, error_type="", error="")])
+    said = exercises.compare("05", "garbage", quiet)
+    assert "Right" in said and "not refused" in said and "live on Some GPU" in said
+    assert "Right" not in exercises.compare("05", "refused", quiet)

@@ -1,0 +1,94 @@
+"""map-pages-on-the-gpu's findings agree with the results they quote, replayed and changed (a live-like copy with
+other rows): the counts are the rows' own, and the words flip with the figures ("equal"/"different", "live"/
+"recorded", "As expected"/"Unexpected")."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import helpers as zc
+from helpers import experiments
+from helpers.findings import map_pages_on_the_gpu as findings
+
+REGISTERED = "registered (cuMemHostRegister)"
+
+
+@pytest.fixture(scope="module")
+def identity():
+    return experiments.address_identity()
+
+
+@pytest.fixture(scope="module")
+def pagemap():
+    return experiments.pagemap_pinned()
+
+
+def _live_copy(result, **changes):
+    return dataclasses.replace(result, live=True, provenance={"gpu": "Some GPU"}, **changes)
+
+
+def _registered_apart(identity):
+    """A run on which registered memory got another device address and its kernel failed."""
+    rows = [dict(row, equal=False, device_pointer="0x1304800000", kernel_through_host_pointer_ok=False)
+            if row["allocation"] == REGISTERED else dict(row) for row in identity.rows]
+    return _live_copy(identity, rows=rows)
+
+
+def test_the_attributes_come_from_the_session():
+    course = zc.session()
+    shown = findings.attributes(course)._repr_markdown_()
+    for name in findings.ATTRIBUTES:
+        assert f"| {name} | {course.attributes[name]} |" in shown
+    assert course.attributes_source in shown
+
+
+def test_promises_count_the_rows(identity):
+    attrs = identity.provenance["attributes"]
+    ok, _, got = findings.promises(identity, attrs)
+    n = len(identity.rows)
+    assert ok and f"{n} of {n} promised kinds" in got and "recorded on" in got
+    apart = _registered_apart(identity)
+    ok, _, got = findings.promises(apart, attrs)         # the live copy has no recorded attributes: these are used
+    assert not ok and f"{n - 1} of {n} promised kinds" in got and "live on Some GPU" in got
+    ok, _, got = findings.promises(apart, dict(attrs, CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM=0))
+    assert ok and f"{n - 1} of {n - 1} promised kinds" in got
+    ok, expected, got = findings.promises(apart, dict(attrs, UNIFIED_ADDRESSING=0))
+    assert ok and "0 of 0" in got and "ask the driver" in expected
+
+
+def test_promises_show_as_a_figure_check(identity, monkeypatch):
+    monkeypatch.delenv("ZC_STRICT_FIGURES", raising=False)
+    attrs = identity.provenance["attributes"]
+    assert "As expected" in zc.experiments.expect(findings.promises(identity, attrs))
+    assert "Unexpected" in zc.experiments.expect(findings.promises(_registered_apart(identity), attrs))
+
+
+def test_the_second_look_reads_the_rows(identity):
+    text = findings.second_look(identity)
+    assert "equal to the host pointer" in text and "FAILED" not in text and "recorded on" in text
+    text = findings.second_look(_registered_apart(identity))
+    assert "different from the host pointer" in text and "FAILED" in text and "live on Some GPU" in text
+
+
+def test_the_buffer_says_equal_or_different_and_where(pagemap):
+    host = 0x7F0000000000
+    text = findings.buffer(host, host, [1, 2, 3], pagemap)
+    assert "**equal**" in text and f"`{host:#x}`" in text and "recorded on" in text
+    assert "hidden" not in text
+    live = _live_copy(pagemap)
+    text = findings.buffer(host, host + 4096, [None, 2], live)
+    assert "**different**" in text and "live on Some GPU" in text and "hidden" in text
+    assert "recorded on" in findings.figure_title(pagemap) and "live on" in findings.figure_title(live)
+
+
+def test_what_you_saw_counts_the_rows(identity, pagemap):
+    n = len(identity.rows)
+    equal = sum(row["equal"] for row in identity.rows)
+    worked = sum(row["kernel_through_host_pointer_ok"] for row in identity.rows)
+    text = str(findings.what_you_saw(identity, 0x1000, 0x1000, pagemap))
+    assert f"{equal} of {n} kinds" in text and f"worked for {worked} of {n}" in text and "(recorded)" in text
+    text = str(findings.what_you_saw(_registered_apart(identity), 0x1000, 0x2000, _live_copy(pagemap)))
+    assert f"{equal - 1} of {n} kinds" in text and f"worked for {worked - 1} of {n}" in text and "(live)" in text
+    assert REGISTERED not in text.split("kinds had")[1].split("\n")[0]
