@@ -101,15 +101,22 @@ class Result:
                 f"({named}); if they were busy, these figures may be lower than on an idle GPU.")
 
 
+def _numbers(value: Any) -> bool:
+    return (isinstance(value, (list, tuple)) and bool(value)
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+
+
 def _shown(value: Any) -> Any:
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (int, float)) for v in value):
+    if _numbers(value):
         return float(np.median(value))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
     return value
 
 
 def _header(key: str, rows: list[Row]) -> str:
     first = rows[0].get(key) if rows else None
-    return f"{key} (median of {len(first)})" if isinstance(first, (list, tuple)) and first else key
+    return f"{key} (median of {len(first)})" if _numbers(first) else key
 
 
 def check_figure(ok: bool, expected: str, got: str, why: str = "") -> Text:
