@@ -99,3 +99,21 @@ def test_prediction_text_without_and_with_a_guess():
     assert "Within 25%" in lesson07.compare_prediction(factor, latency)
     assert "not a number" in lesson07.compare_prediction("fast", latency)
     assert "No prediction made" in lesson07.compare_value(..., 0.5, "x") and "0.5" in lesson07.compare_value(..., 0.5, "x")
+
+
+def test_the_live_path_of_the_chase_check(monkeypatch):
+    """Live, the check also runs the source on the GPU and reports the ns it timed: here the CPU backend stands in
+    for the GPU (the path, not the figure, is under test)."""
+    from types import SimpleNamespace
+
+    from helpers import cpu, mode
+    from helpers.memory import gpu
+
+    monkeypatch.setattr(mode, "detect", lambda: SimpleNamespace(live=True))
+    monkeypatch.setattr(lesson07, "live_module", lambda source: cpu.SourceModule(source, name="live.cu"))
+    for name in ("mapped_empty", "device_pointer", "free"):
+        monkeypatch.setattr(gpu, name, getattr(cpu, name))
+    monkeypatch.setattr(gpu, "synchronize", lambda: None)
+    monkeypatch.setattr(lesson07, "LIVE_BYTES", 2**20)
+    feedback = exercises.check("07", "chase", _source())
+    assert feedback.correct and "on the GPU, where it timed 0 ns per load over 1 MiB" in feedback.message, feedback

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..cpu.errors import CxxCompilerNotFoundError
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
 
@@ -80,8 +81,13 @@ def check_chase(source: str) -> Feedback:
     from ..mode import detect
 
     live = detect().live
-    try:
-        run = _run_chase(source, live)
+    try:  # judged on the CPU backend first, where a stray load is caught safely; live, then on the GPU too
+        try:
+            run = _run_chase(source, live=False)
+        except CxxCompilerNotFoundError:
+            if not live:
+                raise
+            run = _run_chase(source, live=True)
         ended = [(case, run(*chase_case(*case))) for case in CHASE_CASES]
     except Exception as exc:  # noqa: BLE001 (a check never raises)
         return kernel_failure_hint(exc, KERNEL, "a load outside the table",
@@ -92,7 +98,7 @@ def check_chase(source: str) -> Feedback:
         return _not_yet("the kernel ran but j never left `start`: write the loop where the TODO is.")
     cases = [(chase_case(*case), got) for case, (got, _) in ended]
     if all(got == _reference_chase(*case) for case, got in cases):
-        return _correct_chase(run, live)
+        return _correct_chase(source, live)
     for wrong, question, step in _TYPICAL_CHASES:
         if all(got == wrong(*case) for case, got in cases):
             return _hint(question, step)
@@ -101,7 +107,7 @@ def check_chase(source: str) -> Feedback:
             return _hint(f"on a {table.size // PER_LINE}-line cycle from element {start}, after {steps} steps your "
                          f"kernel ended at element {got}. Follow two steps by hand: which element does each load "
                          "reach?", "start at j = start and replace j by the value stored at next[j], once per step.")
-    return _correct_chase(run, live)
+    return _correct_chase(source, live)
 
 
 # Typical wrong chases, as what they end at: (table, start, steps) -> element; the question; the smaller step.
@@ -123,18 +129,26 @@ _TYPICAL_CHASES: tuple[tuple[Callable[[np.ndarray, int, int], int], str, str], .
 )
 
 
-def _correct_chase(run: Callable[[np.ndarray, int, int], tuple[int, int]], live: bool) -> Feedback:
+def _correct_chase(source: str, live: bool) -> Feedback:
+    """The verdict on a chase that ended right on the CPU backend; live, the same source also runs on the GPU over
+    mapped memory, where it must end right too, and times one chase far larger than the L2."""
     where = "on the CPU backend (no GPU timer there; live, the same source times the loads)"
     if live:
         try:
             from ..experiments.latency import random_cycle
 
+            run = _run_chase(source, live=True)
+            for case in CHASE_CASES:
+                table, start, steps = chase_case(*case)
+                if run(table, start, steps)[0] != _reference_chase(table, start, steps):
+                    return _hint("on the GPU your chase ended elsewhere than on the CPU. Does j depend on anything "
+                                 "but `next`, `start` and `steps`?", "declare and set every variable the loop reads.")
             table, order = random_cycle(LIVE_BYTES, seed=7)
             _, ns = run(table, int(order[0]), LIVE_STEPS)
             where = (f"on the GPU, where it timed {ns / LIVE_STEPS:,.0f} ns per load over "
                      f"{LIVE_BYTES // 2**20} MiB of mapped memory (the cycle was just written by the CPU)")
-        except Exception as exc:  # noqa: BLE001 (the timing is a bonus)
-            where = f"on the GPU (timing it failed: {type(exc).__name__})"
+        except Exception as exc:  # noqa: BLE001 (a check never raises)
+            return kernel_failure_hint(exc, KERNEL, "a load outside the table", "", "")
     return _correct("each load's address is the value the previous load returned, so no load can start before the "
                     f"one before it has come back: the timed loop over steps is one load's latency. It ran {where}.")
 
