@@ -50,10 +50,20 @@ def test_fraction_of_copy_uses_the_results_it_is_given():
 
 
 def test_compare_prediction_untouched_and_answered():
-    assert "no prediction" in lesson06.compare_prediction(..., 0.93, 2**30)
-    assert "0.93" in lesson06.compare_prediction(..., 0.93, 2**30)
-    assert "Close" in lesson06.compare_prediction(0.9, 0.93, 2**30)
-    assert "same PCIe link" in lesson06.compare_prediction(1.5, 0.93, 2**30)
-    assert "Higher than you expected" in lesson06.compare_prediction(0.3, 0.93, 2**30)
-    assert "Lower than you expected" in lesson06.compare_prediction(0.9, 0.5, 2**30)
-    assert "a fraction" in lesson06.compare_prediction("half", 0.93, 2**30)
+    assert "no prediction" in lesson06.verdict(..., 0.93, 2**30)
+    assert "0.93" in lesson06.verdict(..., 0.93, 2**30)
+    assert "Close" in lesson06.verdict(0.9, 0.93, 2**30)
+    assert "same PCIe link" in lesson06.verdict(1.5, 0.93, 2**30)
+    assert "Higher than you expected" in lesson06.verdict(0.3, 0.93, 2**30)
+    assert "Lower than you expected" in lesson06.verdict(0.9, 0.5, 2**30)
+    assert "a fraction" in lesson06.verdict("half", 0.93, 2**30)
+
+
+def test_compare_is_the_one_shape_of_the_prediction():
+    memcpy, streams = experiments.reference("memcpy"), experiments.reference("kernel_bandwidth")
+    size = int(max(memcpy.column("nbytes")))
+    measured = (streams.one(nbytes=size, memory="zero_copy", op="read")["GBps"]
+                / memcpy.one(nbytes=size, direction="htod", host_memory="pinned")["GBps"])
+    untouched = exercises.compare("06", ..., memcpy, streams)
+    assert isinstance(untouched, str) and "no prediction" in untouched and f"{measured:.2f}" in untouched
+    assert "You predicted 0.20" in exercises.compare("06", 0.2, memcpy, streams)

@@ -1,61 +1,119 @@
-"""Lesson 07's exercises: typical wrong answers get their specific hints; the prediction text (issue 10)."""
+"""Lesson 07's exercises: the chase kernel and the random cycle; typical wrong answers get their specific hints, the
+placeholders say "not yet"; the prediction text (issue 10). The kernel runs on the CPU backend in replay."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from helpers import exercises
+from helpers import exercises, experiments
 from helpers.exercises import lesson07
 
-
-def _stuck_at_start(table, start, steps):
-    j = start
-    for _ in range(steps):
-        j = table[start]
-    return j
+LOOP = "        j = next[j];        // the next address is the value just loaded: this load waits for the last one\n"
 
 
-def _one_short(table, start, steps):
-    j = start
-    for _ in range(steps - 1):
-        j = table[j]
-    return j
+def _source() -> str:
+    namespace = exercises.namespace("07")
+    exec(exercises.solution("07", "chase"), namespace)
+    return namespace["CHASE_SOURCE"]
 
 
-def _lines(table, start, steps):
-    j, seen = start, []
-    for _ in range(steps):
-        j = table[j]
-        seen.append(j)
-    return seen
+def test_the_chase_solution_runs_and_the_untouched_loop_is_not_yet():
+    source = _source()
+    assert exercises.check("07", "chase", source).correct
+    untouched = source.replace("    for (unsigned long long s = 0; s < steps; ++s) {\n" + LOOP + "    }\n",
+                               "    // TODO (about 3 lines)\n")
+    assert untouched != source
+    assert exercises.check("07", "chase", untouched).status == "not yet"
+
+
+@pytest.mark.parametrize("old, new, phrase", [
+    ("j = next[j];", "j = next[start];", "never moved on"),
+    ("j = next[j];", "j = next[s];", "loop counter"),
+    ("s < steps", "s <= steps", "one load too many"),
+    ("s = 0", "s = 1", "one load too few"),
+    ("j = next[j];", "j = next[j + 4096];", "outside the table"),
+    ("void chase_timed(", "void chase(", "no kernel named chase_timed"),
+    ("j = next[j];", "j = next[j]", "did not build"),
+])
+def test_chase_hints(old, new, phrase):
+    source = _source()
+    assert old in source
+    exercises.reset_tries()
+    feedback = exercises.check("07", "chase", source.replace(old, new, 1))
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+    assert "j = next[j]" not in feedback.message
+
+
+def _sequential(lines, seed):
+    table = np.zeros(lines * 32, np.uint32)
+    table[np.arange(lines) * 32] = (np.arange(1, lines + 1) % lines) * 32
+    return table
+
+
+def _permutation_as_map(lines, seed):
+    table = np.zeros(lines * 32, np.uint32)
+    table[np.arange(lines) * 32] = np.random.default_rng(seed).permutation(lines) * 32
+    return table
+
+
+def _element_stride(lines, seed):
+    order = np.random.default_rng(seed).permutation(lines)
+    table = np.zeros(lines * 32, np.uint32)
+    table[order] = np.roll(order, -1)
+    return table
 
 
 @pytest.mark.parametrize("wrong, phrase", [
-    (_stuck_at_start, "j = table[j]"),
-    (_one_short, "off by one"),
-    (_lines, "not the list"),
-    (lambda table, start, steps: start, "returned its start"),
+    (_sequential, "predictable"),
+    (_permutation_as_map, "several cycles"),
+    (_element_stride, "inside a line"),
+    (lambda lines, seed: np.zeros(lines, np.uint32), "how many uint32 elements"),
 ])
-def test_chase_hints(wrong, phrase):
-    feedback = exercises.check("07", "chase", wrong)
+def test_line_cycle_hints(wrong, phrase):
+    exercises.reset_tries()
+    feedback = exercises.check("07", "line_cycle", wrong)
     assert feedback.status == "hint" and phrase in feedback.message, feedback
+    assert "np.roll" not in feedback.message
 
 
-@pytest.mark.parametrize("wrong, phrase", [
-    (lambda slow, fast: slow / fast, "how many factors of 10"),
-    (lambda slow, fast: np.log(slow / fast), "natural logarithm"),
-    (lambda slow, fast: np.log10(fast / slow), "sign is reversed"),
-])
-def test_orders_of_magnitude_hints(wrong, phrase):
-    feedback = exercises.check("07", "orders_of_magnitude", wrong)
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
+def test_line_cycle_judges_behaviour_not_form():
+    def by_loop(lines, seed):
+        order = list(np.random.default_rng(seed + 100).permutation(lines))
+        table = np.zeros(lines * 32, np.int64)
+        for a, b in zip(order, order[1:] + order[:1]):
+            table[a * 32] = b * 32
+        return table
+    assert exercises.check("07", "line_cycle", by_loop).correct
+    assert exercises.check("07", "line_cycle", lambda lines, seed: ...).status == "not yet"
 
 
 def test_prediction_text_without_and_with_a_guess():
-    assert "No prediction made" in lesson07.compare_latency_prediction(..., 1200.0, 700.0)
-    assert "1.7x" in lesson07.compare_latency_prediction(..., 1200.0, 700.0)
-    text = lesson07.compare_latency_prediction(100, 1200.0, 700.0)
+    latency = experiments.reference("latency")
+    zc_ns, device_ns = lesson07.latency_factor(latency)
+    factor = zc_ns / device_ns
+    untouched = exercises.compare("07", ..., latency)
+    assert "no prediction" in untouched and f"{factor:.1f}x" in untouched
+    text = lesson07.compare_prediction(100, latency)
     assert "You predicted 100.0x" in text and "less than your guess" in text
-    assert "Within 25%" in lesson07.compare_latency_prediction(1.7, 1200.0, 700.0)
-    assert "not a number" in lesson07.compare_latency_prediction("fast", 1200.0, 700.0)
+    assert "Within 25%" in lesson07.compare_prediction(factor, latency)
+    assert "not a number" in lesson07.compare_prediction("fast", latency)
+    assert "No prediction made" in lesson07.compare_value(..., 0.5, "x") and "0.5" in lesson07.compare_value(..., 0.5, "x")
+
+
+def test_the_live_path_of_the_chase_check(monkeypatch):
+    """Live, the check also runs the source on the GPU and reports the ns it timed: here the CPU backend stands in
+    for the GPU (the path, not the figure, is under test)."""
+    from types import SimpleNamespace
+
+    from helpers import cpu, mode
+    from helpers.memory import gpu
+
+    monkeypatch.setattr(mode, "detect", lambda: SimpleNamespace(live=True))
+    monkeypatch.setattr(lesson07, "live_module", lambda source: cpu.SourceModule(source, name="live.cu"))
+    for name in ("mapped_empty", "device_pointer", "free"):
+        monkeypatch.setattr(gpu, name, getattr(cpu, name))
+    monkeypatch.setattr(gpu, "synchronize", lambda: None)
+    monkeypatch.setattr(lesson07, "LIVE_BYTES", 2**20)
+    feedback = exercises.check("07", "chase", _source())
+    assert feedback.correct and "on the GPU, where it timed 0 ns per load over 1 MiB" in feedback.message, feedback

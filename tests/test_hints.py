@@ -182,13 +182,15 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                       / memcpy.one(nbytes=nbytes, direction="htod", host_memory="pinned")["GBps"]),
                 ('memory="zero_copy", op="read"', 'host_memory="pinned"'), _fraction_cases)],
     ("07", "chase"): [
-        Typical(fixed(lambda table, start, steps: int(table[start])), ("range(steps)",),
-                lambda: [lesson07.chase_case(*c) for c in lesson07.CHASE_CASES]),
-        Typical(fixed(lambda table, start, steps: int(table[int(table[start])]) + 1), ("range(steps)",),
-                lambda: [lesson07.chase_case(*c) for c in lesson07.CHASE_CASES])],
-    ("07", "orders_of_magnitude"): [
-        Typical(fixed(lambda slow, fast: slow / fast), ("log10(",), lambda: lesson07.ORDER_CASES),
-        Typical(fixed(lambda slow, fast: math.sqrt(slow / fast)), ("log10(",), lambda: lesson07.ORDER_CASES)],
+        Typical(edited("07", "chase", "CHASE_SOURCE", "j = next[j];", "j = next[start];"), ("j = next[j]",),
+                variable="CHASE_SOURCE"),
+        Typical(edited("07", "chase", "CHASE_SOURCE", "s < steps", "s <= steps"), ("s < steps",),
+                variable="CHASE_SOURCE")],
+    ("07", "line_cycle"): [
+        Typical(fixed(lambda lines, seed: np.roll(np.arange(lines * 32, dtype=np.uint32), -32) // 32 * 32),
+                ("np.roll(order, -1)", "permutation(lines)"), lambda: lesson07.CYCLE_CASES),
+        Typical(fixed(lambda lines, seed: np.repeat(np.random.default_rng(seed).permutation(lines) * 32, 32)),
+                ("np.roll(order, -1)",), lambda: lesson07.CYCLE_CASES)],
     ("08", "threads_for_link"): [
         Typical(fixed(lambda link, lat, per: link * lat), ("link_GBps * latency_ns",),
                 lambda: lesson08.THREADS_CASES),

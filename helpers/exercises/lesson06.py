@@ -56,7 +56,7 @@ def check_model_GBps(model_GBps: Callable[[float, float, float], Any], *, stream
             continue
         if math.isclose(got, peak, rel_tol=1e-6):
             return _hint("your model always gives the peak: it leaves out the fixed cost t0. Why does every "
-                         "curve of section 2 start low at 4 KiB?",
+                         "curve of section 3 start low at 4 KiB?",
                          "at 4 KiB the fixed cost is most of the time: the transfer's time is the fixed cost "
                          "plus the time on the link, and the rate is the bytes over that whole time.")
         if math.isclose(got, nbytes / t0 / GB, rel_tol=1e-6):
@@ -157,9 +157,15 @@ def check_fraction_of_copy(fraction_of_copy: Callable[[Any, Any, int], Any], *, 
 CHECKS = {"model_GBps": check_model_GBps, "fraction_of_copy": check_fraction_of_copy}
 
 
-def compare_prediction(predicted: Any, measured: float, nbytes: int) -> str:
-    """measure-bandwidth's prediction: the zero-copy read kernel's rate as a fraction of the pinned HtoD copy at
-    ``nbytes``."""
+def compare_prediction(predicted: Any, memcpy: Any, streams: Any) -> str:
+    """measure-bandwidth's prediction, ``zc.exercises.compare("06", predicted_fraction_of_copy, memcpy, streams)``:
+    the zero-copy read kernel's rate as a fraction of the pinned HtoD copy at the sweep's largest size."""
+    nbytes = int(max(memcpy.column("nbytes")))
+    return verdict(predicted, _truth(memcpy, streams, nbytes), nbytes)
+
+
+def verdict(predicted: Any, measured: float, nbytes: int) -> str:
+    """The prediction against the measured fraction ``measured`` at ``nbytes``."""
     size = f"{nbytes / 2**30:g} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:g} MiB"
     seen = f"Measured: at {size} the zero-copy read kernel reached {measured:.2f} of the pinned memcpy HtoD rate."
     if is_placeholder(predicted):

@@ -1,15 +1,28 @@
-"""measure-latency's exercises: follow a pointer chase as the kernel does (chase), turn two latencies into orders of
-magnitude (orders_of_magnitude); and :func:`compare_prediction`, which measure-latency and
-keep-enough-bytes-in-flight use after a measurement."""
+"""measure-latency's exercises and its prediction.
+
+* ``chase``: the learner writes the dependent loop of ``chase_timed``, a CUDA kernel that measures the latency of one
+  load (the pointer chase); the check runs the source over random cycles on the CPU backend in replay and, live, on
+  the GPU over mapped memory (:func:`helpers.exercises.live_module`), where it also reports the ns per load it timed.
+* ``line_cycle``: the learner builds the chase's table, one random cycle through every 128-byte line of a buffer;
+  the check follows it (one cycle, every line once, each step to a new line, no constant stride).
+* :func:`compare_prediction`: the learner's zero-copy / device-memory latency factor against the run;
+  :func:`compare_value`, the comparing text that keep-enough-bytes-in-flight also uses.
+"""
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any, Callable
 
 import numpy as np
 
-from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from ..cpu.errors import CxxCompilerNotFoundError
+from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
+               not_yet as _not_yet)
+
+KERNEL = "chase_timed"
+PER_LINE = 32                 # uint32 elements per 128-byte line
 
 
 def _reference_chase(table: np.ndarray, start: int, steps: int) -> int:
@@ -19,10 +32,9 @@ def _reference_chase(table: np.ndarray, start: int, steps: int) -> int:
     return j
 
 
-# (lines in the cycle, seed, steps): a short cycle, a long chase, one step over a large cycle
-CHASE_CASES = ((8, 1, 5), (64, 2, 100), (1024, 3, 1))
-# (slow ns, fast ns): a fraction of an order, two orders, none
-ORDER_CASES = ((1200.0, 480.0), (5000.0, 50.0), (300.0, 300.0))
+# (lines in the cycle, seed, steps): a short cycle, a long chase round it several times, one step over a large cycle
+CHASE_CASES = ((8, 1, 5), (64, 2, 100), (1024, 3, 1), (256, 4, 37))
+LIVE_BYTES, LIVE_STEPS = 64 * 2**20, 8192   # live: a chase over mapped memory far larger than the L2, timed
 
 
 def chase_case(lines: int, seed: int, steps: int) -> tuple[np.ndarray, int, int]:
@@ -33,88 +45,176 @@ def chase_case(lines: int, seed: int, steps: int) -> tuple[np.ndarray, int, int]
     return table, int(order[0]), steps
 
 
-def check_chase(chase: Callable[[np.ndarray, int, int], Any]) -> Feedback:
-    """measure-latency: ``chase(table, start, steps)`` returns the element reached after ``steps`` dependent loads."""
-    if is_placeholder(chase) or not callable(chase):
-        return _not_yet("define chase(table, start, steps): start at element `start`, do j = table[j] `steps` "
-                        "times, return j.")
-    from ..experiments.latency import LINE
+def _run_chase(source: str, live: bool) -> Callable[[np.ndarray, int, int], tuple[int, int]]:
+    """The learner's ``chase_timed`` as a function (table, start, steps) -> (where it ended, ns it timed), run on the
+    GPU over mapped memory live, on the CPU backend in replay."""
+    if live:
+        from ..memory import gpu
 
-    per_line = LINE // 4
-    for lines, seed, steps in CHASE_CASES:
-        table, start, steps = chase_case(lines, seed, steps)
-        got = chase(table, start, steps)
-        if got is None or got is Ellipsis:
-            return _not_yet("chase returns nothing yet: return the element index j after the last step.")
-        if isinstance(got, (list, tuple, np.ndarray)):
-            return _hint("return one element index (the j after the last step), not the list of visited ones. "
-                         "Which value does the kernel's thread hold at the end?",
-                         "keep only the current j in the loop, and return it after the last step.")
-        want = _reference_chase(table, start, steps)
-        if int(got) == want:
-            continue
-        if int(got) == start:
-            return _hint("chase returned its start. What changes j at each step?",
-                         "inside the loop, load the next index from the table at the current one, j = table[j], "
-                         "and return j after the loop.")
-        if int(got) == want // per_line:
-            return _hint("that is the line number of the element, not the element. Which does the kernel's thread "
-                         "hold, an element index or a line?",
-                         "return the element index j itself, without dividing by the elements per line (32).")
-        if int(got) == _reference_chase(table, start, steps - 1) or int(got) == _reference_chase(table, start, steps + 1):
-            return _hint(f"off by one step. After {steps} steps, how many loads has the kernel done?",
-                         f"exactly {steps} loads j = table[j]: check your loop bounds (how many times the body runs).")
-        if int(got) == int(table[start]):
-            return _hint("every step loaded table[start]. Where must the address of each load come from, for the "
-                         "chase to measure latency (j = table[j], section 2)?",
-                         "the address of each load is the value the previous load returned: index the table with "
-                         "the current j, not with start.")
-        return _hint(f"on a {lines}-line cycle from element {start}, after {steps} steps yours returned {got}. "
-                     "Follow two steps by hand: which element does each load reach?",
-                     f"the chase reaches element {want} there: start at j = start and replace j by table[j] once "
-                     "per step.")
-    return _correct("each load's address is the previous load's value, so no load can start before the one before it "
-                    "returns: the kernel's time over steps is one load's latency.")
+        fn = live_module(source).get_function(KERNEL)
+        mapped_empty, pointer, free = gpu.mapped_empty, gpu.device_pointer, gpu.free
+    else:
+        from .. import cpu
 
+        fn = cpu.SourceModule(source, name="chase.cu").get_function(KERNEL)
+        mapped_empty, pointer, free = cpu.mapped_empty, cpu.device_pointer, cpu.free
 
-def check_orders_of_magnitude(orders_of_magnitude: Callable[[float, float], Any]) -> Feedback:
-    """measure-latency: ``orders_of_magnitude(slow_ns, fast_ns)`` = log10(slow / fast)."""
-    if is_placeholder(orders_of_magnitude) or not callable(orders_of_magnitude):
-        return _not_yet("define orders_of_magnitude(slow_ns, fast_ns): how many factors of 10 separate the two "
-                        "latencies.")
-    for slow, fast in ORDER_CASES:
-        got = orders_of_magnitude(slow, fast)
-        if got is None or got is Ellipsis:
-            return _not_yet("orders_of_magnitude returns nothing yet: return a number.")
+    def run(table: np.ndarray, start: int, steps: int) -> tuple[int, int]:
+        next_, out = mapped_empty(table.size, np.uint32), mapped_empty(2, np.uint64)
         try:
-            got = float(got)
-        except (TypeError, ValueError):
-            return _hint(f"return one number; yours returned {type(got).__name__}.",
-                         "return the count of factors of 10 as a float, not a list or a string.")
-        want = math.log10(slow / fast)
-        if math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
-            continue
-        if math.isclose(got, slow / fast, rel_tol=1e-9):
-            return _hint("that is the factor (slow / fast). An order of magnitude is a factor of 10: how many "
-                         "factors of 10 make this factor, and which function counts them?",
-                         "a factor of 1000 is three factors of 10: the logarithm to base 10 counts them.")
-        if math.isclose(got, -want, rel_tol=1e-9):
-            return _hint("the sign is reversed. The slow latency is the larger one: which goes on top?",
-                         "divide the slow latency by the fast one, not the other way round.")
-        if math.isclose(got, math.log(slow / fast), rel_tol=1e-9):
-            return _hint("that is the natural logarithm (np.log), which counts factors of e. Which logarithm counts "
-                         "factors of 10?", "use NumPy's base-10 logarithm, np.log10.")
-        if math.isclose(got, math.log10(slow - fast) if slow > fast else -1.0, rel_tol=1e-9):
-            return _hint("orders of magnitude compare a ratio, not a difference. How many times slower is one "
-                         "latency than the other?", "take the logarithm of slow / fast, not of slow - fast.")
-        return _hint(f"for {slow:g} ns against {fast:g} ns yours gave {got:.6g}. How many times slower is the "
-                     "slow one, and how many factors of 10 is that?",
-                     f"the factor here is {slow / fast:g}: count its factors of 10 with a base-10 logarithm.")
-    return _correct("log10 of the ratio: 1 means ten times slower, 2 a hundred times; 'several orders' would need a "
-                    "ratio of 100 or more.")
+            next_[:], out[:] = table, 0
+            fn(pointer(next_), np.uint32(start), np.uint64(steps), pointer(out), block=(1, 1, 1), grid=(1, 1))
+            if live:
+                gpu.synchronize()
+            return int(out[0]), int(out[1])
+        finally:
+            free(next_, out)
+    return run
 
 
-def compare_prediction(predicted: Any, measured: float, what: str, *, fmt: str = "{:.1f}", why: str = "") -> str:
+def check_chase(source: str) -> Feedback:
+    """measure-latency: the learner's CUDA source of ``chase_timed(next, start, steps, out)``, whose single thread
+    does ``steps`` dependent loads from ``start`` and writes where it ended to out[0] (and the ns to out[1])."""
+    if is_placeholder(source) or not isinstance(source, str):
+        return _not_yet("write the loop of chase_timed where the TODO is: `steps` loads, each at the index the "
+                        "load before it returned.")
+    from ..mode import detect
+
+    live = detect().live
+    try:  # judged on the CPU backend first, where a stray load is caught safely; live, then on the GPU too
+        try:
+            run = _run_chase(source, live=False)
+        except CxxCompilerNotFoundError:
+            if not live:
+                raise
+            run = _run_chase(source, live=True)
+        ended = [(case, run(*chase_case(*case))) for case in CHASE_CASES]
+    except Exception as exc:  # noqa: BLE001 (a check never raises)
+        return kernel_failure_hint(exc, KERNEL, "a load outside the table",
+                                   ". The table holds element indices: which index may a load use?",
+                                   "each load's index is a value read from the table, starting from `start`.",
+                                   name_note=" (extern \"C\" keeps the name unmangled)")
+    if all(got == chase_case(*case)[1] for case, (got, _) in ended):
+        return _not_yet("the kernel ran but j never left `start`: write the loop where the TODO is.")
+    cases = [(chase_case(*case), got) for case, (got, _) in ended]
+    if all(got == _reference_chase(*case) for case, got in cases):
+        return _correct_chase(source, live)
+    for wrong, question, step in _TYPICAL_CHASES:
+        if all(got == wrong(*case) for case, got in cases):
+            return _hint(question, step)
+    for (table, start, steps), got in cases:
+        if got != _reference_chase(table, start, steps):
+            return _hint(f"on a {table.size // PER_LINE}-line cycle from element {start}, after {steps} steps your "
+                         f"kernel ended at element {got}. Follow two steps by hand: which element does each load "
+                         "reach?", "start at j = start and replace j by the value stored at next[j], once per step.")
+    return _correct_chase(source, live)
+
+
+# Typical wrong chases, as what they end at: (table, start, steps) -> element; the question; the smaller step.
+_TYPICAL_CHASES: tuple[tuple[Callable[[np.ndarray, int, int], int], str, str], ...] = (
+    (lambda t, start, n: int(t[n - 1]),
+     "each load's address came from the loop counter, known before any load returns: the GPU can issue them all at "
+     "once, and the kernel would time bandwidth, not one load. What must each address depend on?",
+     "index `next` with the value the previous load returned (the current j), not with the counter."),
+    (lambda t, start, n: int(t[start]),
+     "every load read the same element, the one `start` names: the chase never moved on. Where must each load's "
+     "address come from for the loads to wait on each other?",
+     "the address of each load is the value the previous load returned: index `next` with the current j."),
+    (lambda t, start, n: _reference_chase(t, start, n + 1),
+     "off by one step: one load too many. After `steps` steps, how many loads has the thread done?",
+     "exactly `steps` loads: check your loop's bounds (how many times the body runs)."),
+    (lambda t, start, n: _reference_chase(t, start, n - 1),
+     "off by one step: one load too few. After `steps` steps, how many loads has the thread done?",
+     "exactly `steps` loads: check your loop's bounds (how many times the body runs)."),
+)
+
+
+def _correct_chase(source: str, live: bool) -> Feedback:
+    """The verdict on a chase that ended right on the CPU backend; live, the same source also runs on the GPU over
+    mapped memory, where it must end right too, and times one chase far larger than the L2."""
+    where = "on the CPU backend (no GPU timer there; live, the same source times the loads)"
+    if live:
+        try:
+            from ..experiments.latency import random_cycle
+
+            run = _run_chase(source, live=True)
+            for case in CHASE_CASES:
+                table, start, steps = chase_case(*case)
+                if run(table, start, steps)[0] != _reference_chase(table, start, steps):
+                    return _hint("on the GPU your chase ended elsewhere than on the CPU. Does j depend on anything "
+                                 "but `next`, `start` and `steps`?", "declare and set every variable the loop reads.")
+            table, order = random_cycle(LIVE_BYTES, seed=7)
+            _, ns = run(table, int(order[0]), LIVE_STEPS)
+            where = (f"on the GPU, where it timed {ns / LIVE_STEPS:,.0f} ns per load over "
+                     f"{LIVE_BYTES // 2**20} MiB of mapped memory (the cycle was just written by the CPU)")
+        except Exception as exc:  # noqa: BLE001 (a check never raises)
+            return kernel_failure_hint(exc, KERNEL, "a load outside the table", "", "")
+    return _correct("each load's address is the value the previous load returned, so no load can start before the "
+                    f"one before it has come back: the timed loop over steps is one load's latency. It ran {where}.")
+
+
+# (lines, seed): a tiny buffer, a medium one, one larger than the L1 of an SM
+CYCLE_CASES = ((8, 1), (64, 2), (1024, 3))
+
+
+def _follow(table: np.ndarray, lines: int) -> tuple[list[int], int]:
+    """Element indices the chase visits from element 0 until it comes back or has taken ``lines`` steps, and the
+    element it stands on then."""
+    seen, j = [], 0
+    for _ in range(lines):
+        seen.append(j)
+        j = int(table[j])
+        if j == 0 or not 0 <= j < table.size:
+            break
+    return seen, j
+
+
+def check_line_cycle(line_cycle: Callable[[int, int], Any]) -> Feedback:
+    """measure-latency: ``line_cycle(lines, seed)`` returns a uint32 chase table over ``lines`` 128-byte lines in
+    which the chase from element 0 visits every line once, at its first element, in an unpredictable order, and
+    comes back to 0."""
+    if is_placeholder(line_cycle) or not callable(line_cycle):
+        return _not_yet("define line_cycle(lines, seed): a table of lines x 32 uint32 elements in which the chase "
+                        "from element 0 visits every line once, in a random order, and comes back.")
+    for lines, seed in CYCLE_CASES:
+        got = line_cycle(lines, seed)
+        if is_placeholder(got):
+            return _not_yet("line_cycle returns nothing yet: return the table.")
+        table = np.asarray(got)
+        if table.ndim != 1 or table.size != lines * PER_LINE or not np.issubdtype(table.dtype, np.integer):
+            return _hint(f"for {lines} lines you returned {table.dtype} of shape {table.shape}. The table is the "
+                         "buffer the kernel chases: how many uint32 elements do that many 128-byte lines hold?",
+                         "return a 1-D integer array with one entry per uint32 element of the buffer (most of them "
+                         "unused), e.g. made with np.zeros(..., np.uint32).")
+        seen, end = _follow(table, lines)
+        if any(j % PER_LINE for j in seen) or not 0 <= end < table.size or end % PER_LINE:
+            return _hint("the chase landed inside a line, not at its first element. Two loads in one 128-byte line: "
+                         "what serves the second? Which elements may the chase visit?",
+                         "let every entry you write, and every index you write it at, be the first element of a "
+                         "line: line number times 32.")
+        if len(seen) < lines:
+            return _hint(f"the chase from element 0 came back after {len(seen)} of {lines} lines: your table holds "
+                         "several cycles, and a chase stays in one of them. What does a random permutation do when "
+                         "it is used as 'line i goes to line perm[i]'?",
+                         "use the permutation as the visiting order instead: the element of order[k] holds "
+                         "order[k + 1], and the last leads back to the first.")
+        if end != 0 or len(set(seen)) != lines:
+            return _hint(f"after {lines} steps the chase did not come back to element 0 having visited each line "
+                         "once. Does every line's entry lead to a line not yet visited?",
+                         "build the table from one visiting order of all lines, each leading to the next.")
+        strides = Counter((b - a) // PER_LINE % lines for a, b in zip(seen, seen[1:] + [0]))
+        if lines >= 64 and strides.most_common(1)[0][1] > lines // 2:
+            stride = strides.most_common(1)[0][0]
+            return _hint(f"most steps go {stride} line(s) further on: the next address is predictable, so a "
+                         "prefetcher could fetch it ahead, and neighbouring lines share DRAM pages. What order "
+                         "leaves the hardware nothing to guess?",
+                         "visit the lines in a random order: np.random.default_rng(seed).permutation(lines).")
+    return _correct("one cycle through every line, each step to a line not seen for a whole cycle, in an order "
+                    "nothing can predict: no load can be served by a cache or a prefetch. experiments.latency "
+                    "builds its tables this way.")
+
+
+def compare_value(predicted: Any, measured: float, what: str, *, fmt: str = "{:.1f}", why: str = "") -> str:
     """Text comparing a learner's prediction with the measured value; ``...`` (untouched) says none was made."""
     shown = fmt.format(measured)
     if predicted is None or predicted is Ellipsis:
@@ -136,15 +236,27 @@ def compare_prediction(predicted: Any, measured: float, what: str, *, fmt: str =
     return f"You predicted {fmt.format(guess)}; measured {what}: {shown}. {verdict} {why}".strip()
 
 
-def compare_latency_prediction(predicted: Any, zero_copy_ns: float, device_ns: float) -> str:
-    """measure-latency: a predicted zero-copy / device-memory latency factor against the run."""
+def latency_factor(latency: Any) -> tuple[float, float]:
+    """(zero-copy ns, device-memory ns) per dependent load of ``experiments.latency()``: the zero-copy chase over a
+    table pushed out of the CPU's caches."""
+    zero_copy = latency.select(memory="zero_copy", cpu_cache="evicted") or latency.select(memory="zero_copy")
+    return float(zero_copy[0]["load_ns"]), float(latency.select(memory="device")[0]["load_ns"])
+
+
+def compare_prediction(predicted: Any, latency: Any) -> str:
+    """measure-latency's prediction, ``zc.exercises.compare("07", predicted_zc_over_device, latency)``: the
+    predicted zero-copy / device-memory latency factor against the run."""
+    zero_copy_ns, device_ns = latency_factor(latency)
     factor = zero_copy_ns / device_ns
     scale = ("less than one order of magnitude" if factor < 10 else
              f"{math.log10(factor):.1f} orders of magnitude")
-    return compare_prediction(predicted, factor, "zero-copy / device-memory latency factor", fmt="{:.1f}x",
-                              why=(f"A dependent load pays one full round trip: {device_ns:.0f} ns to device memory "
-                                   f"inside the GPU, {zero_copy_ns:.0f} ns across PCIe to host memory and back; here "
-                                   f"the trip to the host cost {scale}."))
+    why = (f"A dependent load pays one full round trip: {device_ns:.0f} ns to device memory inside the GPU, "
+           f"{zero_copy_ns:.0f} ns across PCIe to host memory and back; here the trip to the host cost {scale}.")
+    what = "zero-copy / device-memory latency factor"
+    if is_placeholder(predicted):
+        return (f"You made no prediction (predicted_zc_over_device is still `...`). Measured {what}: {factor:.1f}x. "
+                + why)
+    return compare_value(predicted, factor, what, fmt="{:.1f}x", why=why)
 
 
-CHECKS = {"chase": check_chase, "orders_of_magnitude": check_orders_of_magnitude}
+CHECKS = {"chase": check_chase, "line_cycle": check_line_cycle}

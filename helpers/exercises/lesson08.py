@@ -23,7 +23,7 @@ import numpy as np
 
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
-from .lesson07 import compare_prediction as _compare
+from .lesson07 import compare_value as _compare
 
 KERNEL = "read_inflight"
 GRID, BLOCK = 16, 256                 # 4096 threads: one float4 each is 64 KiB in flight

@@ -1,0 +1,185 @@
+"""measure-bandwidth's narration: the tables and sentences that quote the sweep's figures, computed from the results
+(``memcpy``: ``experiments.memcpy()``, ``streams``: ``experiments.kernel_bandwidth()``), so what the lesson says
+agrees with its figure live and in replay. Each function returns a :class:`~helpers.tables.Text`, a
+:class:`~helpers.tables.Table` or several of them joined, for a cell's last expression.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tables import Table, Text, bullets, join
+
+# The eight ways of moving bytes of the size sweep: (name, which result, the rows' fields).
+SERIES: tuple[tuple[str, str, dict[str, str]], ...] = (
+    ("memcpy HtoD pinned", "memcpy", dict(direction="htod", host_memory="pinned")),
+    ("memcpy DtoH pinned", "memcpy", dict(direction="dtoh", host_memory="pinned")),
+    ("memcpy HtoD pageable", "memcpy", dict(direction="htod", host_memory="pageable")),
+    ("memcpy DtoH pageable", "memcpy", dict(direction="dtoh", host_memory="pageable")),
+    ("zero-copy read kernel", "streams", dict(memory="zero_copy", op="read")),
+    ("zero-copy write kernel", "streams", dict(memory="zero_copy", op="write")),
+    ("device read kernel", "streams", dict(memory="device", op="read")),
+    ("device write kernel", "streams", dict(memory="device", op="write")),
+)
+
+
+def _kib(nbytes: float) -> str:
+    return f"{nbytes / 1024:,.0f} KiB"
+
+
+def _size(nbytes: float) -> str:
+    return f"{nbytes / 2**30:g} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:g} MiB"
+
+
+def where(result: Any) -> str:
+    """"live on X" or "recorded on X", from the result itself (never from the mode)."""
+    return f"live on {result.gpu}" if result.live else f"recorded on {result.gpu}"
+
+
+def sweep(result: Any, **where_: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes, GB/s) of one series, smallest size first."""
+    rows = sorted(result.select(**where_), key=lambda r: r["nbytes"])
+    return np.array([r["nbytes"] for r in rows], float), np.array([r["GBps"] for r in rows], float)
+
+
+def largest(memcpy: Any) -> int:
+    """The sweep's largest size, in bytes."""
+    return int(max(memcpy.column("nbytes")))
+
+
+def rates(memcpy: Any, streams: Any) -> dict[str, float]:
+    """GB/s of every series at the largest size, by series name."""
+    results, size = {"memcpy": memcpy, "streams": streams}, largest(memcpy)
+    return {name: float(results[which].one(nbytes=size, **fields)["GBps"]) for name, which, fields in SERIES}
+
+
+def link(session: Any) -> Text:
+    """The PCIe link of the GPU the figures come from (``zc.session().link``), and whether it runs below its
+    maximum."""
+    gpu = f"{'this GPU' if session.live else 'the recorded ' + session.gpu}"
+    found = session.link
+    if found is None:
+        why = "nvidia-smi is missing" if session.live else "this record was made before records stored it"
+        return Text(f"The PCIe link of {gpu} could not be read ({why}).")
+    text = (f"PCIe link of {gpu} ({'live' if session.live else 'recorded'}): Gen{found.gen} x{found.width} (at most "
+            f"Gen{found.max_gen} x{found.max_width}): {found.nominal_GBps:.1f} GB/s nominal per direction.")
+    if found.max_gen and found.gen < found.max_gen:
+        text += (" The link runs below its maximum generation now: an idle GPU trains its link down to save power "
+                 "and back up under traffic.")
+    return Text(text)
+
+
+def fixed_costs(memcpy: Any, streams: Any) -> Table:
+    """Per series: the smallest transfer's time (the fixed cost t0), the rate at the largest size (the peak), the
+    model's half-rate size t0 x peak, and the first measured size at half the peak."""
+    results = {"memcpy": memcpy, "streams": streams}
+    rows = []
+    for name, which, fields in SERIES:
+        sizes, gbps = sweep(results[which], **fields)
+        t0 = sizes[0] / (gbps[0] * 1e9)
+        half = sizes[np.argmax(gbps >= 0.5 * gbps[-1])]
+        rows.append([name, f"{t0 * 1e6:.1f} us", f"{gbps[-1]:,.1f}", _kib(t0 * gbps[-1] * 1e9), _kib(half)])
+    return Table(["series", "time for the smallest size (t0)", "GB/s at the largest size (peak)",
+                  "t0 x peak (predicted half-rate size)", "first measured size at half rate"], rows,
+                 caption=f"*{where(streams)}*")
+
+
+def l2_table(streams: Any, session: Any) -> Any:
+    """The device-memory read kernel by size, against the L2's size (``session.attributes``) and the shortest
+    launch: where the figure is the cache and the launch, and where it is HBM."""
+    l2 = session.attributes["L2_CACHE_SIZE"]
+    reads = sorted(streams.select(memory="device", op="read"), key=lambda r: r["nbytes"])
+    launch = min(r["seconds"][0] for r in reads)
+    rows = []
+    for r in reads:
+        median = float(np.median(r["seconds"]))
+        label = ("fits in the L2" if r["nbytes"] <= l2 / 2 else "about the L2's size" if r["nbytes"] <= 2 * l2
+                 else "far above the L2: HBM")
+        rows.append([_kib(r["nbytes"]), f"{median * 1e6:,.1f} us", f"{median / launch:.1f}x", f"{r['GBps']:,.0f}",
+                     label])
+    head = Text(f"Device-memory read kernel ({where(streams)}); L2 = {l2 / 2**20:.0f} MiB; the shortest launch took "
+                f"{launch * 1e6:.1f} us.")
+    return join(head, Table(["size", "time (median)", "x shortest launch", "GB/s", "label"], rows))
+
+
+def ratio_values(memcpy: Any, streams: Any) -> dict[str, float]:
+    """The five ratios at the largest size, by name."""
+    r = rates(memcpy, streams)
+    return {
+        "zero-copy read / pinned memcpy HtoD": r["zero-copy read kernel"] / r["memcpy HtoD pinned"],
+        "zero-copy write / pinned memcpy DtoH": r["zero-copy write kernel"] / r["memcpy DtoH pinned"],
+        "device-memory read / zero-copy read": r["device read kernel"] / r["zero-copy read kernel"],
+        "pinned / pageable memcpy HtoD": r["memcpy HtoD pinned"] / r["memcpy HtoD pageable"],
+        "pinned / pageable memcpy DtoH": r["memcpy DtoH pinned"] / r["memcpy DtoH pageable"],
+    }
+
+
+def ratios(memcpy: Any, streams: Any) -> Table:
+    """The five ratios that sum the sweep up, at its largest size."""
+    return Table(["ratio", "value"], [(name, f"{value:.2f}") for name, value in ratio_values(memcpy, streams).items()],
+                 caption=f"*At {_size(largest(memcpy))}, {where(memcpy)}*")
+
+
+def link_share(memcpy: Any, session: Any) -> Text:
+    """The pinned copies' rates as a fraction of the link's nominal rate per direction."""
+    from ..platform import pcie
+
+    found = session.link
+    if found is None:
+        return Text("The link could not be read, so the copies cannot be set against its nominal rate.")
+    gen, width = found.max_gen or found.gen, found.max_width or found.width
+    nominal = pcie.nominal_GBps(gen, width)
+    size = largest(memcpy)
+    htod, dtoh = (float(memcpy.one(nbytes=size, direction=d, host_memory="pinned")["GBps"]) for d in ("htod", "dtoh"))
+    return Text(f"Pinned memcpy HtoD reached {htod:.1f} GB/s = {htod / nominal:.0%} of the {nominal:.1f} GB/s a "
+                f"Gen{gen} x{width} link carries per direction before packet overheads; DtoH {dtoh / nominal:.0%} "
+                f"({where(memcpy)}).")
+
+
+def expectations(memcpy: Any, streams: Any) -> list[tuple[bool, str, str]]:
+    """What the lessons after this one rely on, as ``(ok, expected, got)`` for ``experiments.expect``: these hold on
+    any discrete GPU on PCIe that nothing else is using."""
+    v = ratio_values(memcpy, streams)
+    read, device = v["zero-copy read / pinned memcpy HtoD"], v["device-memory read / zero-copy read"]
+    return [
+        (device > 5, "device memory several times (> 5x) faster than reading host memory over the bus",
+         f"{device:.1f}x"),
+        (read < 1.15, "a kernel reading host memory no faster (< 1.15x) than the copy engine on the same link",
+         f"{read:.2f}x the copy"),
+        (read > 0.5, "zero-copy reads with a full grid of threads close to the link rate (> 0.5x the copy)",
+         f"{read:.2f}x the copy"),
+    ]
+
+
+def _beats(a: float, b: float) -> str:
+    return "beats" if a > b else "does not beat"
+
+
+def lore(memcpy: Any, streams: Any) -> Text:
+    """"Zero-copy improves PCIe transfer rates", tested against the pinned and the pageable copy."""
+    r = rates(memcpy, streams)
+    zc, pinned, pageable = r["zero-copy read kernel"], r["memcpy HtoD pinned"], r["memcpy HtoD pageable"]
+    return bullets([
+        f"against the pinned copy: zero-copy {_beats(zc, pinned)} it ({zc / pinned:.0%} of its rate);",
+        f"against the pageable copy: zero-copy {_beats(zc, pageable)} it ({zc / pageable:.1f}x its rate).",
+    ], head=(f"Zero-copy read kernel {zc:.1f} GB/s, pinned memcpy HtoD {pinned:.1f} GB/s, pageable memcpy HtoD "
+             f"{pageable:.1f} GB/s (all at {_size(largest(memcpy))}, {where(streams)}):"))
+
+
+def what_you_saw(memcpy: Any, streams: Any) -> Text:
+    """The lesson's findings, computed from the run."""
+    r, size = rates(memcpy, streams), _size(largest(memcpy))
+    zc_read, zc_write, dev = r["zero-copy read kernel"], r["zero-copy write kernel"], r["device read kernel"]
+    htod, dtoh = r["memcpy HtoD pinned"], r["memcpy DtoH pinned"]
+    return bullets([
+        f"Data from: {memcpy.describe()}",
+        f"At {size} a zero-copy read kernel reached {zc_read:.1f} GB/s = {zc_read / htod:.0%} of pinned memcpy HtoD "
+        f"({htod:.1f} GB/s); a zero-copy write kernel {zc_write:.1f} GB/s = {zc_write / dtoh:.0%} of pinned DtoH.",
+        f"Device memory (read_float4_x4, experiments.kernel_bandwidth, {size}) read at {dev:,.0f} GB/s, "
+        f"{dev / zc_read:.0f}x the zero-copy read.",
+        f"Pinned copies ran {htod / r['memcpy HtoD pageable']:.1f}x (HtoD) and {dtoh / r['memcpy DtoH pageable']:.1f}x "
+        f"(DtoH) faster than pageable ones; zero-copy reads ran {zc_read / r['memcpy HtoD pageable']:.1f}x the rate "
+        "of a pageable HtoD copy.",
+    ])

@@ -1,0 +1,194 @@
+"""measure-latency's narration: the tables and sentences that quote the chases' figures, computed from the results
+(``latency``: ``experiments.latency()``, ``footprint``: ``experiments.latency_footprint()``), so what the lesson says
+agrees with its figures live and in replay. A change counts only where the bands of repeats do not overlap
+(:func:`helpers.experiments.latency.compare_rows`), and no sentence names a cause the figures do not show.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..experiments.latency import LINE, compare_rows, footprint_change, load_ns_spread, size_label
+from ..tables import Table, Text, bullets, join
+
+NAMES = {"zero_copy": "zero-copy", "device": "device memory", "l2": "L2"}
+
+
+def where(result: Any) -> str:
+    """"live on X" or "recorded on X", from the result itself (never from the mode)."""
+    return f"live on {result.gpu}" if result.live else f"recorded on {result.gpu}"
+
+
+def ns(latency: Any) -> dict[str, float]:
+    """ns per dependent load by memory; the zero-copy chase over a table pushed out of the CPU's caches."""
+    return {r["memory"]: float(r["load_ns"]) for r in latency.rows if r.get("cpu_cache", "evicted") == "evicted"}
+
+
+def _spread(row: dict[str, Any]) -> str:
+    low, _, high = load_ns_spread(row)
+    return f"{low:,.0f}-{high:,.0f} ns"
+
+
+def chases(latency: Any, session: Any) -> Any:
+    """The chases of section 3: buffer, steps, time of one repeat, share of the lines visited, ns per load with the
+    spread of the repeats; then whether the CPU's cache state changed the zero-copy figure."""
+    rows = []
+    for r in latency.rows:
+        lines, repeats = r["nbytes"] // LINE, len(r["seconds"])
+        note = ("the whole cycle, every repeat (warm, on purpose)" if r["memory"] == "l2"
+                else f"{r['steps'] * repeats / lines:.1%} of the lines, each once")
+        memory = NAMES[r["memory"]] + (f" (table {r['cpu_cache'].replace('_', ' ')} by the CPU)"
+                                       if "cpu_cache" in r else "")
+        rows.append([memory, size_label(r["nbytes"]), f"{r['steps']:,} x {repeats}",
+                     f"{np.median(r['seconds']) * 1e3:.1f} ms", note, f"{load_ns_spread(r)[1]:,.0f} ns", _spread(r)])
+    table = Table(["memory", "buffer", "steps x repeats", "one repeat", "lines visited", "per load (median)",
+                   "lowest-highest repeat"], rows,
+                  caption=f"*{where(latency)}; its L2 holds {session.attributes['L2_CACHE_SIZE'] / 2**20:.0f} MiB*")
+    return join(table, cpu_state(latency))
+
+
+def cpu_state(latency: Any) -> Text:
+    """The zero-copy chase over a table just written by the CPU against one pushed out of its caches."""
+    hot = latency.select(memory="zero_copy", cpu_cache="just_written")
+    cold = latency.select(memory="zero_copy", cpu_cache="evicted")
+    if not hot or not cold:
+        return Text("")
+    c = compare_rows(cold[0], hot[0])
+    verdict = ("The spreads of the two overlap: the CPU's cache state made no difference that this run can show."
+               if not c["beyond_spread"] else
+               "The spreads do not overlap: the CPU's cache state mattered, so say which state a zero-copy latency "
+               "figure was taken in.")
+    return Text(f"Zero-copy table just written by the CPU: {c['b_ns']:,.0f} ns per load; pushed out of the CPU's "
+                f"caches: {c['a_ns']:,.0f} ns ({c['change']:+.1%}). {verdict} The zero-copy figure used below is the "
+                "one pushed out of the CPU's caches.")
+
+
+def ratio_values(latency: Any) -> dict[str, float]:
+    n = ns(latency)
+    return {"zero-copy / device memory": n["zero_copy"] / n["device"], "zero-copy / L2": n["zero_copy"] / n["l2"],
+            "device memory / L2": n["device"] / n["l2"]}
+
+
+def ratios(latency: Any) -> Any:
+    """The three latency factors with their orders of magnitude, and the verdict on "several orders of magnitude"."""
+    values = ratio_values(latency)
+    table = Table(["ratio", "factor", "orders of magnitude (log10)"],
+                  [(name, f"{v:.1f}x", f"{math.log10(v):.2f}") for name, v in values.items()],
+                  caption=f"*{where(latency)}*")
+    factor = values["zero-copy / device memory"]
+    if factor < 10:
+        verdict = (f"A zero-copy load took {factor:.1f}x as long as a device-memory load: {math.log10(factor):.1f} "
+                   "orders of magnitude, not 'several'. The seed's claim does not hold here.")
+    elif factor < 100:
+        verdict = (f"A zero-copy load took {factor:.0f}x as long as a device-memory load: "
+                   f"{math.log10(factor):.1f} orders of magnitude, not 'several'.")
+    else:
+        verdict = (f"A zero-copy load took {factor:.0f}x as long as a device-memory load: "
+                   f"{math.log10(factor):.1f} orders of magnitude: here the claim holds.")
+    return join(table, Text(verdict))
+
+
+def ordering(latency: Any) -> tuple[bool, str, str]:
+    """``(ok, expected, got)`` for ``experiments.expect``: host memory the slowest, the L2 the fastest."""
+    n = ns(latency)
+    return (n["zero_copy"] > n["device"] > n["l2"], "host memory the slowest, the L2 the fastest",
+            f"zero-copy {n['zero_copy']:,.0f} ns, device {n['device']:,.0f} ns, L2 {n['l2']:,.0f} ns")
+
+
+def trip_to_host(latency: Any, GBps: float = 50.0) -> Text:
+    """What the trip to the host adds to a device-memory miss, and the bytes in flight each latency needs at
+    ``GBps`` (Little's law)."""
+    n = ns(latency)
+    return bullets([
+        f"zero-copy {n['zero_copy']:,.0f} ns - device memory {n['device']:,.0f} ns = "
+        f"{n['zero_copy'] - n['device']:,.0f} ns more per dependent load ({where(latency)}).",
+        f"Little's law (lesson 06) turns latency into the bytes a kernel must keep in flight: at {GBps:g} GB/s, "
+        f"{n['zero_copy']:,.0f} ns needs {GBps * n['zero_copy'] / 1024:,.0f} KiB in flight over PCIe; device memory "
+        f"at {n['device']:,.0f} ns needs {GBps * n['device'] / 1024:,.0f} KiB for the same {GBps:g} GB/s.",
+    ])
+
+
+def _state(row: dict[str, Any]) -> str:
+    return ("cold" if not row["warm"] else "warm (same launch)" if "warm_steps" in row
+            else "warmed (earlier launch)")
+
+
+def footprint(result: Any) -> Any:
+    """The footprint sweep as a table, and what it shows: steps beyond the spread of the repeats, with no cause the
+    sweep does not test."""
+    rows = [(NAMES[r["memory"]], size_label(r["nbytes"]), _state(r), f"{r['steps']:,} x {len(r['seconds'])}",
+             f"{load_ns_spread(r)[1]:,.0f}", _spread(r))
+            for memory in ("device", "zero_copy")
+            for r in sorted(result.select(memory=memory), key=lambda r: r["nbytes"])]
+    table = Table(["memory", "buffer", "cache state", "steps x repeats", "ns per load (median)",
+                   "lowest-highest repeat"], rows, caption=f"*{where(result)}*")
+    return join(table, footprint_findings(result))
+
+
+def footprint_findings(result: Any) -> Text:
+    """One line per finding of the footprint sweep, decided from its rows."""
+    lines = []
+    warm = {m: sorted((r for r in result.select(memory=m) if r["warm"]), key=lambda r: r["nbytes"])
+            for m in ("device", "zero_copy")}
+    cold = {m: sorted((r for r in result.select(memory=m) if not r["warm"]), key=lambda r: r["nbytes"])
+            for m in ("device", "zero_copy")}
+    device = warm["device"]
+    if len(device) > 1:
+        c = compare_rows(device[1], device[0])
+        if c["beyond_spread"] and c["change"] < 0:
+            lines.append(f"Device memory, warm: the {size_label(device[0]['nbytes'])} buffer took {c['b_ns']:,.0f} ns a "
+                         f"load against {c['a_ns']:,.0f} ns for {size_label(device[1]['nbytes'])}, "
+                         f"{c['a_ns'] / c['b_ns']:.1f}x faster, beyond the spread: a step down at the smallest size. "
+                         "The figure shows the step; which cache serves the small buffer, it does not show.")
+        else:
+            lines.append(f"Device memory, warm: {size_label(device[0]['nbytes'])} and {size_label(device[1]['nbytes'])} "
+                         f"took {c['b_ns']:,.0f} and {c['a_ns']:,.0f} ns a load: no step beyond the spread.")
+    if cold["zero_copy"]:
+        link = cold["zero_copy"][0]
+        for row in warm["zero_copy"]:
+            c = compare_rows(link, row)
+            head = (f"Zero-copy, warm {size_label(row['nbytes'])}: {c['b_ns']:,.0f} ns against {c['a_ns']:,.0f} ns "
+                    f"cold ({size_label(link['nbytes'])})")
+            if c["beyond_spread"] and c["change"] < -0.5:
+                lines.append(f"{head}: a fraction of a round trip over the link, so the re-visited lines did not cross "
+                             "the link again; something on the GPU kept them.")
+            elif not c["beyond_spread"]:
+                lines.append(f"{head} ({c['change']:+.1%}, the bands overlap): as slow as a cold load, so every load "
+                             "crossed the link: nothing on the GPU kept these lines from one visit to the next.")
+            else:
+                lines.append(f"{head} ({c['change']:+.1%}, beyond the spread) but near a cold load: the loads still "
+                             "crossed the link.")
+    for memory in ("device", "zero_copy"):
+        change = footprint_change(result, memory, warm=False)
+        if change is None:
+            continue
+        span = (f"{NAMES[memory].capitalize()}, cold: {change['a_ns']:,.0f} -> {change['b_ns']:,.0f} ns per load from "
+                f"{size_label(change['smallest'])} to {size_label(change['largest'])} ({change['change']:+.1%})")
+        if change["beyond_spread"]:
+            lines.append(f"{span}: the bands do not overlap (spread up to {change['spread']:.1%}), so the footprint "
+                         "changed the latency. The sweep shows that it did, not why.")
+        else:
+            lines.append(f"{span}: the bands overlap (spread up to {change['spread']:.1%}), no effect of footprint to "
+                         "explain.")
+    return bullets(lines)
+
+
+def what_you_saw(latency: Any) -> Text:
+    """The lesson's findings, computed from the run, with the walk of a 10^6-node linked list."""
+    n, r = ns(latency), ratio_values(latency)
+    factor = r["zero-copy / device memory"]
+    walk = {m: 1e6 * v * 1e-9 for m, v in n.items()}
+    return bullets([
+        f"Data from: {latency.describe()}",
+        f"One dependent load: zero-copy {n['zero_copy']:,.0f} ns, device memory {n['device']:,.0f} ns, "
+        f"L2 {n['l2']:,.0f} ns.",
+        f"Zero-copy is {factor:.1f}x device memory ({math.log10(factor):.2f} orders of magnitude) and "
+        f"{r['zero-copy / L2']:.1f}x the L2.",
+        f"The trip to host memory adds {n['zero_copy'] - n['device']:,.0f} ns to a load that misses every cache on "
+        "the GPU.",
+        f"A linked list of 10^6 nodes walked by one thread: {walk['zero_copy']:.2f} s in mapped memory, "
+        f"{walk['device']:.2f} s in device memory, {walk['l2']:.2f} s if it fitted in the L2.",
+    ])
