@@ -180,6 +180,39 @@ def test_lessons_import_only_the_face():
                     pytest.fail(f"{path.name} code cell {i}: {line.strip()!r}; use `zc.` (import helpers as zc)")
 
 
+MEASURED = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s*(?:GB/s|GiB/s|MB/s|ns|µs|us|ms)\b")
+DERIVED = re.compile(r"[=×÷/]")
+
+
+def typed_figures(path: Path) -> list[str]:
+    """Figures with a unit of measurement (GB/s, ns, ms...) typed into a lesson's Markdown that are neither cited (a
+    link in the same cell) nor derived on their line (=, ×, ÷ or /): a measured figure must come from a result."""
+    found = []
+    for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if cell.cell_type != "markdown" or "](http" in cell.source:
+            continue
+        for line in cell.source.splitlines():
+            found += [f"cell {i}: {m.group(0)!r} in {line.strip()[:80]!r}" for m in MEASURED.finditer(line)
+                      if not DERIVED.search(re.sub(r"[GM]i?B/s", "", line))]
+    return found
+
+
+@pytest.mark.parametrize("path", _notebooks(), ids=lambda p: p.stem[:2])
+def test_no_measured_figure_is_typed_into_the_text(path):
+    assert typed_figures(path) == [], "quote a measured figure from a helpers.findings function, or cite its source"
+
+
+def test_the_typed_figure_finder_finds_one(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("The zero-copy kernel read 50.9 GB/s on the H200."),
+                nbformat.v4.new_markdown_cell("128 × 16 B / 1000 ns = 2 GB/s."),
+                nbformat.v4.new_markdown_cell("About 63 GB/s ([PCI-SIG](https://pcisig.com))."),
+                nbformat.v4.new_markdown_cell("A load took 1,093 ns.")]
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, path)
+    assert [f.split(":")[0] for f in typed_figures(path)] == ["cell 0", "cell 3"]
+
+
 if __name__ == "__main__":   # the figures: python tests/test_face.py
     found = measure()
     print(f"{found['print_lines']}/{found['code_lines']} print lines ({found['print_share']:.1%}), "

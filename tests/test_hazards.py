@@ -44,6 +44,8 @@ def test_a_failed_pycuda_registration_records_the_error_and_its_cause(monkeypatc
     monkeypatch.setattr(mapping, "_register_with_pycuda", fail)
     array = gpu.page_aligned_empty(2048)
     row = mapping._try_pycuda_register("label", array, 2)
+    explanation = row.pop("explanation")
+    assert "SystemError" in explanation and "cuMemHostRegister" in explanation
     assert row == {"allocation": "label", "nbytes": 8192, "page_offset": 0, "flags": 2, "works": False,
                    "error": "SystemError: returned a result with an exception set", "cause": "ValueError: inner problem"}
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..lessons import lesson as _lesson
 from ..exercises.lesson12 import first_copy_win, fitted_rates
 from ..exercises.lesson15 import passes_rule
 from ..experiments import reference
@@ -80,7 +81,7 @@ def out_of_core(ooc: Any) -> Any:
 
 
 def _managed_row() -> tuple[str, str]:
-    """Managed memory read k times: what to choose, and the evidence (lesson 15's ``managed`` record)."""
+    """Managed memory read k times: what to choose, and the evidence (take-zero-copy-beyond-one-pcie-gpu's ``managed`` record)."""
     result = reference("managed")
     size = max(r["nbytes"] for r in result.rows)
 
@@ -93,7 +94,7 @@ def _managed_row() -> tuple[str, str]:
             ("mapped", "managed, preferred CPU + accessed by GPU", "managed, migrating")}
     choose = (f"advise it to the CPU (zero-copy) below {k} passes, let it migrate from {k} on" if k
               else "advise it to the CPU (zero-copy)")
-    evidence = (f"lesson 15 (recorded {result.gpu}, {size / 2**30:g} GiB, one pass): advised "
+    evidence = (f"{_lesson('take-zero-copy-beyond-one-pcie-gpu').label} (recorded {result.gpu}, {size / 2**30:g} GiB, one pass): advised "
                 f"{rate['managed, preferred CPU + accessed by GPU']:.1f} GB/s, mapped {rate['mapped']:.1f}, "
                 f"migrating {rate['managed, migrating']:.1f}")
     return choose, evidence
@@ -120,7 +121,7 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int]) -
     few = int(min(inflight.column("threads")))
     few_rate = inflight.one(kernel="read_float4", threads=few)["GBps"]
     ref = f"recorded {inflight.gpu}"
-    e2e_tag = f"lesson 11 section 2 ({source(e2e)})"
+    e2e_tag = f"{_lesson('overlap-copies-with-streams').label} section 2 ({source(e2e)})"
     rows = [
         ("GPU integrated with host memory (INTEGRATED = 1)", "use zero-copy",
          "Best Practices Guide, Zero Copy: always a gain there, memory is physically the same; but on Tegra before "
@@ -144,14 +145,14 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int]) -
          "migrates its pages between CPU and GPU on demand; self-check 3"),
         ("Managed memory, read k times", *_managed_row()),
         ("Strided or scattered access", "copy (or fix the access)",
-         f"lesson 09 ({ref}): stride 32 gave {stride[32]:.2f} of {stride[1]:.1f} GB/s useful"),
+         f"{_lesson('coalesce-and-align-accesses').label} ({ref}): stride 32 gave {stride[32]:.2f} of {stride[1]:.1f} GB/s useful"),
         ("Dependent loads (pointer chasing, trees)", "copy",
-         f"lesson 07 ({ref}): {lat['zero_copy']:.0f} ns per zero-copy load against {lat['device']:.0f} ns in "
+         f"{_lesson('measure-latency').label} ({ref}): {lat['zero_copy']:.0f} ns per zero-copy load against {lat['device']:.0f} ns in "
          "device memory"),
         ("Few threads in flight", "copy, or put more loads in flight",
-         f"lesson 08 ({ref}): {few} threads x one float4 read {few_rate:.2f} GB/s"),
+         f"{_lesson('keep-enough-bytes-in-flight').label} ({ref}): {few} threads x one float4 read {few_rate:.2f} GB/s"),
         ("Host and GPU touch the data while a kernel runs", "only with synchronisation",
-         "lesson 14; Programming Guide, Mapped Memory: synchronise with streams or events"),
+         f"{_lesson('avoid-hazards-on-mapped-memory').label}; Programming Guide, Mapped Memory: synchronise with streams or events"),
     ]
     return Table(["situation", "choose", "evidence"], rows)
 

@@ -20,7 +20,7 @@ from ..platform.notes import platform_note
 from ..tables import Shown, Table, Text, bullets, join
 from .measure_what_pinning_buys import runs as in_words
 
-LESSON = "03"
+LESSON = "map-pages-on-the-cpu"
 
 
 def this_machine() -> Shown:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..lessons import lesson as _lesson
 from ..experiments.latency import LINE, compare_rows, footprint_change, load_ns_spread, size_label
 from ..tables import Table, Text, bullets, join
 
@@ -105,7 +106,7 @@ def trip_to_host(latency: Any, GBps: float = 50.0) -> Text:
     return bullets([
         f"zero-copy {n['zero_copy']:,.0f} ns - device memory {n['device']:,.0f} ns = "
         f"{n['zero_copy'] - n['device']:,.0f} ns more per dependent load ({where(latency)}).",
-        f"Little's law (lesson 06) turns latency into the bytes a kernel must keep in flight: at {GBps:g} GB/s, "
+        f"Little's law ({_lesson('keep-enough-bytes-in-flight').label}) turns latency into the bytes a kernel must keep in flight: at {GBps:g} GB/s, "
         f"{n['zero_copy']:,.0f} ns needs {GBps * n['zero_copy'] / 1024:,.0f} KiB in flight over PCIe; device memory "
         f"at {n['device']:,.0f} ns needs {GBps * n['device'] / 1024:,.0f} KiB for the same {GBps:g} GB/s.",
     ])

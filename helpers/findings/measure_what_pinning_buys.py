@@ -17,7 +17,7 @@ from ..platform import machine
 from ..platform.notes import platform_note
 from ..tables import Shown, Table, Text, bullets, join
 
-LESSON = "02"
+LESSON = "measure-what-pinning-buys"
 CUDA_BUFFERS = ("cudaHostAlloc", "cuMemHostRegister")
 
 

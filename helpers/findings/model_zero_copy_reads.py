@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..lessons import lesson as _lesson
 from ..analysis import pcie_model
 from ..experiments.result import Result
 from ..tables import Table, Text, bullets, join
@@ -186,7 +187,7 @@ def tags(fit: Fit, latency: Result) -> Text:
     hold_ns = TAGS_10_BIT / r * 1e9
     above = in_flight > TAGS_10_BIT
     text = (f"r = {r / 1e9:.3f} G requests/s and a dependent zero-copy load's latency of {load_ns:,.0f} ns "
-            f"({_source(latency)}, lesson 07) give r x latency = {in_flight:,.0f} requests in flight, if every "
+            f"({_source(latency)}, {_lesson('measure-latency').label}) give r x latency = {in_flight:,.0f} requests in flight, if every "
             f"request held its tag for a load's whole round trip. {TAGS_10_BIT} tags at this rate would each be held "
             f"{hold_ns:,.0f} ns. ")
     if above:

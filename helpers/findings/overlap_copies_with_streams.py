@@ -36,7 +36,7 @@ def platform() -> Text:
     """What this machine changes in this lesson, beside the reference GPU."""
     from ..platform.notes import platform_note
 
-    return Text(platform_note("11"))
+    return Text(platform_note("overlap-copies-with-streams"))
 
 
 def _sizes(e2e: Result) -> list[int]:
