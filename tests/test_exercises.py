@@ -202,3 +202,25 @@ def test_every_lesson_after_00_has_two_exercises_and_06_to_14_predict_first():
         assert sum("exercise" in t for t in tags) >= 2, f"{path.name} needs at least two exercises"
         if lesson >= "06":
             assert any("predict" in t for t in tags), f"{path.name} needs a predict cell before its main measurement"
+
+
+def test_the_course_asks_for_seven_kernels():
+    """At least seven exercises in which the learner writes a CUDA kernel (issue 22)."""
+    kernels = [(path, name) for path, _, name, _, source in CELLS if "__global__" in source]
+    assert len(kernels) >= 7, f"kernel-writing exercises: {kernels}"
+
+
+def test_every_lesson_from_pin_host_memory_on_asks_for_a_prediction():
+    """A prediction before the measurement in every lesson from 01 on, compared by zc.exercises.compare (issue 22)."""
+    import nbformat
+
+    from helpers import lessons
+
+    missing = []
+    for path in lessons.notebooks()[1:]:
+        cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+        predicted = [i for i, c in enumerate(cells) if re.search(r"^predict\w*\s*=\s*\.\.\.", c.source, re.M)]
+        compared = [i for i, c in enumerate(cells) if "exercises.compare(" in c.source]
+        if not predicted or not compared or min(predicted) > min(compared):
+            missing.append(path.stem)
+    assert not missing, f"no prediction (predict... = ... before zc.exercises.compare) in {missing}"

@@ -9,3 +9,21 @@ def test_a_pipe_in_the_header_or_a_cell_does_not_break_the_markdown_table() -> N
     assert header == "| stride | median \\|error\\| |" and rule == "|---|---|"
     assert row == "| 1 | a\\|b |"
     assert all(line.replace("\\|", "").count("|") == 3 for line in (header, row))
+
+
+def test_the_book_counts_the_tables_a_lesson_shows(tmp_path):
+    """helpers.tools.book refuses a site that lost a lesson's tables (issue 21: the rendered book shows every table)."""
+    import nbformat
+
+    from helpers.tables import table
+    from helpers.tools import book
+
+    shown = table(["a", "b"], [[1, 2]], caption="*a caption*")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("t", outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/markdown": shown._repr_markdown_(), "text/plain": str(shown)})])])
+    assert book.markdown_tables(nb) == 1
+    page = tmp_path / "page.html"
+    page.write_text("<p>| a | b |</p>")
+    assert book.html_tables(page) == 0
+    page.write_text("<table class='table'><tr><td>1</td></tr></table>")
+    assert book.html_tables(page) == 1

@@ -142,7 +142,7 @@ def fit() -> Fit:
 def errors(fit: Fit) -> Text:
     """Section 5: the errors at the held-out offsets, against the targets and beside the runs' own disagreement."""
     check = fit.check
-    offsets = ", ".join(f"{r.offset_floats}: {r.rel_error:+.0%}" for r in fit.comparison if r.kind == "offset")
+    offsets = ", ".join(f"{r.offset_floats}: {round(r.rel_error, 2) + 0.0:+.0%}" for r in fit.comparison if r.kind == "offset")
     lines = [f"Errors at the offsets of data/{fit.name} (floats: error): {offsets}.",
              f"All held-out points: median |error| {check['median_abs_error']:.1%}, largest "
              f"{check['max_abs_error']:.1%} (the course's targets: median {pcie_model.TARGET_MEDIAN:.0%}, largest "

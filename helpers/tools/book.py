@@ -111,7 +111,9 @@ def give_figures_alt_text(nb: Any, name: str = "lesson") -> int:
 
 
 def _config(title: str) -> str:
-    # Offline: no intersphinx inventories, no launch buttons, no analytics, no repository links.
+    # Offline: no intersphinx inventories, no launch buttons, no analytics, no repository links. Markdown outputs
+    # (the course's tables and findings) are rendered as GitHub-flavoured Markdown, which has tables; myst-nb's
+    # default, CommonMark, has none and would show a table as a paragraph of pipes.
     return f"""\
 title: "{title}"
 author: "The course's authors"
@@ -131,6 +133,7 @@ sphinx:
     intersphinx_mapping: {{}}
     html_show_copyright: false
     nb_merge_streams: true
+    nb_render_markdown_format: gfm
 """
 
 
@@ -206,6 +209,27 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
     if result.returncode != 0:
         raise BookError(f"Jupyter Book failed (exit {result.returncode}):\n{result.stdout[-4000:]}"
                         f"{result.stderr[-4000:]}")
+    html = source / "_build" / "html"
+    unrendered = {path.stem: (want, got) for path, nb in zip(notebook_paths, notebooks)
+                  if (want := markdown_tables(nb)) > (got := html_tables(html / "lessons" / f"{path.stem}.html"))}
+    if unrendered:
+        raise BookError(f"tables shown in the lessons are missing from the site, (in the outputs, in the page): "
+                        f"{unrendered}; is nb_render_markdown_format still gfm in _config()?")
     shutil.rmtree(output, ignore_errors=True)
-    shutil.move(str(source / "_build" / "html"), str(output))
+    shutil.move(str(html), str(output))
     return output / "index.html"
+
+
+def markdown_tables(nb: nbformat.NotebookNode) -> int:
+    """Tables in an executed notebook's Markdown outputs (a header line followed by a ``|---|`` line)."""
+    count = 0
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            text = "".join(output.get("data", {}).get("text/markdown", ""))
+            count += len(re.findall(r"^\|[^\n]*\|\n\|(?:\s*:?-+:?\s*\|)+\s*$", text, re.M))
+    return count
+
+
+def html_tables(page: Path) -> int:
+    """Tables on a built page."""
+    return page.read_text(encoding="utf-8").count("<table") if page.exists() else 0
