@@ -134,23 +134,3 @@ def compare_rows(result: Result, a: str, b: str, *, key: str = "memory", **where
         verdict = (f"The ranges do not overlap: on {result.gpu}, {b} delivered {ratio:.2f}x the rate of {a}.")
     return Sentence(f"{head} {verdict}")
 
-
-def managed_decision(result: Result) -> tuple[str, str]:
-    """The decision-table row (decide-when-zero-copy-wins) for managed memory read k times: (what to choose, the
-    evidence), from the largest size of the ``managed`` experiment (measured in the platforms lesson)."""
-    from ..exercises.lesson15 import passes_rule
-
-    size = max(r["nbytes"] for r in result.rows)
-
-    def seconds(kind: str, passes: int) -> float:
-        return float(np.median(result.one(memory=kind, nbytes=size, passes=passes)["seconds"]))
-
-    k = passes_rule((seconds("mapped", 1), seconds("mapped", 8)),
-                    (seconds("managed, migrating", 1), seconds("managed, migrating", 8)))
-    rate = {kind: result.one(memory=kind, nbytes=size, passes=1)["GBps"] for kind in
-            ("mapped", "managed, preferred CPU + accessed by GPU", "managed, migrating")}
-    choose = (f"advise it to the CPU (zero-copy) below {k} passes, let it migrate from {k} on" if k
-              else "advise it to the CPU (zero-copy)")
-    evidence = (f"lesson 15 ({result.gpu}, {_size_label(size)}, one pass): advised {rate['managed, preferred CPU + accessed by GPU']:.1f}"
-                f" GB/s, mapped {rate['mapped']:.1f}, migrating {rate['managed, migrating']:.1f}")
-    return choose, evidence

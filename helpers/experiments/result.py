@@ -65,6 +65,14 @@ class Result:
     def gpu(self) -> str:
         return str(self.provenance.get("gpu", "unknown GPU"))
 
+    def origin(self, dated: bool = False) -> str:
+        """Where the figures come from, in a few words for a caption: "live on <GPU>" or "recorded on <GPU>"; with
+        ``dated``, "measured live on <GPU>" or "recorded on <GPU> on <date>"."""
+        if self.live:
+            return f"measured live on {self.gpu}" if dated else f"live on {self.gpu}"
+        date = f" on {str(self.provenance.get('date', '?'))[:10]}" if dated else ""
+        return f"recorded on {self.gpu}{date}"
+
     def describe(self) -> str:
         """One sentence that says where the numbers come from."""
         if self.live:

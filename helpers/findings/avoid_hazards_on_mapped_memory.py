@@ -16,13 +16,6 @@ FLAG_LOADS = ("volatile", "__ldcv", "__ldcg", "__ldg", "const __restrict__")
 COUNTERS = ("count_atomically", "count_plainly", "count_atomically_system")
 
 
-def source(result: Result) -> str:
-    """Where a result's figures come from, in a few words: live or recorded, from the result itself."""
-    if result.live:
-        return f"measured live on {result.gpu}"
-    return f"recorded on {result.gpu} on {str(result.provenance.get('date', '?'))[:10]}"
-
-
 # --------------------------------------------------------------------------- 1. reading before synchronising
 def partial_reads(stale: Result) -> list[dict[str, Any]]:
     """The host's reads before synchronising that saw a partly written buffer."""
@@ -38,7 +31,7 @@ def stale_reads(stale: Result) -> Text:
     after = ("every element was written" if final["synchronized"] and final["filled"] == final["n"]
              else f"only {final['filled']:,} of {final['n']:,} elements were written (a broken run)")
     return Text(f"{len(partial)} of the host's {early} reads before synchronising saw a partly written buffer{first}; "
-                f"after synchronising, {after} ({final['n']:,} elements, {source(stale)}).")
+                f"after synchronising, {after} ({final['n']:,} elements, {stale.origin(dated=True)}).")
 
 
 # --------------------------------------------------------------------------- 2. atomics
@@ -53,7 +46,7 @@ def counts(atomics: Result) -> Table:
                          f"{1 - counted.max() / expected:.2%}", f"{median_seconds(atomics, method, memory) * 1e3:.3f}"])
     expected = atomics.rows[0]["expected"]
     return Table(["kernel", "counter in", "counted (over repeats)", "lost", "median ms"], rows,
-                 caption=f"*{expected:,} increments expected in each launch, {source(atomics)}*")
+                 caption=f"*{expected:,} increments expected in each launch, {atomics.origin(dated=True)}*")
 
 
 def atomics_found(atomics: Result, host_native_atomics: int) -> Text:
@@ -72,7 +65,7 @@ def atomics_found(atomics: Result, host_native_atomics: int) -> Text:
         f"atomicAdd on mapped memory took {atomic_ratio(atomics):,.0f}x as long as on device memory "
         f"({per_warp_ns(atomics):.0f} ns per warp-wide atomic).",
         f"HOST_NATIVE_ATOMIC_SUPPORTED is {link}.",
-    ], head=f"Counting, {source(atomics)}:")
+    ], head=f"Counting, {atomics.origin(dated=True)}:")
 
 
 # --------------------------------------------------------------------------- 3. GPU to host
@@ -90,7 +83,7 @@ def publish(hs: Result) -> Shown:
         rows.append([name, r["trials"], sum(r["flag_seen"]), f"{len(at_flag) - incomplete_trials(r)} of {len(at_flag)}",
                      f"{100 * min(at_flag) / r['n']:.1f}%" if at_flag else "-", sum(r["complete_after_sync"])])
     table = Table(["kernel", "trials", "flag seen", "payload complete at the flag", "least written at the flag",
-                   "complete after sync"], rows, caption=f"*{source(hs)}*")
+                   "complete after sync"], rows, caption=f"*{hs.origin(dated=True)}*")
     return join(table, unfenced(hs))
 
 
@@ -123,7 +116,7 @@ def host_to_gpu(hs: Result) -> Shown:
         rows.append([load, r["trials"], sum(r["seen"]), f"{int(np.median(r['spins'])):,} of {r['max_spins']:,}",
                      f"{float(np.median(r['seconds'])) * 1e3:.1f}"])
     table = Table(["flag loaded with", "trials", "flag seen", "median loads made (of the bound)", "median kernel ms"],
-                  rows, caption=f"*{source(hs)}*")
+                  rows, caption=f"*{hs.origin(dated=True)}*")
     stale = missed(hs)
     delay = f"The host raised the flag {hs.params['host_delay_s'] * 1e3:.0f} ms after the kernel said it had started. "
     if stale:
@@ -145,13 +138,13 @@ def saw(stale: Result, atomics: Result, hs: Result, latency: Result) -> Text:
     trials = hs.need(direction="gpu_to_host", kernel="publish_unfenced")["trials"]
     return bullets([
         f"Before synchronising, {len(partial)} host read(s) saw a partly written buffer; after it, all "
-        f"{final['filled']:,} of {final['n']:,} elements were written ({source(stale)}).",
+        f"{final['filled']:,} of {final['n']:,} elements were written ({stale.origin(dated=True)}).",
         ("atomicAdd counted exactly" if all(r["counted"] == r["expected"]
                                              for r in atomics.select(method="count_atomically"))
          else "atomicAdd did NOT count exactly (a broken run)")
         + f"; a plain increment lost {1 - plain / expected:.2%} of {expected:,} increments.",
         f"atomicAdd on mapped memory took {atomic_ratio(atomics):,.0f}x as long as on device memory "
-        f"({per_warp_ns(atomics):.0f} ns per warp-wide atomic; one dependent zero-copy load, {source(latency)}: "
+        f"({per_warp_ns(atomics):.0f} ns per warp-wide atomic; one dependent zero-copy load, {latency.origin(dated=True)}: "
         f"{zero_copy_load_ns(latency):.0f} ns).",
         f"Payloads incomplete when the host saw the flag, in {trials} trials each: flag first "
         f"{bad['publish_flag_first']}; no fence {bad['publish_unfenced']}; __threadfence_system() "

@@ -12,10 +12,6 @@ from ..experiments.result import expect
 from ..tables import Table, Text, bullets, join
 
 
-def _where(result: Any) -> str:
-    return f"live on {result.gpu}" if result.live else f"recorded on {result.gpu}"
-
-
 def useful(result: Any, memory: str, **where: Any) -> float:
     return float(result.one(memory=memory, **where)["useful_GBps"])
 
@@ -40,7 +36,7 @@ def stride(result: Any, memcpy: Any) -> Any:
         slowdown[memory] = s1 / s32
         rows.append([memory, f"{s1:,.1f}", f"{s32:,.2f}", f"{s1 / s32:.1f}x"])
     table = Table(["memory", "stride 1: useful GB/s", "stride 32: useful GB/s", "slowdown 1 -> 32"], rows,
-                  caption=f"*{_where(result)}*")
+                  caption=f"*{result.origin()}*")
     link = float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
     zc32, dev32 = useful(result, "zero_copy", stride=32), useful(result, "device", stride=32)
     check = expect((slowdown["zero_copy"] > 2 and slowdown["device"] > 2,
@@ -68,7 +64,7 @@ def misalignment(result: Any) -> Any:
         counts.append(f"{memory}: {len(beyond)} of 31 misaligned offsets differ from offset 0 by more than both "
                       "points' spread (slowest to fastest repeat).")
     table = Table(["memory", "aligned (offsets 0, 32): mean useful GB/s", "misaligned (1..31): mean", "loss"], rows,
-                  caption=f"*{_where(result)}*")
+                  caption=f"*{result.origin()}*")
     return join(table, bullets(counts))
 
 
@@ -109,15 +105,15 @@ def sectors_by_offset(result: Any, trace: Callable[[int, int], Any]) -> Any:
     beat = [f["offset"] for f in found if f["faster"] == f["of"]]
     rest = [f["offset"] for f in found if f["faster"] < f["of"]]
     if beat and rest:
-        verdict = (f"In this run ({_where(result)}) offset{'s' if len(beat) > 1 else ''} "
+        verdict = (f"In this run ({result.origin()}) offset{'s' if len(beat) > 1 else ''} "
                    f"{', '.join(map(str, beat))} beat every 5-sector offset, while "
                    f"{', '.join(map(str, rest))}, with the same 4 sectors in 2 lines, did not: one sector fewer "
                    "does not by itself make a read faster.")
     elif beat:
-        verdict = (f"In this run ({_where(result)}) every 4-sector offset beat every 5-sector one: here one sector "
+        verdict = (f"In this run ({result.origin()}) every 4-sector offset beat every 5-sector one: here one sector "
                    "fewer made the read faster.")
     else:
-        verdict = (f"In this run ({_where(result)}) no 4-sector offset beat every 5-sector one: one sector fewer did "
+        verdict = (f"In this run ({result.origin()}) no 4-sector offset beat every 5-sector one: one sector fewer did "
                    "not make a read faster.")
     return join(table, bullets(lines), Text(verdict))
 
@@ -133,7 +129,7 @@ def vector_width(result: Any) -> Any:
             "differ by more than their spread." if differ(scalar, vector, "useful_GBps") else
             "differ by less than their spread: no difference this run can show."))
     table = Table(["memory", "float: useful GB/s", "float4: useful GB/s", "float4 / float"], rows,
-                  caption=f"*{_where(result)}*")
+                  caption=f"*{result.origin()}*")
     return join(table, bullets(notes))
 
 

@@ -24,13 +24,6 @@ def _median(result: Any, **where: Any) -> float:
     return float(np.median(result.one(**where)["seconds"]))
 
 
-def source(result: Any) -> str:
-    """Where a result's figures come from, in a few words: live, or recorded (GPU and date)."""
-    if result.live:
-        return f"measured live on {result.gpu}"
-    return f"recorded on {result.gpu} on {str(result.provenance.get('date', '?'))[:10]}"
-
-
 def this_machine() -> Text:
     """What this machine changes in the lesson, beside the reference GPU."""
     return Text(platform_note(LESSON))
@@ -45,7 +38,7 @@ def crossing(reuse: Any) -> Any:
         rows.append((k, f"{copy * 1e3:.2f} ms", f"{zero * 1e3:.2f} ms", "copy" if copy < zero else "zero-copy"))
     link, device, zc = fitted_rates(reuse)
     nbytes = 12 * int(reuse.params["n"])
-    text = Text(f"Straight lines fitted to the medians ({source(reuse)}): copy = {nbytes / link / 1e6:.2f} ms + "
+    text = Text(f"Straight lines fitted to the medians ({reuse.origin(dated=True)}): copy = {nbytes / link / 1e6:.2f} ms + "
                 f"{nbytes / device / 1e6:.3f} ms per use, zero-copy {nbytes / zc / 1e6:.3f} ms per use. Read as rates "
                 f"of the 12n bytes of `a`, `b` and `c`: the copy crosses the link at {link:.1f} GB/s, a kernel reads "
                 f"device memory at {device:.0f} GB/s, a zero-copy kernel moves {zc:.1f} GB/s.")
@@ -71,7 +64,7 @@ def out_of_core(ooc: Any) -> Any:
     verdict = ("zero-copy beats every chunked version" if zero < best else
                f"the best chunked version ({NAMES[best_method]}, {best_budget >> 20} MiB) beats zero-copy")
     said = bullets([
-        f"The data set is {total / min(ooc.params['budgets']):.0f}x the smallest budget ({source(ooc)}).",
+        f"The data set is {total / min(ooc.params['budgets']):.0f}x the smallest budget ({ooc.origin(dated=True)}).",
         f"Here {verdict}: zero-copy {zero * 1e3:.1f} ms, best chunked {best * 1e3:.1f} ms "
         f"(zero-copy took {zero / best:.2f}x its time).",
         f"Sequential chunks took {sequential / zero:.2f}x zero-copy's time: without overlap, the copies in and out "
@@ -121,7 +114,7 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int]) -
     few = int(min(inflight.column("threads")))
     few_rate = inflight.one(kernel="read_float4", threads=few)["GBps"]
     ref = f"recorded {inflight.gpu}"
-    e2e_tag = f"{_lesson('overlap-copies-with-streams').label} section 2 ({source(e2e)})"
+    e2e_tag = f"{_lesson('overlap-copies-with-streams').label} section 2 ({e2e.origin(dated=True)})"
     rows = [
         ("GPU integrated with host memory (INTEGRATED = 1)", "use zero-copy",
          "Best Practices Guide, Zero Copy: always a gain there, memory is physically the same; but on Tegra before "
@@ -134,11 +127,11 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int]) -
          f"{e2e_tag}: at n = 2^{small.bit_length() - 1}, one launch against four operations: copy / zero-copy "
          f"time = {speedup[small]:.2f}"),
         ("Same data used k times", f"copy once if k >= {first}" if first else "zero-copy for every k measured",
-         f"section 1 ({source(reuse)}): fitted lines cross at k = {k_even:.2f}"),
+         f"section 1 ({reuse.origin(dated=True)}): fitted lines cross at k = {k_even:.2f}"),
         ("Data larger than the device-memory budget, pinnable",
          "zero-copy (simplest)" if zero <= best else
          f"overlapped chunks, or zero-copy for simplicity ({zero / best:.2f}x their time)",
-         f"section 2 ({source(ooc)}): zero-copy {zero * 1e3:.1f} ms, best chunked {best * 1e3:.1f} ms"),
+         f"section 2 ({ooc.origin(dated=True)}): zero-copy {zero * 1e3:.1f} ms, best chunked {best * 1e3:.1f} ms"),
         ("Data larger than the host memory you may pin", "chunked pinned staging with overlap, or managed memory",
          "pinned memory cannot be swapped; the helpers refuse above 3/4 of RAM "
          f"({pin_limit_bytes() / 2**30:.0f} GiB on this machine); managed memory (cudaMallocManaged): the driver "
@@ -169,9 +162,9 @@ def summary(reuse: Any, ooc: Any) -> Text:
     budgets = ", ".join(f"{b >> 20}" for b in ooc.params["budgets"])
     used = (f"copying first won from k = {first}" if first else "copying first won at no measured k")
     return bullets([
-        f"Data used k times ({source(reuse)}): {used} (fitted lines cross at "
+        f"Data used k times ({reuse.origin(dated=True)}): {used} (fitted lines cross at "
         f"k = {(1 / link) / (1 / zc - 1 / device):.2f}).",
-        f"{total / 2**30:.1f} GiB out of core, budgets {budgets} MiB ({source(ooc)}): zero-copy {zero * 1e3:.1f} ms, "
+        f"{total / 2**30:.1f} GiB out of core, budgets {budgets} MiB ({ooc.origin(dated=True)}): zero-copy {zero * 1e3:.1f} ms, "
         f"best chunked ({NAMES[method]}, {budget >> 20} MiB) {best * 1e3:.1f} ms, sequential chunks "
         f"{sequential * 1e3:.1f} ms.",
         f"This machine would pin at most {pin_limit_bytes() / 2**30:.0f} GiB (three quarters of its RAM).",

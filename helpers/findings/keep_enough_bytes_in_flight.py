@@ -12,10 +12,6 @@ from ..experiments.result import expect
 from ..tables import Table, Text, bullets, join
 
 
-def _where(result: Any) -> str:
-    return f"live on {result.gpu}" if result.live else f"recorded on {result.gpu}"
-
-
 def link_GBps(memcpy: Any) -> float:
     """The pinned host-to-device copy rate: the link's ceiling."""
     return float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
@@ -29,8 +25,8 @@ def latency_ns(latency: Any) -> float:
 def little(memcpy: Any, latency: Any) -> Text:
     """Little's law with this run's link rate and round trip."""
     link, lat = link_GBps(memcpy), latency_ns(latency)
-    return Text(f"One dependent zero-copy load took **{lat:.0f} ns** ({_where(latency)}); the pinned copy reached "
-                f"**{link:.1f} GB/s** ({_where(memcpy)}). Little's law: {link:.1f} GB/s x {lat:.0f} ns = "
+    return Text(f"One dependent zero-copy load took **{lat:.0f} ns** ({latency.origin()}); the pinned copy reached "
+                f"**{link:.1f} GB/s** ({memcpy.origin()}). Little's law: {link:.1f} GB/s x {lat:.0f} ns = "
                 f"**{link * lat / 1024:.0f} KiB** must be in flight at every moment to keep the link full.")
 
 
@@ -47,7 +43,7 @@ def few_threads(inflight: Any, memcpy: Any, latency: Any) -> Any:
                      f"{four['GBps']:.2f}", f"{min(four['bytes_in_flight'] / lat, link):.2f}"])
     table = Table(["threads", "1 x float4: measured", "1 x float4: Little", "4 x float4: measured",
                    "4 x float4: Little"], rows,
-                  caption=f"*GB/s {_where(inflight)}, and Little's law min(bytes in flight / latency, link)*")
+                  caption=f"*GB/s {inflight.origin()}, and Little's law min(bytes in flight / latency, link)*")
     needed = link * lat / 16                                   # threads of one 16-byte load
     sweep = inflight.select(kernel="read_float4")
     above = [r["GBps"] / link for r in sweep if r["threads"] >= 2 * needed]
@@ -68,7 +64,7 @@ def full_gpu(inflight: Any, memcpy: Any, latency: Any) -> Any:
     rows = inflight.select(threads=full)
     table = Table(["kernel", "bytes per load", "independent loads per thread", "bytes in flight", "GB/s"],
                   [[r["kernel"], r["vector_bytes"], r["loads_per_thread"], f"{r['bytes_in_flight'] / 2**20:.1f} MiB",
-                    f"{r['GBps']:.1f}"] for r in rows], caption=f"*{full:,} threads, {_where(inflight)}*")
+                    f"{r['GBps']:.1f}"] for r in rows], caption=f"*{full:,} threads, {inflight.origin()}*")
     rates = [r["GBps"] for r in rows]
     few = min(r["threads"] for r in inflight.select(kernel="read_float4"))
     x4 = inflight.one(kernel="read_float4_x4", threads=few)["GBps"] / inflight.one(kernel="read_float4",
@@ -96,7 +92,7 @@ def loaded(loaded_latency: Any, memcpy: Any) -> Any:
                      f"{r['bytes_in_flight'] / r['load_ns']:.1f}"])
     table = Table(["traffic beside the chase", "traffic GB/s", "chase: ns per load (median)", "lowest-highest repeat",
                    "Little, unloaded latency, GB/s", "Little, loaded latency, GB/s"], rows,
-                  caption=f"*{_where(loaded_latency)}*")
+                  caption=f"*{loaded_latency.origin()}*")
     small = busy[0]
     worst = max(r["load_ns"] for r in loaded_latency.rows)
     return join(table, Text(
@@ -122,7 +118,7 @@ def caching(result: Any, attributes: dict[str, Any]) -> Any:
                      f"{r['delivered_GBps'] / link:.2f}x", rereads, f"{dev['delivered_GBps']:,.0f}"])
     table = Table(["load", "who re-reads", "zero-copy GB/s delivered", "/ link rate",
                    "chunk reads by an SM that read it before", "device memory GB/s"], rows,
-                  caption=f"*{size >> 20} MiB, {_where(result)}; the link in the same run: {link:.1f} GB/s*")
+                  caption=f"*{size >> 20} MiB, {result.origin()}; the link in the same run: {link:.1f} GB/s*")
     return join(table, Text(caching_verdict(result, attributes)))
 
 
@@ -171,6 +167,6 @@ def against_reference(runs: list[Any], reference: tuple[dict[str, Any], Any] | N
     ref = headline(record)
     table = Table(["figure", "this run", "reference", "this run / reference"],
                   [(label, f"{mine[k]:,.1f}", f"{ref[k]:,.1f}", f"{mine[k] / ref[k]:.2f}") for k, label in KEYS],
-                  caption=f"*this run: {_where(first)}; reference: {ref['gpu']} recorded {ref['date'][:10]} "
+                  caption=f"*this run: {first.origin()}; reference: {ref['gpu']} recorded {ref['date'][:10]} "
                           f"(data/{path.name})*")
     return join(table, Text(gap_sentence(mine, ref, KEYS, live=first.live)))

@@ -14,10 +14,6 @@ ATTRIBUTES = ("UNIFIED_ADDRESSING", "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", "
 SECOND_LOOK = ("pinned, no DEVICEMAP flag", "registered (cuMemHostRegister)")
 
 
-def _where(result: Any) -> str:
-    return f"{'live on' if result.live else 'recorded on'} {result.gpu}"
-
-
 def attributes(course: Any) -> Table:
     """The three attributes that decide the device address, with where they come from (the session knows)."""
     values = course.attributes
@@ -38,7 +34,7 @@ def promises(identity: Any, attributes: dict[str, int]) -> tuple[bool, str, str]
     kept = [row for row in promised if row["equal"] and row["kernel_through_host_pointer_ok"]]
     expected = ("every kind the attributes promise keeps its host address on the GPU, and a kernel works through it"
                 if promised else "no kind is promised the host address (no unified addressing): ask the driver")
-    got = f"{len(kept)} of {len(promised)} promised kinds kept it, {_where(identity)}"
+    got = f"{len(kept)} of {len(promised)} promised kinds kept it, {identity.origin()}"
     return len(kept) == len(promised), expected, got
 
 
@@ -53,13 +49,13 @@ def second_look(identity: Any) -> Text:
             pointer = f"a device pointer {'equal to' if row['equal'] else 'different from'} the host pointer"
         kernel = "worked" if row["kernel_through_host_pointer_ok"] else "FAILED"
         items.append(f"**{kind}**: {pointer}; the kernel through the host pointer {kernel}")
-    return bullets(items, head=f"*{_where(identity)}:*")
+    return bullets(items, head=f"*{identity.origin()}:*")
 
 
 def buffer(host: int, device: int, frames: Sequence[int | None], pagemap: Any) -> Text:
     """The buffer drawn next: its two addresses, what its frames are on the machine that read them, hidden frames."""
     same = "**equal**" if host == device else "**different**"
-    text = (f"Host pointer `{host:#x}`, device pointer `{device:#x}`: {same} ({_where(pagemap)}). "
+    text = (f"Host pointer `{host:#x}`, device pointer `{device:#x}`: {same} ({pagemap.origin()}). "
             + machine.address_caveat(pagemap.provenance, live=pagemap.live))
     if None in list(frames)[:8]:
         text += " Some frame numbers are hidden (not root): the figure draws those pages without arrows."
@@ -68,7 +64,7 @@ def buffer(host: int, device: int, frames: Sequence[int | None], pagemap: Any) -
 
 def figure_title(pagemap: Any) -> str:
     """The mapping figure's title, with where its frames come from."""
-    return f"One pinned buffer, two page tables ({_where(pagemap)})"
+    return f"One pinned buffer, two page tables ({pagemap.origin()})"
 
 
 def what_you_saw(identity: Any, host: int, device: int, pagemap: Any) -> Text:
@@ -80,5 +76,5 @@ def what_you_saw(identity: Any, host: int, device: int, pagemap: Any) -> Text:
         f"On {identity.gpu} ({'live' if identity.live else 'recorded'}), {len(same)} of {total} kinds had device "
         f"pointer == host pointer" + (f": {'; '.join(same)}." if same else "."),
         f"A CUDA kernel launched with the host pointer itself worked for {worked} of {total} kinds.",
-        f"The buffer drawn above: host `{host:#x}`, device `{device:#x}` ({_where(pagemap)}).",
+        f"The buffer drawn above: host `{host:#x}`, device `{device:#x}` ({pagemap.origin()}).",
     ]))

@@ -33,11 +33,6 @@ def _size(nbytes: float) -> str:
     return f"{nbytes / 2**30:g} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:g} MiB"
 
 
-def where(result: Any) -> str:
-    """"live on X" or "recorded on X", from the result itself (never from the mode)."""
-    return f"live on {result.gpu}" if result.live else f"recorded on {result.gpu}"
-
-
 def sweep(result: Any, **where_: Any) -> tuple[np.ndarray, np.ndarray]:
     """(sizes, GB/s) of one series, smallest size first."""
     rows = sorted(result.select(**where_), key=lambda r: r["nbytes"])
@@ -83,7 +78,7 @@ def fixed_costs(memcpy: Any, streams: Any) -> Table:
         rows.append([name, f"{t0 * 1e6:.1f} us", f"{gbps[-1]:,.1f}", _kib(t0 * gbps[-1] * 1e9), _kib(half)])
     return Table(["series", "time for the smallest size (t0)", "GB/s at the largest size (peak)",
                   "t0 x peak (predicted half-rate size)", "first measured size at half rate"], rows,
-                 caption=f"*{where(streams)}*")
+                 caption=f"*{streams.origin()}*")
 
 
 def l2_table(streams: Any, session: Any) -> Any:
@@ -99,7 +94,7 @@ def l2_table(streams: Any, session: Any) -> Any:
                  else "far above the L2: HBM")
         rows.append([_kib(r["nbytes"]), f"{median * 1e6:,.1f} us", f"{median / launch:.1f}x", f"{r['GBps']:,.0f}",
                      label])
-    head = Text(f"Device-memory read kernel ({where(streams)}); L2 = {l2 / 2**20:.0f} MiB; the shortest launch took "
+    head = Text(f"Device-memory read kernel ({streams.origin()}); L2 = {l2 / 2**20:.0f} MiB; the shortest launch took "
                 f"{launch * 1e6:.1f} us.")
     return join(head, Table(["size", "time (median)", "x shortest launch", "GB/s", "label"], rows))
 
@@ -119,7 +114,7 @@ def ratio_values(memcpy: Any, streams: Any) -> dict[str, float]:
 def ratios(memcpy: Any, streams: Any) -> Table:
     """The five ratios that sum the sweep up, at its largest size."""
     return Table(["ratio", "value"], [(name, f"{value:.2f}") for name, value in ratio_values(memcpy, streams).items()],
-                 caption=f"*At {_size(largest(memcpy))}, {where(memcpy)}*")
+                 caption=f"*At {_size(largest(memcpy))}, {memcpy.origin()}*")
 
 
 def link_share(memcpy: Any, session: Any) -> Text:
@@ -135,7 +130,7 @@ def link_share(memcpy: Any, session: Any) -> Text:
     htod, dtoh = (float(memcpy.one(nbytes=size, direction=d, host_memory="pinned")["GBps"]) for d in ("htod", "dtoh"))
     return Text(f"Pinned memcpy HtoD reached {htod:.1f} GB/s = {htod / nominal:.0%} of the {nominal:.1f} GB/s a "
                 f"Gen{gen} x{width} link carries per direction before packet overheads; DtoH {dtoh / nominal:.0%} "
-                f"({where(memcpy)}).")
+                f"({memcpy.origin()}).")
 
 
 def expectations(memcpy: Any, streams: Any) -> list[tuple[bool, str, str]]:
@@ -165,7 +160,7 @@ def lore(memcpy: Any, streams: Any) -> Text:
         f"against the pinned copy: zero-copy {_beats(zc, pinned)} it ({zc / pinned:.0%} of its rate);",
         f"against the pageable copy: zero-copy {_beats(zc, pageable)} it ({zc / pageable:.1f}x its rate).",
     ], head=(f"Zero-copy read kernel {zc:.1f} GB/s, pinned memcpy HtoD {pinned:.1f} GB/s, pageable memcpy HtoD "
-             f"{pageable:.1f} GB/s (all at {_size(largest(memcpy))}, {where(streams)}):"))
+             f"{pageable:.1f} GB/s (all at {_size(largest(memcpy))}, {streams.origin()}):"))
 
 
 def what_you_saw(memcpy: Any, streams: Any) -> Text:

@@ -18,11 +18,6 @@ from ..tables import Table, Text, bullets, join
 NAMES = {"zero_copy": "zero-copy", "device": "device memory", "l2": "L2"}
 
 
-def where(result: Any) -> str:
-    """"live on X" or "recorded on X", from the result itself (never from the mode)."""
-    return f"live on {result.gpu}" if result.live else f"recorded on {result.gpu}"
-
-
 def ns(latency: Any) -> dict[str, float]:
     """ns per dependent load by memory; the zero-copy chase over a table pushed out of the CPU's caches."""
     return {r["memory"]: float(r["load_ns"]) for r in latency.rows if r.get("cpu_cache", "evicted") == "evicted"}
@@ -47,7 +42,7 @@ def chases(latency: Any, session: Any) -> Any:
                      f"{np.median(r['seconds']) * 1e3:.1f} ms", note, f"{load_ns_spread(r)[1]:,.0f} ns", _spread(r)])
     table = Table(["memory", "buffer", "steps x repeats", "one repeat", "lines visited", "per load (median)",
                    "lowest-highest repeat"], rows,
-                  caption=f"*{where(latency)}; its L2 holds {session.attributes['L2_CACHE_SIZE'] / 2**20:.0f} MiB*")
+                  caption=f"*{latency.origin()}; its L2 holds {session.attributes['L2_CACHE_SIZE'] / 2**20:.0f} MiB*")
     return join(table, cpu_state(latency))
 
 
@@ -78,7 +73,7 @@ def ratios(latency: Any) -> Any:
     values = ratio_values(latency)
     table = Table(["ratio", "factor", "orders of magnitude (log10)"],
                   [(name, f"{v:.1f}x", f"{math.log10(v):.2f}") for name, v in values.items()],
-                  caption=f"*{where(latency)}*")
+                  caption=f"*{latency.origin()}*")
     factor = values["zero-copy / device memory"]
     if factor < 10:
         verdict = (f"A zero-copy load took {factor:.1f}x as long as a device-memory load: {math.log10(factor):.1f} "
@@ -105,7 +100,7 @@ def trip_to_host(latency: Any, GBps: float = 50.0) -> Text:
     n = ns(latency)
     return bullets([
         f"zero-copy {n['zero_copy']:,.0f} ns - device memory {n['device']:,.0f} ns = "
-        f"{n['zero_copy'] - n['device']:,.0f} ns more per dependent load ({where(latency)}).",
+        f"{n['zero_copy'] - n['device']:,.0f} ns more per dependent load ({latency.origin()}).",
         f"Little's law ({_lesson('keep-enough-bytes-in-flight').label}) turns latency into the bytes a kernel must keep in flight: at {GBps:g} GB/s, "
         f"{n['zero_copy']:,.0f} ns needs {GBps * n['zero_copy'] / 1024:,.0f} KiB in flight over PCIe; device memory "
         f"at {n['device']:,.0f} ns needs {GBps * n['device'] / 1024:,.0f} KiB for the same {GBps:g} GB/s.",
@@ -125,7 +120,7 @@ def footprint(result: Any) -> Any:
             for memory in ("device", "zero_copy")
             for r in sorted(result.select(memory=memory), key=lambda r: r["nbytes"])]
     table = Table(["memory", "buffer", "cache state", "steps x repeats", "ns per load (median)",
-                   "lowest-highest repeat"], rows, caption=f"*{where(result)}*")
+                   "lowest-highest repeat"], rows, caption=f"*{result.origin()}*")
     return join(table, footprint_findings(result))
 
 

@@ -92,8 +92,6 @@ def _rate(pipelined: Result, row: dict[str, Any]) -> float:
     return float(row["total_bytes"]) / float(np.median(row["seconds"])) / 1e9
 
 
-
-
 def baselines(e2e: Result, pipelined: Result) -> Table:
     """Every way of computing c = a + b, as GB/s of a + b + c moved."""
     r = rates(e2e)

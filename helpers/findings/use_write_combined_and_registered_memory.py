@@ -21,13 +21,6 @@ SIDES = [(side, op) for side in ("cpu", "gpu") for op in ("read", "write")]
 WC_KINDS = ("cudaHostAlloc mapped", "cudaHostAlloc mapped + write-combined")
 
 
-def source(result: Any) -> str:
-    """Where a result's figures come from, in a few words: live, or recorded (GPU and date)."""
-    if result.live:
-        return f"measured live on {result.gpu}"
-    return f"recorded on {result.gpu} on {str(result.provenance.get('date', '?'))[:10]}"
-
-
 def this_machine() -> Text:
     """What this machine changes in the lesson, beside the reference GPU."""
     return Text(platform_note(LESSON))
@@ -47,7 +40,7 @@ def verdict(wc: Any) -> Any:
              f"{ratio[side, op]:.2f}") for side, op in SIDES]
     machine = platform.platform() if wc.live else wc.provenance.get("platform", "not recorded")
     return join(Table(["who, what", "ordinary mapped GB/s", "write-combined GB/s", "WC / ordinary"], rows,
-                      caption=f"*{source(wc)}; machine: {machine}*"),
+                      caption=f"*{wc.origin(dated=True)}; machine: {machine}*"),
                 Text(describe_write_combined(wc)))
 
 
@@ -58,7 +51,7 @@ def backing(pagemap: Any) -> Any:
     said = ("The two allocations are backed differently: the driver did treat them differently." if differ else
             "The two allocations are backed the same way: this run does not show that the flag changed the "
             "allocation.")
-    return join(Table(["allocation", "backed by"], list(found.items()), caption=f"*{source(pagemap)}*"), Text(said))
+    return join(Table(["allocation", "backed by"], list(found.items()), caption=f"*{pagemap.origin(dated=True)}*"), Text(said))
 
 
 def flags(identity: Any) -> Any:
@@ -67,7 +60,7 @@ def flags(identity: Any) -> Any:
     if not rows:
         return Text(f"data/{identity.record_file} was recorded before address_identity stored the flags; run "
                     "`python -m helpers record` on a GPU to add them.")
-    return Table(["allocation", "flags the driver reports"], rows, caption=f"*{source(identity)}*")
+    return Table(["allocation", "flags the driver reports"], rows, caption=f"*{identity.origin(dated=True)}*")
 
 
 def addresses(identity: Any, attributes: dict[str, int]) -> Any:
@@ -93,7 +86,7 @@ def registration(reg: Any) -> Text:
         pycuda += (f" On {a['nbytes'] >> 20} MiB of page-aligned memory from `aligned_empty` with `DEVICEMAP` it "
                    + ("worked." if a["works"] else "failed the same way: alignment is not the reason."))
     return bullets([
-        f"Figures {source(reg)}.",
+        f"Figures {reg.origin(dated=True)}.",
         pycuda,
         f"Registering and unregistering {cost['nbytes'] >> 20} MiB took {float(np.median(cost['seconds'])) * 1e3:.1f} "
         f"ms: {per_gib * 1e3:.0f} ms per GiB.",
@@ -127,7 +120,7 @@ def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str
     return bullets([
         f"The CPU read write-combined memory at {ratio['cpu', 'read']:.0%} and wrote it at {ratio['cpu', 'write']:.0%} "
         f"of the ordinary rate; the GPU read it at {ratio['gpu', 'read']:.0%} and wrote it at "
-        f"{ratio['gpu', 'write']:.0%} ({source(wc)}).",
+        f"{ratio['gpu', 'write']:.0%} ({wc.origin(dated=True)}).",
         "The write-combined allocation was backed " + ("differently from" if found[WC_KINDS[0]] != found[WC_KINDS[1]]
                                                        else "the same way as") + " the ordinary one; the driver's "
         f"flags for it: {', '.join(wc_flags) if wc_flags else 'not recorded'}.",
@@ -135,5 +128,5 @@ def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str
         f"{all(r['equal'] for r in identity.rows)} (`UNIFIED_ADDRESSING` = {attributes['UNIFIED_ADDRESSING']}).",
         f"Registering cost {per_gib * 1e3:.0f} ms per GiB; registered memory read at {registered / allocated:.0%} of "
         f"`cudaHostAlloc` memory's rate; {reads_needed_rule(per_gib, read)} reads of 1 GiB bring registering under "
-        f"10% of the total ({source(reg)}).",
+        f"10% of the total ({reg.origin(dated=True)}).",
     ])

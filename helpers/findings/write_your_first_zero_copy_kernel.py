@@ -13,10 +13,6 @@ from ..platform.notes import platform_note
 from ..tables import Table, Text, join
 
 
-def _where(result: Any) -> str:
-    return f"{'live on' if result.live else 'recorded on'} {result.gpu}"
-
-
 def on_this_machine() -> Text:
     """What this machine changes in the lesson, beside the reference GPU (``helpers.platform.notes``)."""
     return Text(platform_note("write-your-first-zero-copy-kernel"))
@@ -50,7 +46,7 @@ def by_value(result: Any) -> Any:
     raised = f"the launch raised `{row['error_type']}: {row['error']}`" if row["raised"] else "no error was raised"
     after = "gave the right sums" if row["context_ok_after"] else "FAILED"
     said = (f"Passing the three arrays themselves packed {row['passed_argument_bytes']:,} bytes of parameters "
-            f"({_where(result)}): {raised}; afterwards a launch with device pointers {after}.")
+            f"({result.origin()}): {raised}; afterwards a launch with device pointers {after}.")
     checks = expect((bool(row["raised"]) and row["error_type"] == "LaunchError",
                      "the driver refuses a parameter buffer of kilobytes", row["error_type"] or "no error"),
                     (bool(row["context_ok_after"]), "the context still works after the refused launch",
@@ -73,7 +69,7 @@ def contexts(result: Any) -> Any:
     """Mapped memory used across two contexts, and what importing ``pycuda.autoinit`` did."""
     autoinit = next(r for r in result.rows if "autoinit_context_is_primary" in r)
     said = (f"`import pycuda.autoinit` made another context current: {autoinit['autoinit_changed_current']}; that "
-            f"context is the primary one: {autoinit['autoinit_context_is_primary']} ({_where(result)}).")
+            f"context is the primary one: {autoinit['autoinit_context_is_primary']} ({result.origin()}).")
     table = Table(["allocated in", "kernel launched from", "PORTABLE", "kernel wrote it correctly", "error"],
                   [(r["allocated_in"], r["used_from"], r["portable"], r["correct"], r["error"] or "-")
                    for r in result.rows if r["allocated_in"]])
