@@ -592,3 +592,19 @@ def test_free_and_synchronize_act_as_on_the_gpu() -> None:
         cpu.free(a)
     with pytest.raises(TypeError, match="mapped_empty"):
         cpu.free(np.zeros(4, np.float32))
+
+
+def test_a_pointer_parameter_can_be_cast_to_volatile_the_c_way_or_with_static_cast():
+    """(const volatile T*)p and static_cast<...>(p) are valid CUDA; the checked pointer converts explicitly to the raw
+    one, so a learner's polling kernel (avoid-hazards-on-mapped-memory) builds on the CPU backend as with nvcc."""
+    source = r'''
+extern "C" __global__ void read_twice(const unsigned int *flag, float *out, int n) {
+    const volatile unsigned int *a = (const volatile unsigned int *)flag;
+    const volatile unsigned int *b = static_cast<const volatile unsigned int *>(flag);
+    int i = threadIdx.x;
+    if (i < n) out[i] = (float)(*a + *b);
+}'''
+    kernel = cpu.SourceModule(source).get_function("read_twice")
+    flag, out = np.array([2], np.uint32), np.zeros(4, np.float32)
+    kernel(flag, out, np.int32(4), block=(4, 1, 1), grid=(1, 1))
+    assert out.tolist() == [4.0] * 4

@@ -400,6 +400,8 @@ template <class T> struct ptr {
     bool operator>(const ptr& o) const { return p > o.p; }
     bool operator>=(const ptr& o) const { return p >= o.p; }
     explicit operator bool() const { return p != nullptr; }
+    // (U*)q and static_cast<U*>(q), e.g. to read through a volatile pointer: the raw address, as get() gives
+    template <class U> explicit operator U*() const { return (U*)(p); }
     T* get() const { return p; }  // the raw address: loads through it are neither checked nor traced
 };
 
