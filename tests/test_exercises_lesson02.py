@@ -71,7 +71,7 @@ def test_the_prediction_cell_and_its_comparison():
     assert 'zc.exercises.compare("02", predicted_speedup, copies)' in after
     namespace: dict = {}
     exec("".join(cells[ids[0]]["source"]), namespace)
-    copies = experiments.memcpy()
+    copies = experiments.reference("memcpy")
     untouched = exercises.compare("02", namespace["predicted_speedup"], copies)
     assert isinstance(untouched, Text) and "no prediction" in untouched, untouched
     n = int(max(copies.column("nbytes")))

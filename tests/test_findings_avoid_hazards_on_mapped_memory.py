@@ -16,7 +16,7 @@ from helpers.findings import avoid_hazards_on_mapped_memory as found
 
 @pytest.fixture(scope="module")
 def results():
-    return experiments.stale_read(), experiments.atomics(), experiments.handshake(), experiments.reference("latency")
+    return experiments.reference("stale_read"), experiments.reference("atomics"), experiments.reference("handshake"), experiments.reference("latency")
 
 
 def _changed(result, **fields):

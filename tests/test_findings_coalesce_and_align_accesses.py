@@ -26,11 +26,11 @@ def _scaled(result, factor, live=False, **where):
 
 @pytest.fixture(scope="module")
 def offset():
-    return experiments.offset()
+    return experiments.reference("offset")
 
 
 def test_stride_quotes_the_rows_and_flips_below_the_sector_bound():
-    stride, memcpy = experiments.stride(), experiments.memcpy()
+    stride, memcpy = experiments.reference("stride"), experiments.reference("memcpy")
     shown = str(f.stride(stride, memcpy))
     zc32 = stride.one(memory="zero_copy", stride=32)["useful_GBps"]
     assert f"{zc32:.2f} GB/s" in shown and "recorded on" in shown
@@ -65,7 +65,7 @@ def test_sectors_by_offset_agrees_with_the_rows(offset):
 
 
 def test_misalignment_width_and_summary_quote_the_rows(offset):
-    width, stride = experiments.vector_width(), experiments.stride()
+    width, stride = experiments.reference("vector_width"), experiments.reference("stride")
     assert "recorded on" in str(f.misalignment(offset))
     v = width.one(memory="device", vector_bytes=16)["useful_GBps"] / width.one(memory="device", vector_bytes=4)["useful_GBps"]
     assert f"{v:.2f}x" in str(f.vector_width(width))

@@ -24,7 +24,7 @@ def _ms(result, **where):
 
 
 def test_out_of_core_quotes_the_rows_and_flips_the_verdict():
-    ooc = experiments.out_of_core()
+    ooc = experiments.reference("out_of_core")
     said = str(found.out_of_core(ooc))
     assert f"zero-copy {_ms(ooc, method='zero_copy')}" in said
     assert "recorded on" in said and "beats zero-copy" in said          # the record: overlapped chunks ahead
@@ -36,7 +36,7 @@ def test_out_of_core_quotes_the_rows_and_flips_the_verdict():
 
 
 def test_crossing_quotes_the_fitted_rates():
-    reuse = experiments.reuse()
+    reuse = experiments.reference("reuse")
     link, device, zc = fitted_rates(reuse)
     said = str(found.crossing(reuse))
     assert f"{link:.1f} GB/s" in said and f"{zc:.1f} GB/s" in said and "recorded on" in said
@@ -46,7 +46,7 @@ def test_crossing_quotes_the_fitted_rates():
 
 
 def test_the_decision_and_the_summary_follow_the_run():
-    reuse, ooc, e2e = experiments.reuse(), experiments.out_of_core(), experiments.end_to_end()
+    reuse, ooc, e2e = experiments.reference("reuse"), experiments.reference("out_of_core"), experiments.reference("end_to_end")
     attributes = {"INTEGRATED": 0}
     first = first_copy_win(reuse)
     assert f"copy once if k >= {first}" in str(found.decision_table(reuse, ooc, e2e, attributes))

@@ -18,7 +18,7 @@ def _scaled(result, key, factor, live=False):
 
 @pytest.fixture(scope="module")
 def runs():
-    return experiments.memcpy(), experiments.latency(), experiments.inflight(), experiments.caching()
+    return experiments.reference("memcpy"), experiments.reference("latency"), experiments.reference("inflight"), experiments.reference("caching")
 
 
 def test_little_quotes_the_rows_and_says_where(runs):
@@ -60,8 +60,8 @@ def test_few_threads_and_full_gpu_quote_the_rows(runs):
 
 def test_loaded_and_against_reference_show(runs):
     memcpy, latency, inflight, _ = runs
-    loaded = experiments.loaded_latency()
+    loaded = experiments.reference("loaded_latency")
     alone = loaded.one(load_threads=None)["load_ns"]
     assert f"{alone:,.0f}" in str(f.loaded(loaded, memcpy))
-    shown = str(f.against_reference([memcpy, experiments.kernel_bandwidth(), inflight, latency]))
+    shown = str(f.against_reference([memcpy, experiments.reference("kernel_bandwidth"), inflight, latency]))
     assert "pinned memcpy HtoD" in shown and "recorded on" in shown

@@ -54,7 +54,7 @@ def test_zero_page_words_flip_with_the_walk():
 
 
 def test_pinned_buffer_quotes_the_row_and_flips_with_it():
-    pinning = experiments.pagemap_pinned()
+    pinning = experiments.reference("pagemap_pinned")
     row = pinning.one(allocation="cudaHostAlloc mapped")
     start, pfns = int(row["address"], 16), row["pfns"]
     text = said.pinned_buffer(pinning)

@@ -17,12 +17,12 @@ REGISTERED = "registered (cuMemHostRegister)"
 
 @pytest.fixture(scope="module")
 def identity():
-    return experiments.address_identity()
+    return experiments.reference("address_identity")
 
 
 @pytest.fixture(scope="module")
 def pagemap():
-    return experiments.pagemap_pinned()
+    return experiments.reference("pagemap_pinned")
 
 
 def _live_copy(result, **changes):

@@ -17,12 +17,12 @@ from helpers.tables import Text
 
 @pytest.fixture(scope="module")
 def copies():
-    return experiments.memcpy()
+    return experiments.reference("memcpy")
 
 
 @pytest.fixture(scope="module")
 def pinning():
-    return experiments.pagemap_pinned()
+    return experiments.reference("pagemap_pinned")
 
 
 def _markdown(value) -> str:

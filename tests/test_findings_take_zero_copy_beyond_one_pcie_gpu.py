@@ -11,7 +11,7 @@ from helpers.findings import take_zero_copy_beyond_one_pcie_gpu as found
 
 
 def test_the_share_comes_from_the_rows_live_and_recorded():
-    traffic = experiments.cpu_traffic()
+    traffic = experiments.reference("cpu_traffic")
     share = traffic.one(cpu_threads=8)["GBps"] / traffic.one(cpu_threads=0)["GBps"]
     assert found.share_with_threads(traffic) == share
     text = found.kernel_share(traffic)

@@ -21,7 +21,7 @@ def _wc_slower(wc, factor):
     return dataclasses.replace(wc, rows=rows)
 
 def test_verdict_quotes_the_ratios_and_flips_with_the_cpu():
-    wc = experiments.write_combined()
+    wc = experiments.reference("write_combined")
     ratio = found.ratios(wc)
     said = str(found.verdict(wc))
     assert f"{ratio['cpu', 'read']:.2f}" in said and "recorded on" in said
@@ -33,7 +33,7 @@ def test_verdict_quotes_the_ratios_and_flips_with_the_cpu():
     assert "measured live" in live and platform.platform() in live
 
 def test_registration_explains_pycuda_and_quotes_the_cost():
-    reg = experiments.registered()
+    reg = experiments.reference("registered")
     per_gib, read = registration_seconds(reg)
     said = str(found.registration(reg))
     assert "SystemError" in said and "PyCUDA bug" in said and "cuMemHostRegister" in said
@@ -46,12 +46,12 @@ def test_registration_explains_pycuda_and_quotes_the_cost():
     slower = dataclasses.replace(reg, rows=[dict(r, GBps=r["GBps"] / 2) if r["allocation"] == "registered" else r
                                             for r in reg.rows])
     assert "slower on this run" in str(found.registration(slower))
-    summary = str(found.summary(experiments.write_combined(), experiments.pagemap_pinned(),
-                                experiments.address_identity(), reg, {"UNIFIED_ADDRESSING": 1}))
+    summary = str(found.summary(experiments.reference("write_combined"), experiments.reference("pagemap_pinned"),
+                                experiments.reference("address_identity"), reg, {"UNIFIED_ADDRESSING": 1}))
     assert f"{reads_needed_rule(per_gib, read)} reads of 1 GiB" in summary
 
 def test_backing_and_refusals():
-    pagemap = experiments.pagemap_pinned()
+    pagemap = experiments.reference("pagemap_pinned")
     assert "backed differently" in str(found.backing(pagemap))
     same = dataclasses.replace(pagemap, rows=[dict(r, maps_line="7f00-7f01 rw-s 0 00:05 1 /dev/zero") if
                                               "maps_line" in r else r for r in pagemap.rows])

@@ -15,7 +15,7 @@ from helpers.findings import write_your_first_zero_copy_kernel as findings
 
 @pytest.fixture(scope="module")
 def by_value():
-    return experiments.pass_by_value(1024)
+    return experiments.reference("pass_by_value")
 
 
 def _live_copy(result, **changes):
@@ -60,7 +60,7 @@ def test_the_backend_is_read_from_the_kernel():
 
 
 def test_contexts_quote_the_autoinit_row_and_the_table():
-    result = experiments.contexts()
+    result = experiments.reference("contexts")
     autoinit = next(r for r in result.rows if "autoinit_context_is_primary" in r)
     text = str(findings.contexts(result))
     assert f"made another context current: {autoinit['autoinit_changed_current']}" in text
