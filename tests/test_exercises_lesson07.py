@@ -66,7 +66,7 @@ def _element_stride(lines, seed):
 
 @pytest.mark.parametrize("wrong, phrase", [
     (_sequential, "predictable"),
-    (_permutation_as_map, "several cycles"),
+    (_permutation_as_map, "misses the other lines"),
     (_element_stride, "inside a line"),
     (lambda lines, seed: np.zeros(lines, np.uint32), "how many uint32 elements"),
 ])

@@ -109,7 +109,9 @@ def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: st
     if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
         return hint(f"no kernel named {kernel}: the check looks the kernel up by its name.",
                     f"keep the first line as given, `extern \"C\" __global__ void {kernel}(...)`{name_note}.")
-    return hint(f"the kernel did not build or run: {text[:600]}",
+    if len(text) > 900:   # keep the compiler's first lines and the backend's hint at the end
+        text = f"{text[:520]} [...] {text[-360:]}"
+    return hint(f"the kernel did not build or run: {text}",
                 "read the first error line: it names the line of your source and what the compiler expected there "
                 "(a missing `;` or brace, a name not declared, a type that does not match).")
 

@@ -13,6 +13,8 @@ import math
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from . import Feedback, correct, hint, is_placeholder, not_yet
 
 
@@ -92,6 +94,8 @@ def check_bus_bytes(bus_bytes: Any) -> Feedback:
         got = bus_bytes(n, reads)
         if is_placeholder(got):
             return not_yet("bus_bytes returns `...`: replace it with the pair (explicit copies, zero-copy).")
+        if isinstance(got, (list, np.ndarray)) and np.shape(got) == (2,):
+            got = tuple(got)           # a list or array of two is a pair too
         if not (isinstance(got, tuple) and len(got) == 2):
             return hint(f"return a pair (explicit copies, zero-copy); for n = {n} you returned {got!r}.",
                         "end with `return copies, zero_copy`: Python makes the pair from the two names.")

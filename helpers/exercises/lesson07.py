@@ -193,11 +193,12 @@ def check_line_cycle(line_cycle: Callable[[int, int], Any]) -> Feedback:
                          "let every entry you write, and every index you write it at, be the first element of a "
                          "line: line number times 32.")
         if len(seen) < lines:
-            return _hint(f"the chase from element 0 came back after {len(seen)} of {lines} lines: your table holds "
-                         "several cycles, and a chase stays in one of them. What does a random permutation do when "
-                         "it is used as 'line i goes to line perm[i]'?",
-                         "use the permutation as the visiting order instead: the element of order[k] holds "
-                         "order[k + 1], and the last leads back to the first.")
+            return _hint(f"the chase from element 0 came back after {len(seen)} of {lines} lines: it runs round a "
+                         "cycle that misses the other lines. Does each line lead to the next one of a single visiting "
+                         "order, and does the last line of that order lead back to the first?",
+                         "build one visiting order of all lines (a permutation): the element of order[k] holds "
+                         "order[k + 1], and the last one holds order[0]. A permutation used as 'line i goes to line "
+                         "perm[i]' makes several cycles.")
         if end != 0 or len(set(seen)) != lines:
             return _hint(f"after {lines} steps the chase did not come back to element 0 having visited each line "
                          "once. Does every line's entry lead to a line not yet visited?",

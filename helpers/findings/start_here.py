@@ -31,6 +31,13 @@ MEANING: dict[str, tuple[str, str]] = {
     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": (
         "Device can access host registered memory at the same virtual address as the CPU",
         "Registered memory ({use-write-combined-and-registered-memory}) keeps its host address on the GPU."),
+    "READ_ONLY_HOST_REGISTER_SUPPORTED": (
+        "Device supports using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY to register memory that must "
+        "be mapped as read-only to the GPU",
+        "Memory the process may only read can be registered ({take-zero-copy-beyond-one-pcie-gpu})."),
+    "GPU_DIRECT_RDMA_SUPPORTED": (
+        "Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages",
+        "Another device (a network card) may read this GPU's memory directly ({take-zero-copy-beyond-one-pcie-gpu})."),
     "HOST_REGISTER_SUPPORTED": ("Device supports host memory registration via cudaHostRegister",
                                 "Existing arrays can be pinned in place ({use-write-combined-and-registered-memory})."),
     "PAGEABLE_MEMORY_ACCESS": (
