@@ -3,7 +3,8 @@
 Lessons import this one name, ``import helpers as zc``, and meet a handful of verbs: ``zc.start()`` (the first cell),
 ``zc.session()``, ``zc.experiments.<name>()`` (results that show themselves), ``zc.plots``, ``zc.kernels``,
 ``zc.exercises.check/compare/solution``, ``zc.findings.<lesson slug>`` (narration computed from results), and the
-rich values ``zc.table``, ``zc.Text``. Below this face the package is folded by job, lowest layer first (tests/test_house.py keeps the order):
+rich values ``zc.table``, ``zc.Text``. Below this face the package is folded by job, lowest layer first
+(tests/test_house.py keeps the order):
 
 - ``errors``, ``paths``, ``lessons``, ``mode``, ``records``, ``tables``: the core every layer uses;
 - ``sharing``: the measurement queue and the page-locked budget that learners on one GPU share;
@@ -27,10 +28,15 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING
 
 from .tables import Table, Text, bullets, join, table
+
+if TYPE_CHECKING:
+    from .course import Session
+
+__version__ = "0.1.0"
+__all__ = ["FACE", "Table", "Text", "bullets", "join", "session", "start", "table"]
 
 # The name a lesson uses -> the module that holds it now.
 FACE: dict[str, str] = {
@@ -57,14 +63,14 @@ FACE: dict[str, str] = {
 }
 
 
-def start():  # type: ignore[no-untyped-def]
+def start() -> Session:
     """Start the lesson: decide the mode once and return the session, which shows itself (:func:`helpers.course.start`)."""
     from .course import start as _start
 
     return _start()
 
 
-def session():  # type: ignore[no-untyped-def]
+def session() -> Session:
     """The started session (:func:`helpers.course.session`): mode, GPU, attributes, PCIe link, reference record."""
     from .course import session as _session
 
