@@ -377,7 +377,7 @@ UNSUPPORTED = {
     "__activemask": "unsigned m = __activemask();",
     "clock64": "long long c = clock64();",
     "clock()": "long long c = clock();",
-    "__ldg": "float y = __ldg(&p[0]);",
+    "cache-hint stores": "__stcg(&p[0], 1.0f);",
     "textures": "float y = tex1Dfetch<float>(0, 0);",
     "printf": 'printf("%f", p[0]);',
     "dynamic parallelism": "child<<<1, 1>>>(p);",
@@ -608,3 +608,21 @@ extern "C" __global__ void read_twice(const unsigned int *flag, float *out, int 
     flag, out = np.array([2], np.uint32), np.zeros(4, np.float32)
     kernel(flag, out, np.int32(4), block=(4, 1, 1), grid=(1, 1))
     assert out.tolist() == [4.0] * 4
+
+
+@pytest.mark.parametrize("hint", ["__ldg", "__ldca", "__ldcg", "__ldcs", "__ldlu", "__ldcv"])
+def test_a_cache_hint_load_runs_as_the_plain_load_it_hints(hint):
+    """The backend models no cache: a cache-hint load reads the value in memory and is checked like a plain load (a
+    learner's chase may well use __ldg)."""
+    source = r'''
+extern "C" __global__ void chase(const unsigned int *next, unsigned int *out, int steps, int past) {
+    unsigned int j = 0;
+    for (int s = 0; s < steps; ++s) j = HINT(&next[j + past]);
+    out[0] = j;
+}'''.replace("HINT", hint)
+    kernel = cpu.SourceModule(source).get_function("chase")
+    table, out = np.array([1, 2, 0], np.uint32), np.zeros(1, np.uint32)
+    kernel(table, out, np.int32(4), np.int32(0), block=(1, 1, 1), grid=(1, 1))
+    assert out[0] == 1
+    with pytest.raises(cpu.OutOfBoundsError):
+        kernel(table, out, np.int32(1), np.int32(3), block=(1, 1, 1), grid=(1, 1))

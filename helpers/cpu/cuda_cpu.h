@@ -798,6 +798,24 @@ template <class T> zc_val<T> atomicCAS(T* p, std::type_identity_t<zc_val<T>> com
     return atomicCAS(cpu::ptr<T>(p), compare, val);
 }
 
+// ---------------------------------------------------------------- cache-hint loads
+// __ldg, __ldca, __ldcg, __ldcs, __ldlu and __ldcv choose a load's cache path on the GPU (Programming Guide, load
+// functions using cache hints). The backend models no cache, so each is a plain load of the value in memory now,
+// checked and traced like one (on a GPU the read-only path may return an older value when the memory changes while
+// the kernel runs). Each is also a compiler barrier, so a loop that polls memory another thread writes reads it again
+// every time, as the GPU's __ldcv does.
+#define ZC_LOAD_HINT(NAME) \
+    template <class T> zc_val<T> NAME(cpu::ptr<T> p) { \
+        zc_val<T> v = *p; std::atomic_signal_fence(std::memory_order_seq_cst); return v; } \
+    template <class T> zc_val<T> NAME(const T* p) { return NAME(cpu::ptr<const T>(p)); }
+ZC_LOAD_HINT(__ldg)
+ZC_LOAD_HINT(__ldca)
+ZC_LOAD_HINT(__ldcg)
+ZC_LOAD_HINT(__ldcs)
+ZC_LOAD_HINT(__ldlu)
+ZC_LOAD_HINT(__ldcv)
+#undef ZC_LOAD_HINT
+
 // ---------------------------------------------------------------- what runtime.py calls
 extern "C" int zc_wait(int milliseconds) {   // 1 once the launch has ended
     if (!cpu::R.started) return 1;
