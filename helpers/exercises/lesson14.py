@@ -373,8 +373,7 @@ def _wait_cpu(source: str, *, raise_flag: bool, max_spins: int) -> tuple[int, np
 
     from .. import cpu
 
-    code = re.sub(r"\b__ldcv\s*\(", "(*", source)  # the backend has no cache hints; a load is a real load there
-    fn = cpu.SourceModule(code, name="wait_for_flag.cu").get_function("wait_for_flag")
+    fn = cpu.SourceModule(source, name="wait_for_flag.cu").get_function("wait_for_flag")
     flag, payload, copy, seen = _wait_buffers(cpu, WAIT_N)
     host = threading.Thread(target=_host_writes, args=(flag, payload, WAIT_HOST_DELAY_S), daemon=True)
     if raise_flag:
