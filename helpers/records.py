@@ -81,6 +81,7 @@ SECONDS = Kind("a non-empty list of times above 0 s", lambda v: isinstance(v, li
                and all(_is_number(s) and s > 0 for s in v))
 FRAMES = Kind("a list of frame numbers (integers of at least 0, or null)",
               lambda v: isinstance(v, list) and all(f is None or (_is_int(f) and f >= 0) for f in v))
+STARTS = Kind("a list of times of at least 0 s", lambda v: isinstance(v, list) and all(_is_number(t) and t >= 0 for t in v))
 LIMIT = Kind("a byte count of at least 0, or -1 for unlimited", lambda v: _is_int(v) and v >= -1)
 
 # Row keys each experiment's rows must have, and their types; "key?" marks a key only some rows have.
@@ -129,6 +130,8 @@ def _generic_kind(key: str) -> Kind | None:
     """The type the name of a key implies, in every experiment (units are in the key names)."""
     if key == "seconds":
         return SECONDS
+    if key == "started_s":  # when each repeat of a sweep timed in rounds started
+        return STARTS
     if key.endswith("GBps") or key.endswith("_ns"):
         return RATE
     if key == "nbytes" or key.endswith("_bytes"):
@@ -178,7 +181,7 @@ def _check_provenance(prov: Any, source: str) -> None:
     except ValueError:
         raise _fail(source, f"provenance 'date' should be an ISO 8601 date such as 2026-12-02T11:16:33+00:00, "
                             f"found {prov['date']!r}") from None
-    for key in ("attributes", "experiment_wall_seconds"):
+    for key in ("attributes", "experiment_wall_seconds", "machine_state"):
         if key in prov and not isinstance(prov[key], dict):
             raise _fail(source, f"provenance {key!r} should be an object, found {prov[key]!r}")
     for name, seconds in prov.get("experiment_wall_seconds", {}).items():

@@ -3,17 +3,20 @@
 Every kernel reads ``count`` useful floats (one per thread and iteration); the pattern decides how
 many 32-byte sectors and 128-byte lines those floats are spread over, and so how many bytes move.
 The sweeps are quiet (helpers/experiments/quiet.py): every zero-copy point reads across 1 GiB of
-mapped memory (6 to 20 ms a launch on the H200) and is timed 9 times; every repeat is kept.
+mapped memory (6 to 20 ms a launch on the H200) and is timed 9 times; every repeat is kept. The stride
+and offset sweeps time their points in rounds (:func:`helpers.memory.timing.time_gpu_rounds`): each
+round times every point once, so a drift of the machine during the sweep reaches every point alike;
+``params["order"]`` says so, and each row's ``started_s`` gives when each repeat ran.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .. import kernels
-from ..memory.timing import time_gpu
+from ..memory.timing import time_gpu, time_gpu_rounds
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, seconds_row
 from .result import Result, Row, run
 
@@ -25,6 +28,7 @@ DEVICE_COUNT = 1 << 28  # 1 GiB of useful floats: far beyond the 60 MB L2, and l
 # instead of ~6 ms, but across up to 8 GiB of page-locked memory: too much for a learner's machine or a
 # classroom of 16 sharing one host (helpers/sharing/pinned_budget.py), so the default keeps every point within 1 GiB.
 MIN_COUNT = 0
+ORDER = "rounds"  # how the repeats are taken: round after round over all points (time_gpu_rounds)
 REPEATS = 9  # the quiet-sweep rule (helpers/experiments/quiet.py): >= 9 repeats, >= 256 MiB
 
 
@@ -44,7 +48,7 @@ def stride(strides: Sequence[int] = STRIDES, nbytes: int = NBYTES, device_count:
     float); on device memory ``device_count`` floats (fewer if the GPU's free memory
     is short). Each row gives the count it used and every repeat's time."""
     params = {"kernel": "read_strided", "strides": list(strides), "nbytes": nbytes, "device_count": device_count,
-              "repeats": repeats, "block": BLOCK, "min_count": min_count}
+              "repeats": repeats, "block": BLOCK, "min_count": min_count, "order": ORDER}
     return run("stride", params, _stride)
 
 
@@ -55,7 +59,7 @@ def offset(offsets: Sequence[int] = OFFSETS, nbytes: int = NBYTES, device_count:
     Every offset reads ``nbytes / 4`` useful floats of mapped memory (a buffer ``nbytes`` plus the
     largest offset long)."""
     params = {"kernel": "read_strided", "offsets": list(offsets), "nbytes": nbytes, "device_count": device_count,
-              "repeats": repeats, "block": BLOCK}
+              "repeats": repeats, "block": BLOCK, "order": ORDER}
     return run("offset", params, _offset)
 
 
@@ -83,10 +87,13 @@ def _sweep(patterns: list[tuple[int, int]], counts: list[int], device_count: int
     grid = full_grid()
     rows: list[Row] = []
 
+    def launch(pointer: object, s: int, o: int, n: int) -> Callable[[], object]:
+        return lambda: kernel(pointer, np.uint64(n), np.int32(s), np.int32(o), NEVER, sink,
+                              block=(BLOCK, 1, 1), grid=(grid, 1))
+
     def measure(memory: str, pointer: object, ns: list[int]) -> None:
-        for (s, o), n in zip(patterns, ns):
-            timing = time_gpu(lambda: kernel(pointer, np.uint64(n), np.int32(s), np.int32(o), NEVER, sink,
-                                             block=(BLOCK, 1, 1), grid=(grid, 1)), repeats=repeats)
+        timings = time_gpu_rounds([launch(pointer, s, o, n) for (s, o), n in zip(patterns, ns)], repeats=repeats)
+        for ((s, o), n), timing in zip(zip(patterns, ns), timings):
             rows.append(seconds_row(timing, memory=memory, stride=s, offset_floats=o, count=n, grid=grid,
                                     useful_GBps=n * 4 / timing.median / 1e9))
 
@@ -100,12 +107,13 @@ def _sweep(patterns: list[tuple[int, int]], counts: list[int], device_count: int
 
 
 def _stride(kernel: str, strides: list[int], nbytes: int, device_count: int, repeats: int, block: int,
-            min_count: int) -> list[Row]:
+            min_count: int, order: str) -> list[Row]:
     return _sweep([(s, 0) for s in strides], [stride_count(s, nbytes, min_count) for s in strides], device_count,
                   repeats)
 
 
-def _offset(kernel: str, offsets: list[int], nbytes: int, device_count: int, repeats: int, block: int) -> list[Row]:
+def _offset(kernel: str, offsets: list[int], nbytes: int, device_count: int, repeats: int, block: int,
+            order: str) -> list[Row]:
     return _sweep([(1, o) for o in offsets], [nbytes // 4] * len(offsets), device_count, repeats)
 
 

@@ -58,5 +58,9 @@ def full_grid(block: int = BLOCK) -> int:
 
 
 def seconds_row(timing: Any, **fields: Any) -> dict[str, Any]:
-    """A row with every repeat's seconds and the fields given."""
-    return {**fields, "seconds": [float(s) for s in timing.seconds]}
+    """A row with every repeat's seconds and the fields given; a timing taken in rounds
+    (:func:`helpers.memory.timing.time_gpu_rounds`) adds when each repeat started (``started_s``)."""
+    row = {**fields, "seconds": [float(s) for s in timing.seconds]}
+    if getattr(timing, "started", ()):
+        row["started_s"] = [round(float(t), 4) for t in timing.started]
+    return row

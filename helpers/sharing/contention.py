@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["outsiders"]
+__all__ = ["outsiders", "nvml_handle"]
 
 _handle: Any = None
 _unavailable = False
 
 
-def _nvml_handle() -> Any:
+def nvml_handle() -> Any:
     """NVML's handle of this process's GPU 0 (matched by PCI bus id), or None without NVML."""
     global _handle, _unavailable
     if _handle is not None or _unavailable:
@@ -53,7 +53,7 @@ def _name(pid: int) -> str:
 
 def outsiders() -> list[dict[str, Any]] | None:
     """Processes with a compute context on this GPU that are not course processes; None if NVML cannot say."""
-    handle = _nvml_handle()
+    handle = nvml_handle()
     if handle is None:
         return None
     import pynvml

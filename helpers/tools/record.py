@@ -23,6 +23,7 @@ def record(output: str | None, only: list[str] | None) -> Path:
     from .. import experiments
     from ..experiments.result import CLASS_SETTING, class_limit
     from ..mode import require_live
+    from ..platform import machine_state
     from ..platform.provenance import provenance
 
     records.check_can_save(output)  # a run of minutes must not be lost at the end (issue 20)
@@ -36,9 +37,11 @@ def record(output: str | None, only: list[str] | None) -> Path:
     if unknown:
         raise SystemExit(f"Unknown experiment(s): {', '.join(unknown)}. Known: {', '.join(experiments.ALL)}")
     elapsed = {}
+    states = {}
     with progress_bar(names) as bar:
         for name in names:
             t0 = time.perf_counter()
+            before = machine_state.snapshot()
             try:
                 result = experiments.ALL[name]()
             except ProfilerUnavailableError as exc:  # counters need ncu; the rest of the record does not
@@ -47,7 +50,10 @@ def record(output: str | None, only: list[str] | None) -> Path:
                 continue
             elapsed[name] = round(time.perf_counter() - t0, 2)
             new["experiments"][name] = {"params": result.params, "rows": result.rows}
+            after = machine_state.snapshot()
+            states[name] = {"before": before, "after": after, "change": machine_state.change(before, after)}
             bar.write(f"recorded {name} in {elapsed[name]} s", file=sys.stderr)
             bar.done(name)
     new["provenance"]["experiment_wall_seconds"] = elapsed
+    new["provenance"]["machine_state"] = states  # what may differ between two runs (helpers/platform/machine_state.py)
     return records.save_record(new, output)
