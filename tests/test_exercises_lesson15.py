@@ -81,5 +81,6 @@ def test_compare_prediction_from_the_result():
 
     traffic = experiments.cpu_traffic()
     said = str(exercises.compare("15", 0.5, traffic))
-    assert f"{found.share_with_threads(traffic):.0%}" in said and "recorded" in said, said
+    where = "live on" if traffic.live else "recorded on"
+    assert f"{found.share_with_threads(traffic):.0%}" in said and where in said, said
     assert "no prediction" in str(exercises.compare("15", ..., traffic)).lower()
