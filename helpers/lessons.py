@@ -104,7 +104,7 @@ LESSONS: tuple[Lesson, ...] = (
            experiments=("write_combined", "pagemap_pinned", "address_identity", "registered"),
            does="Write-combined, portable and registered memory"),
     Lesson("14", "avoid-hazards-on-mapped-memory", "Avoid hazards on mapped memory", 45,
-           kernels=("hazards",), experiments=("stale_read", "atomics", "handshake", "latency"),
+           kernels=("hazards",), experiments=("stale_read", "atomics", "handshake", "spin_loop", "latency"),
            does="Reading before sync, atomics on mapped memory, flags between GPU and CPU"),
     Lesson("15", "take-zero-copy-beyond-one-pcie-gpu", "Take zero-copy beyond one PCIe GPU", 35,
            kernels=("bandwidth",),

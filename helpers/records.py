@@ -112,6 +112,7 @@ SCHEMAS: dict[str, dict[str, Kind]] = {
     "registered": {"allocation": STR, "works?": BOOL, "error?": STR, "nbytes?": BYTES, "seconds?": SECONDS, "GBps?": RATE},
     "stale_read": {"after_launch_ms": NONNEGATIVE, "synchronized": BOOL, "filled": COUNT, "n": POSITIVE},
     "atomics": {"method": STR, "memory": STR, "expected": COUNT, "counted": COUNT, "seconds": SECONDS},
+    "spin_loop": {"load": STR, "spins": POSITIVE, "turns": POSITIVE, "seconds": SECONDS, "turn_ns": RATE},
     "managed": {"memory": STR, "nbytes": BYTES, "passes": POSITIVE, "seconds": SECONDS, "GBps": RATE},
     "cpu_traffic": {"cpu_threads": COUNT, "nbytes": BYTES, "seconds": SECONDS, "GBps": RATE, "cpu_GBps_with_kernel?": RATE,
                     "cpu_GBps_alone?": RATE},

@@ -250,6 +250,13 @@ def ref_wait_for_host(fn: cpu.Function) -> None:
     assert result.tolist() == [1000, 0, 40, 1]  # never raised: it gives up after max_spins loads
 
 
+def ref_spin(fn: cpu.Function) -> None:
+    for flag_value, turns in ((1, 1), (0, 1000)):  # raised before the launch: one turn; never raised: max_spins
+        flag, out = np.array([flag_value], np.uint32), np.zeros(1, np.uint64)
+        fn(flag, np.uint32(1), np.uint64(1000), out, block=(1, 1, 1), grid=(1, 1))
+        assert out.tolist() == [turns]
+
+
 def ref_pointer_chase_timed(fn: cpu.Function) -> None:
     n = 257
     order = RNG.permutation(n).astype(np.uint32)
@@ -289,6 +296,7 @@ REFERENCES: dict[str, Callable[[cpu.Function], None]] = {
     "fill_in_order": ref_fill_in_order, "count_atomically": ref_count_atomically, "count_plainly": ref_count_plainly,
     "count_atomically_system": ref_count_atomically, "publish_fenced": ref_publish, "publish_unfenced": ref_publish,
     "publish_flag_first": ref_publish, "wait_for_host": ref_wait_for_host,
+    "spin_volatile": ref_spin, "spin_ldcv": ref_spin,
     "pointer_chase": ref_pointer_chase, "pointer_chase_timed": ref_pointer_chase_timed, "scatter_u32": ref_scatter_u32,
 }
 

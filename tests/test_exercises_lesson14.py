@@ -65,11 +65,15 @@ def test_wait_for_flag_hints(edit, phrase):
     assert feedback.status == "hint" and phrase in feedback.message, feedback
 
 
-def test_wait_for_flag_accepts_ldcv_and_the_solution():
+def test_wait_for_flag_accepts_the_solution_and_refuses_an_ldcv_spin():
+    """Live on the H200 (CUDA 13.0) an __ldcv spin ran out of spins without seeing the host's flag: nvcc issued the
+    load once, before the loop (the spin_loop experiment). The check says so in both modes, from the source."""
     text = _wait_solution()
     assert exercises.check("14", "wait_for_flag", text).correct
     ldcv = text.replace(FLAG_PARAM, "const unsigned int *flag").replace("now = *flag;", "now = __ldcv(flag);")
-    assert exercises.check("14", "wait_for_flag", ldcv).correct
+    assert "now = __ldcv(flag);" in ldcv
+    feedback = exercises.check("14", "wait_for_flag", ldcv)
+    assert feedback.status == "hint" and "__ldcv" in feedback.message and "before the loop" in feedback.message
 
 
 def _solution() -> str:

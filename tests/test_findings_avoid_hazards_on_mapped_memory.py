@@ -93,3 +93,28 @@ def test_what_you_saw_quotes_the_latency(results):
     latency = results[3]
     load = float(np.median(latency.column("load_ns", memory="zero_copy")))
     assert f"{load:.0f} ns" in found.saw(*results)
+
+
+def _spin(volatile_ns: float, ldcv_ns: float):
+    from helpers.experiments.result import Result
+
+    rows = [{"load": load, "spins": 1 << 17, "turns": 1 << 17, "seconds": [ns * (1 << 17) / 1e9] * 9, "turn_ns": ns}
+            for load, ns in (("volatile", volatile_ns), ("__ldcv", ldcv_ns))]
+    return Result("spin_loop", {"spins": 1 << 17, "repeats": 9}, rows, True,
+                  {"gpu": "Test GPU", "date": "2026-12-04T10:00:00+00:00"})
+
+
+def test_spin_turns_say_the_ldcv_loop_tested_a_register_when_its_turns_are_short(results):
+    latency = results[3]
+    load_ns = float(np.median(latency.column("load_ns", memory="zero_copy")))
+    shown = str(found.spin_turns(_spin(load_ns * 1.05, 19.3), latency))
+    assert "19 ns" in shown and f"{load_ns / 19.3:,.0f} times less" in shown and "same register" in shown
+    markdown = found.spin_turns(_spin(load_ns * 1.05, 19.3), latency)._repr_markdown_()
+    assert "| volatile | 131,072 |" in markdown and "no: a register" in shown and "measured live on Test GPU" in shown
+
+
+def test_spin_turns_say_when_the_compiler_kept_the_ldcv_load_in_the_loop(results):
+    latency = results[3]
+    load_ns = float(np.median(latency.column("load_ns", memory="zero_copy")))
+    shown = str(found.spin_turns(_spin(load_ns, load_ns * 0.98), latency))
+    assert "kept the load in the loop" in shown and "no: a register" not in shown and "same register" not in shown

@@ -71,3 +71,10 @@ def test_records_refuse_a_machine_state_that_is_not_an_object() -> None:
     record["provenance"]["machine_state"] = ["not", "an", "object"]
     with pytest.raises(records.RecordError, match="machine_state"):
         records.validate(record)
+
+
+def test_board_is_none_without_nvml(monkeypatch) -> None:
+    from helpers.sharing import contention
+
+    monkeypatch.setattr(contention, "nvml_handle", lambda: None)
+    assert machine_state.board() is None

@@ -803,7 +803,9 @@ template <class T> zc_val<T> atomicCAS(T* p, std::type_identity_t<zc_val<T>> com
 // functions using cache hints). The backend models no cache, so each is a plain load of the value in memory now,
 // checked and traced like one (on a GPU the read-only path may return an older value when the memory changes while
 // the kernel runs). Each is also a compiler barrier, so a loop that polls memory another thread writes reads it again
-// every time, as the GPU's __ldcv does.
+// every time. nvcc promises less: the intrinsics are asm statements that are not volatile, and CUDA 13.0 issued a
+// loop's __ldcv of one address once, before the loop (avoid-hazards-on-mapped-memory's spin_loop), so lesson checks
+// refuse a flag polled with __ldcv from the source.
 #define ZC_LOAD_HINT(NAME) \
     template <class T> zc_val<T> NAME(cpu::ptr<T> p) { \
         zc_val<T> v = *p; std::atomic_signal_fence(std::memory_order_seq_cst); return v; } \

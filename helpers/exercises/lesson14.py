@@ -304,7 +304,8 @@ def _uses(body: str, name: str) -> list[int]:
 
 def review_wait(source: str) -> Feedback | None:
     """The source checks of ``wait_for_flag`` (both modes; the CPU backend runs threads in order and keeps no stale
-    copy, so it cannot show these): the flag is loaded through volatile (or ``__ldcv``, or an atomic), never through
+    copy, so it cannot show these): the flag is loaded through volatile (or an atomic), never through ``__ldcv``
+    (nvcc may issue it once, before the loop: the spin_loop experiment), nor through
     the read-only path, and ``__threadfence_system()`` comes between the flag load and the payload loads."""
     params, body = _kernel_parts(source, "wait_for_flag")
     flag_param = next((q for q in params.split(",") if re.search(r"\bflag\s*$", q.strip())), "")
@@ -323,8 +324,14 @@ def review_wait(source: str) -> Feedback | None:
                      "drop __ldg / __restrict__ for the flag: load it through a volatile pointer so that every "
                      "load goes to memory.")
     volatile = ("volatile" in flag_param or re.search(r"volatile[^;]*\*[^;]*\bflag\b", body)
-                or re.search(r"\b__ldcv\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body)
                 or re.search(r"\batomic\w*\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body))
+    if not volatile and re.search(r"\b__ldcv\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body):
+        return _hint("the flag is loaded with __ldcv. It tells the hardware to fetch the word again, but the "
+                     "intrinsic is an asm statement the compiler may issue once, before the loop: then every turn "
+                     "tests the same register (section 4's spin_loop measures it). What makes the compiler issue "
+                     "a load on every turn?",
+                     "declare the flag parameter volatile (const volatile unsigned int *flag) and load *flag in "
+                     "the loop.")
     if not volatile:
         return _hint("the flag is a plain load. Nothing in your kernel writes it, so may the compiler load it once "
                      "and keep testing the copy in a register? On the GPU such a spin may never see the host's "
@@ -491,7 +498,7 @@ def check_wait_for_flag(source: str) -> Feedback:
     if not all(seen == 1 for seen, _, _ in trials):
         return _hint("on the GPU the kernel ran out of spins without seeing the host's flag. Does each load of "
                      "the flag reach memory, or could it be served from a register or a cache?",
-                     "load the flag through volatile (or __ldcv): never a plain or read-only load.")
+                     "load the flag through volatile: never a plain, read-only or __ldcv load.")
     if not all(copied for _, copied, _ in trials):
         return _hint("on the GPU the kernel saw the flag but copied a payload the host had not finished writing. "
                      "What orders the payload loads after the flag load?",

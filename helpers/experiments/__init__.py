@@ -15,7 +15,7 @@ from .latency import latency, latency_footprint, loaded_latency
 from .access import offset, stride, vector_width
 from .end_to_end import end_to_end, out_of_core, reuse
 from .mapping import address_identity, pagemap_pinned, pass_by_value, registered, write_combined
-from .hazards import atomics, handshake, stale_read
+from .hazards import atomics, handshake, spin_loop, stale_read
 from .counters import counters
 from .contexts import contexts
 from .platforms import cpu_traffic, managed, numa_topology, pageable_access, read_only_registration
@@ -26,7 +26,7 @@ ALL: dict[str, Callable[..., Result]] = {
         memcpy, kernel_bandwidth, inflight, caching, latency, latency_footprint, loaded_latency,
         stride, offset, vector_width, counters,
         end_to_end, reuse, out_of_core, address_identity, pagemap_pinned, write_combined,
-        registered, stale_read, atomics, handshake, pass_by_value,
+        registered, stale_read, atomics, handshake, spin_loop, pass_by_value,
         managed, cpu_traffic, read_only_registration, pageable_access, numa_topology, contexts,
     )
 }

@@ -1,5 +1,5 @@
-"""Hazards of sharing memory with a running kernel: reading too early, atomics, flags
-(avoid-hazards-on-mapped-memory)."""
+"""Hazards of sharing memory with a running kernel: reading too early, atomics, flags, a spin loop the
+compiler may empty (avoid-hazards-on-mapped-memory)."""
 
 from __future__ import annotations
 
@@ -174,3 +174,30 @@ def _wait(how: int, load: str, payload: np.ndarray, flag: np.ndarray, n: int, tr
             row["payload_ok"].append(int(result[2]) == m)
             row["seconds"].append(end.time_since(start) / 1e3)
     return row
+
+
+SPIN_LOADS = ("volatile", "__ldcv")  # the kernels spin_volatile and spin_ldcv of hazards.cu
+
+
+def spin_loop(spins: int = 1 << 17, repeats: int = 9) -> Result:
+    """A spin loop on a mapped flag that nobody raises, written without tricks, loading the flag through
+    volatile and through ``__ldcv``: the time per turn shows whether every turn loads the flag over PCIe
+    (about a microsecond, measure-latency) or the compiler kept one loaded copy in a register
+    (avoid-hazards-on-mapped-memory). Each row: the turns the kernel counted, every repeat's seconds, and
+    the median time per turn."""
+    return run("spin_loop", {"spins": spins, "repeats": repeats}, _spin_loop)
+
+
+def _spin_loop(spins: int, repeats: int) -> list[Row]:
+    from ..memory.timing import time_gpu
+
+    rows: list[Row] = []
+    with mapped(4096, np.uint32, fill=0) as flag, mapped(8, np.uint64, fill=0) as turns:
+        for load in SPIN_LOADS:
+            kernel = kernels.load_kernel("hazards", "spin_" + load.strip("_"))
+            timing = time_gpu(lambda: kernel(gpu.device_pointer(flag), np.uint32(1), np.uint64(spins),
+                                             gpu.device_pointer(turns), block=(1, 1, 1), grid=(1, 1)),
+                              repeats=repeats, warmup=1)
+            rows.append({"load": load, "spins": spins, "turns": int(turns[0]), "seconds": list(timing.seconds),
+                         "turn_ns": timing.median / spins * 1e9})
+    return rows

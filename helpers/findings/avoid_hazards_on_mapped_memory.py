@@ -124,8 +124,37 @@ def host_to_gpu(hs: Result) -> Shown:
                 f"{', '.join(stale)}.")
     else:
         text = (delay + "Every load saw it in this run. The read-only path still promises nothing for data that "
-                "changes while the kernel runs: load flags through volatile (or __ldcv).")
+                "changes while the kernel runs: load flags through volatile.")
     return join(table, Text(text))
+
+
+# A turn that loads the flag over PCIe takes about one dependent zero-copy load (measure-latency); a turn this many
+# times shorter cannot have loaded it: the loop tested a register.
+NO_LOAD_FACTOR = 10
+
+
+def spin_turns(spin: Result, latency: Result) -> Shown:
+    """Time per turn of a plain spin loop on a flag nobody raises, through volatile and through __ldcv, against one
+    zero-copy load: which loops loaded the flag on every turn."""
+    load_ns = zero_copy_load_ns(latency)
+    rows, verdicts = [], []
+    for row in spin.rows:
+        loads = row["turn_ns"] * NO_LOAD_FACTOR >= load_ns
+        rows.append([row["load"], f"{row['turns']:,}", f"{row['turn_ns']:,.0f}",
+                     "yes" if loads else "no: a register"])
+        if row["load"] == "__ldcv":
+            verdicts.append(
+                f"With __ldcv a turn took {row['turn_ns']:,.0f} ns, "
+                + (f"{load_ns / row['turn_ns']:,.0f} times less than one zero-copy load ({load_ns:,.0f} ns, "
+                   f"{latency.origin(dated=True)}): the compiler issued the load once, before the loop, and every "
+                   "turn tested the same register. A flag raised later would never be seen."
+                   if not loads else
+                   f"about one zero-copy load ({load_ns:,.0f} ns): this compiler kept the load in the loop. The "
+                   "intrinsic still does not oblige it to; volatile does."))
+    table = Table(["flag loaded with", "turns", "ns per turn", "loaded every turn?"], rows,
+                  caption=f"*{spin.origin(dated=True)}; {spin.params['spins']:,} turns a launch, median of "
+                          f"{spin.params['repeats']} launches*")
+    return join(table, Text(" ".join(verdicts)))
 
 
 # --------------------------------------------------------------------------- what you saw

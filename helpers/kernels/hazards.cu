@@ -130,3 +130,33 @@ extern "C" __global__ void wait_for_host(const unsigned int *__restrict__ flag, 
         result[2] = good;
     }
 }
+
+// A spin on a flag nobody raises, written as a learner writes it: the same address on every turn, no
+// mask trick (compare wait_for_host). The loop turns exactly max_spins times and stores how many turns
+// it made; the time per turn says whether each turn loaded the flag from host memory (about a
+// microsecond over PCIe, measure-latency) or tested a copy kept in a register (nanoseconds).
+extern "C" __global__ void spin_volatile(const volatile unsigned int *flag, unsigned int expected,
+                                         unsigned long long max_spins, unsigned long long *turns) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        unsigned long long spins = 1;
+        unsigned int now = *flag;
+        for (; now != expected && spins < max_spins; ++spins) {
+            now = *flag;
+        }
+        *turns = spins;
+    }
+}
+
+// The same loop with __ldcv: the load is marked "fetch again", but the intrinsic is an inline asm
+// statement that is not volatile (CUDA 13.0, sm_32_intrinsics.hpp), so the compiler may issue it once.
+extern "C" __global__ void spin_ldcv(const unsigned int *flag, unsigned int expected,
+                                     unsigned long long max_spins, unsigned long long *turns) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        unsigned long long spins = 1;
+        unsigned int now = __ldcv(flag);
+        for (; now != expected && spins < max_spins; ++spins) {
+            now = __ldcv(flag);
+        }
+        *turns = spins;
+    }
+}

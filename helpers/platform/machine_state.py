@@ -15,7 +15,7 @@ import os
 import time
 from typing import Any, Callable
 
-__all__ = ["snapshot", "change"]
+__all__ = ["snapshot", "change", "board"]
 
 _PROC_STAT = "/proc/stat"
 _LOADAVG = "/proc/loadavg"
@@ -74,6 +74,26 @@ def snapshot() -> dict[str, Any]:
         state.update(_nvml(handle))
     state.update(_host())
     return state
+
+
+def board() -> str | None:
+    """A short hash of the GPU's UUID (NVML): tells two records made on the same board from two made on different
+    boards of one model, without publishing the board's identifier; None without NVML."""
+    import hashlib
+
+    from ..sharing.contention import nvml_handle
+
+    handle = nvml_handle()
+    if handle is None:
+        return None
+    try:
+        import pynvml
+
+        uuid = pynvml.nvmlDeviceGetUUID(handle)
+    except Exception:  # NVMLError: a driver that does not say
+        return None
+    uuid = uuid.decode() if isinstance(uuid, bytes) else str(uuid)
+    return hashlib.sha256(uuid.encode()).hexdigest()[:12]
 
 
 def change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

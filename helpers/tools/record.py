@@ -55,5 +55,6 @@ def record(output: str | None, only: list[str] | None) -> Path:
             bar.write(f"recorded {name} in {elapsed[name]} s", file=sys.stderr)
             bar.done(name)
     new["provenance"]["experiment_wall_seconds"] = elapsed
+    new["provenance"]["gpu_board"] = machine_state.board() or "unknown"  # a hash of the GPU's UUID
     new["provenance"]["machine_state"] = states  # what may differ between two runs (helpers/platform/machine_state.py)
     return records.save_record(new, output)
