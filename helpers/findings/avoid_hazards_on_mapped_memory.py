@@ -146,8 +146,8 @@ def spin_turns(spin: Result, latency: Result) -> Shown:
             verdicts.append(
                 f"With __ldcv a turn took {row['turn_ns']:,.0f} ns, "
                 + (f"{load_ns / row['turn_ns']:,.0f} times less than one zero-copy load ({load_ns:,.0f} ns, "
-                   f"{latency.origin(dated=True)}): the compiler issued the load once, before the loop, and every "
-                   "turn tested the same register. A flag raised later would never be seen."
+                   f"{latency.origin(dated=True)}): the compiler loaded the flag once, before the loop, and every "
+                   "turn tested the same register; a flag raised later is never seen."
                    if not loads else
                    f"about one zero-copy load ({load_ns:,.0f} ns): this compiler kept the load in the loop. The "
                    "intrinsic still does not oblige it to; volatile does."))
