@@ -190,6 +190,18 @@ def _publish(name: str) -> Callable:
     return case
 
 
+def _spin(run: Any, name: str) -> list[np.ndarray]:
+    """Raised before the launch: one turn; never raised: max_spins turns, whether or not each turn loaded the flag."""
+    outs = []
+    for flag_value, turns in ((1, 1), (0, 500)):
+        flag, _ = run.buffer(np.array([flag_value], np.uint32))
+        out, fetch = run.buffer(np.zeros(1, np.uint64))
+        run.kernel("hazards", name)(flag, np.uint32(1), np.uint64(500), out, block=(1, 1, 1), grid=(1, 1))
+        outs.append(fetch())
+        assert outs[-1].tolist() == [turns]
+    return outs
+
+
 def _wait_for_host(run: Any) -> list[np.ndarray]:
     payload, _ = run.buffer(np.array([2.0] * 30 + [0.0] * 2, np.float32))
     outs = []
@@ -229,6 +241,8 @@ CASES: dict[str, Callable[[Any], list[np.ndarray]]] = {
     "publish_unfenced": _publish("publish_unfenced"),
     "publish_flag_first": _publish("publish_flag_first"),
     "wait_for_host": _wait_for_host,
+    "spin_volatile": lambda run: _spin(run, "spin_volatile"),
+    "spin_ldcv": lambda run: _spin(run, "spin_ldcv"),
 }
 KERNELS = [(stem, name) for stem in kernels.files() for name in kernels.names(stem)]
 

@@ -87,3 +87,23 @@ def test_seen_quotes_the_model(stride, fit):
     text = str(findings.seen(stride, counters, fit))
     assert f"r = {fit.model.request_rate / 1e9:.2f} G/s" in text and "Counters (recorded)" in text
     assert np.isfinite(fit.model.half_line_rate)
+
+
+def test_levels_quote_the_groups_and_the_machine_state(fit):
+    from helpers.analysis import pcie_model
+
+    groups = pcie_model.level_groups(fit.checks)
+    text = " ".join(findings.levels(fit))
+    assert f"{len(groups['same']['records'])} quiet held-out records run within 3%" in text
+    assert f"meets both targets on {len(groups['same']['meets'])} of them" in text
+    if groups["other"]["records"]:
+        assert f"{min(groups['other']['ratios']) - 1:+.0%}" in text and f"{groups['link']:.1%}" in text
+    kept = [n for n, st in fit.states.items() if st]
+    if kept:
+        first = fit.states[kept[0]]
+        assert f"{first['sm_clock_MHz'][0]} MHz SM" in text
+    # a machine state that differs between records is not called the same
+    if kept:
+        changed = {**fit.states, kept[0]: {**fit.states[kept[0]], "sm_clock_MHz": [1]}}
+        assert "GPU states that differ" in " ".join(findings.levels(replace(fit, states=changed)))
+    assert findings.levels(replace(fit, checks={})) == []

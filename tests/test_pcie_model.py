@@ -471,3 +471,49 @@ def test_lesson_10s_table_puts_the_floor_beside_the_error(reference) -> None:
     assert "floor" in shown and "model within the floor?" in shown and "one run: none" in shown
     floor = pcie_model.run_to_run(reference[0], other)["first_as_model"]
     assert f"{floor['median_abs_error']:.1%} / {floor['max_abs_error']:.1%}" in shown
+
+
+def _request_bound_slower(record: dict, factor: float) -> dict:
+    """A made-up run whose points the reference's model calls request-bound take ``factor`` times as long."""
+    model = pcie_model.calibrate(record)
+    bound = {(p.kind, p.kernel, p.stride, p.offset): model.cost(pcie_model._counts(p, model.race))[1]
+             for p in pcie_model.sweep_points(record)}
+    other = copy.deepcopy(record)
+    other["provenance"]["date"] = "2031-01-01T00:00:00+00:00"
+    for kind in pcie_model.CHECK_SWEEPS:
+        for row in other["experiments"][kind]["rows"]:
+            key = (kind, row.get("kernel", other["experiments"][kind]["params"].get("kernel", "read_strided")),
+                   row.get("stride", 1), row.get("offset_floats", 0))
+            if row["memory"] == "zero_copy" and bound.get(key) != "link":
+                row["seconds"] = [s * factor for s in row["seconds"]]
+    return other
+
+
+@pytest.mark.parametrize("factor, same", [(1.0, True), (1.02, True), (1.08, False)])
+def test_levels_split_link_bound_from_request_bound_points(reference, factor: float, same: bool) -> None:
+    record = reference[0]
+    result = pcie_model.check(record, _request_bound_slower(record, factor))
+    found = result["levels"]
+    assert found["link_bound"]["median_ratio"] == pytest.approx(1.0)
+    assert found["link_bound"]["max_abs_difference"] == pytest.approx(0.0, abs=1e-12)
+    assert found["request_bound"]["median_ratio"] == pytest.approx(1 / factor)
+    assert found["same_level"] is same
+    groups = pcie_model.level_groups({"made-up.json": result})
+    assert groups["same" if same else "other"]["records"] == ["made-up.json"]
+    assert groups["same" if same else "other"]["ratios"] == [pytest.approx(1 / factor)]
+
+
+def test_level_groups_leave_out_records_whose_sweeps_are_not_quiet(reference) -> None:
+    result = pcie_model.check(reference[0], _request_bound_slower(reference[0], 1.08))
+    result["quiet"]["check record"] = False
+    groups = pcie_model.level_groups({"loud.json": result})
+    assert groups["same"]["records"] == groups["other"]["records"] == []
+
+
+def test_records_say_whether_their_sweeps_were_timed_in_rounds(reference) -> None:
+    record = copy.deepcopy(reference[0])
+    for kind in ("stride", "offset"):
+        record["experiments"][kind]["params"]["order"] = "rounds"
+    assert pcie_model.timed_in_rounds(record)
+    del record["experiments"]["offset"]["params"]["order"]
+    assert not pcie_model.timed_in_rounds(record)

@@ -78,3 +78,16 @@ def test_board_is_none_without_nvml(monkeypatch) -> None:
 
     monkeypatch.setattr(contention, "nvml_handle", lambda: None)
     assert machine_state.board() is None
+
+
+def test_summary_reads_the_sweeps_snapshots() -> None:
+    snap = {"sm_clock_MHz": 1980, "memory_clock_MHz": 3201, "clock_event_reasons": 0, "pcie_gen": 5, "pcie_width": 16}
+    slow = dict(snap, sm_clock_MHz=1755, clock_event_reasons=4)
+    provenance = {"machine_state": {
+        "stride": {"before": snap, "after": snap, "change": {"pcie_replays": 1, "steal_share": 0.001}},
+        "offset": {"before": snap, "after": slow, "change": {"pcie_replays": 2, "steal_share": 0.004}},
+        "memcpy": {"before": dict(snap, sm_clock_MHz=900), "after": snap, "change": {}}}}
+    assert machine_state.summary(provenance) == {
+        "sm_clock_MHz": [1755, 1980], "memory_clock_MHz": [3201], "clock_event_reasons": [0, 4],
+        "pcie_link": ["Gen5 x16"], "pcie_replays": 3, "steal_share": 0.004}
+    assert machine_state.summary({}) is None

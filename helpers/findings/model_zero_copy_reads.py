@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -16,6 +16,7 @@ import numpy as np
 from ..lessons import lesson as _lesson
 from ..analysis import pcie_model
 from ..experiments.result import Result
+from ..platform import machine_state
 from ..tables import Table, Text, bullets, join
 
 TAGS_10_BIT = 768   # outstanding reads a requester may have with 10-bit tags (PCIe 4.0 on, sect. 2.2.6.2)
@@ -107,6 +108,8 @@ class Fit:
     name: str                          # the held-out record shown (a quiet one where there is one)
     checks: dict[str, dict[str, Any]]
     comparison: list[pcie_model.Row]   # the model against that record's points
+    # per held-out record: what its snapshots say of the GPU and the VM (machine_state.summary; None before kept)
+    states: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
     @property
     def predicted(self) -> dict[int, float]:
@@ -134,9 +137,12 @@ def fit() -> Fit:
     model = pcie_model.calibrate(fit_record)
     checks = {path.name: pcie_model.check(fit_record, rec) for rec, path in others} or \
         {fit_path.name: pcie_model.check(fit_record, fit_record, allow_same=True)}  # one H200 record only
-    name = next((n for n, c in checks.items() if c["quiet"]["check record"]), next(iter(checks)))
+    # shown: the newest record timed in rounds, else the first quiet one, else the first
+    name = next((n for n, c in reversed(checks.items()) if c.get("timed_in_rounds", {}).get("check record")),
+                next((n for n, c in checks.items() if c["quiet"]["check record"]), next(iter(checks))))
     record = next((rec for rec, path in others if path.name == name), fit_record)
-    return Fit(model, checks[name], name, checks, pcie_model.compare_with_record(record, model))
+    states = {path.name: machine_state.summary(rec["provenance"]) for rec, path in others}
+    return Fit(model, checks[name], name, checks, pcie_model.compare_with_record(record, model), states)
 
 
 def errors(fit: Fit) -> Text:
@@ -154,7 +160,48 @@ def errors(fit: Fit) -> Text:
         lines.append(f"The same {spread['points']} points measured in the two records differ by "
                      f"{spread['median_abs_difference']:.1%} (median) and up to {spread['max_abs_difference']:.1%} "
                      f"({where}): no model fitted on one run can predict the other much more closely.")
-    return bullets(lines)
+    return bullets(lines + levels(fit))
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(n.removeprefix("nvidia-h200-").removesuffix(".json") for n in names)
+
+
+def levels(fit: Fit) -> list[str]:
+    """Section 5: the quiet held-out records split by the level of their request-bound points against the fit record
+    (pcie_model.level_groups), where the model meets its targets, and what the records' machine states say."""
+    groups = pcie_model.level_groups(fit.checks)
+    same, other = groups["same"], groups["other"]
+    if not same["records"] and not other["records"]:
+        return []
+    tol = pcie_model.LEVEL_TOLERANCE
+    lines = [f"Request-bound points (the requests or halves-of-lines term the largest): {len(same['records'])} quiet "
+             f"held-out records run within {tol:.0%} of the fit record ({_names(same['records'])}); the model meets "
+             f"both targets on {len(same['meets'])} of them."]
+    if other["records"]:
+        lo, hi = min(other["ratios"]) - 1, max(other["ratios"]) - 1
+        lines.append(f"{len(other['records'])} run {lo:+.0%} to {hi:+.0%} from it ({_names(other['records'])}), "
+                     f"while their link-bound points stay within {groups['link']:.1%}: a state of the machine that "
+                     f"lasts a whole run moves only the points bound by requests. The model meets both targets on "
+                     f"{len(other['meets'])} of these; its errors there are about the records' own differences, "
+                     "which no model fitted on one run can remove.")
+    kept = {n: st for n, st in fit.states.items() if st}
+    if kept:
+        keys = ("sm_clock_MHz", "memory_clock_MHz", "clock_event_reasons", "pcie_link")
+        alike = all(st[k] == next(iter(kept.values()))[k] for st in kept.values() for k in keys)
+        first = next(iter(kept.values()))
+        in_both = any(n in same["records"] for n in kept) and any(n in other["records"] for n in kept)
+        reasons = ("no clock-event reason (nothing held the clocks down)" if first["clock_event_reasons"] == [0]
+                   else f"clock-event reasons {first['clock_event_reasons']}")
+        said = (f"{first['sm_clock_MHz'][0]} MHz SM and {first['memory_clock_MHz'][0]} MHz memory clocks, {reasons}, "
+                f"PCIe {', '.join(first['pcie_link'])}" if alike else "GPU states that differ")
+        steal = max(st["steal_share"] for st in kept.values())
+        replays = sum(st["pcie_replays"] for st in kept.values())
+        lines.append(f"The records that keep the machine's state around their sweeps ({_names(list(kept))}) show {said}, "
+                     f"{replays} new PCIe replays and at most {steal:.2%} of CPU time stolen by the hypervisor"
+                     + ("; the two levels are not explained by anything this VM can see." if alike and in_both
+                        else "."))
+    return lines
 
 
 def _verdict(check: dict[str, Any]) -> str:
