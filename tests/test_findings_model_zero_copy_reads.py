@@ -107,3 +107,6 @@ def test_levels_quote_the_groups_and_the_machine_state(fit):
         changed = {**fit.states, kept[0]: {**fit.states[kept[0]], "sm_clock_MHz": [1]}}
         assert "GPU states that differ" in " ".join(findings.levels(replace(fit, states=changed)))
     assert findings.levels(replace(fit, checks={})) == []
+    boards = {st["board"] for st in fit.states.values() if st and st.get("board")}
+    said = " ".join(findings.levels(fit))
+    assert (f"ran on {len(boards)} different GPUs" in said) == (len(boards) > 1)

@@ -218,3 +218,27 @@ def test_a_record_dated_in_the_future_is_never_the_reference(tmp_path, reference
     (tmp_path / "good.json").unlink()
     with pytest.raises(RecordError, match="future"):
         records.reference_record(directory=tmp_path)
+
+
+def test_data_readme_names_the_lessons_that_show_each_experiment():
+    """The experiments table of data/README.md gives, per experiment, the lessons that run or show it, as the
+    registry says (helpers/lessons.py): numbers written by hand went stale when the lessons were renumbered."""
+    import re
+
+    from helpers import lessons, paths
+
+    text = (paths.ROOT / "data" / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| ([^|]*) \|", text, re.M)
+    checked = 0
+    for name, column in rows:
+        slugs = lessons.showing(name)
+        if name in _experiment_names() and slugs:
+            assert column.strip() == ", ".join(lessons.lesson(s).id for s in slugs), name
+            checked += 1
+    assert checked >= 20
+
+
+def _experiment_names():
+    from helpers import experiments
+
+    return set(experiments.ALL)

@@ -88,6 +88,6 @@ def test_summary_reads_the_sweeps_snapshots() -> None:
         "offset": {"before": snap, "after": slow, "change": {"pcie_replays": 2, "steal_share": 0.004}},
         "memcpy": {"before": dict(snap, sm_clock_MHz=900), "after": snap, "change": {}}}}
     assert machine_state.summary(provenance) == {
-        "sm_clock_MHz": [1755, 1980], "memory_clock_MHz": [3201], "clock_event_reasons": [0, 4],
+        "board": None, "sm_clock_MHz": [1755, 1980], "memory_clock_MHz": [3201], "clock_event_reasons": [0, 4],
         "pcie_link": ["Gen5 x16"], "pcie_replays": 3, "steal_share": 0.004}
     assert machine_state.summary({}) is None

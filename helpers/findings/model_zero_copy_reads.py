@@ -197,10 +197,13 @@ def levels(fit: Fit) -> list[str]:
                 f"PCIe {', '.join(first['pcie_link'])}" if alike else "GPU states that differ")
         steal = max(st["steal_share"] for st in kept.values())
         replays = sum(st["pcie_replays"] for st in kept.values())
+        boards = sorted({st["board"] for st in kept.values() if st.get("board")})
+        on = (f" They ran on {len(boards)} different GPUs of the same model (a hash of each GPU's UUID: "
+              f"{', '.join(boards)}): a device call does not always get the same board." if len(boards) > 1 else "")
         lines.append(f"The records that keep the machine's state around their sweeps ({_names(list(kept))}) show {said}, "
                      f"{replays} new PCIe replays and at most {steal:.2%} of CPU time stolen by the hypervisor"
                      + ("; the two levels are not explained by anything this VM can see." if alike and in_both
-                        else "."))
+                        else ".") + on)
     return lines
 
 

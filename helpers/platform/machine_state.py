@@ -116,8 +116,9 @@ def change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
 
 def summary(provenance: dict[str, Any], experiments: tuple[str, ...] = SWEEPS) -> dict[str, Any] | None:
     """What a record's snapshots say around ``experiments``: every SM clock, memory clock, clock-event reason and
-    PCIe link seen (sorted, distinct), the PCIe replays added and the largest share of CPU time the hypervisor stole;
-    None for a record made before the state was kept (model-zero-copy-reads)."""
+    PCIe link seen (sorted, distinct), the PCIe replays added, the largest share of CPU time the hypervisor stole,
+    and the board (:func:`board`, None where the record has none); None for a record made before the state was kept
+    (model-zero-copy-reads)."""
     states = [provenance.get("machine_state", {}).get(name) for name in experiments]
     states = [s for s in states if s]
     if not states:
@@ -129,7 +130,7 @@ def summary(provenance: dict[str, Any], experiments: tuple[str, ...] = SWEEPS) -
 
     links = sorted({f"Gen{snap['pcie_gen']} x{snap['pcie_width']}" for snap in snaps
                     if "pcie_gen" in snap and "pcie_width" in snap})
-    return {"sm_clock_MHz": seen("sm_clock_MHz"), "memory_clock_MHz": seen("memory_clock_MHz"),
+    return {"board": provenance.get("gpu_board"), "sm_clock_MHz": seen("sm_clock_MHz"), "memory_clock_MHz": seen("memory_clock_MHz"),
             "clock_event_reasons": seen("clock_event_reasons"), "pcie_link": links,
             "pcie_replays": sum(s["change"].get("pcie_replays", 0) for s in states),
             "steal_share": max((s["change"].get("steal_share", 0.0) for s in states), default=0.0)}
