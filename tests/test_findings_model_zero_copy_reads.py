@@ -97,7 +97,10 @@ def test_levels_quote_the_groups_and_the_machine_state(fit):
     assert f"{len(groups['same']['records'])} quiet held-out records run within 3%" in text
     assert f"meets both targets on {len(groups['same']['meets'])} of them" in text
     if groups["other"]["records"]:
-        assert f"{min(groups['other']['ratios']) - 1:+.0%}" in text and f"{groups['link']:.1%}" in text
+        lo, hi = min(groups["other"]["ratios"]) - 1, max(groups["other"]["ratios"]) - 1
+        if hi < 0:
+            assert f"{-hi:.0%} to {-lo:.0%} below it" in text
+        assert f"{groups['link']:.1%}" in text
     kept = [n for n, st in fit.states.items() if st]
     if kept:
         first = fit.states[kept[0]]
@@ -110,3 +113,16 @@ def test_levels_quote_the_groups_and_the_machine_state(fit):
     boards = {st["board"] for st in fit.states.values() if st and st.get("board")}
     said = " ".join(findings.levels(fit))
     assert (f"ran on {len(boards)} different GPUs" in said) == (len(boards) > 1)
+
+
+@pytest.mark.parametrize("ratios, said", [((0.91, 0.94), "6% to 9% below it"), ((1.05, 1.08), "5% to 8% above it"),
+                                          ((0.93, 1.06), "-7% to +6% from it")])
+def test_levels_say_below_above_or_both(fit, ratios, said):
+    def made_up(ratio):
+        return {"levels": {"request_bound": {"points": 30, "median_ratio": ratio, "max_abs_difference": 0.1},
+                           "link_bound": {"points": 10, "median_ratio": 1.0, "max_abs_difference": 0.004},
+                           "same_level": False},
+                "quiet": {"check record": True}, "meets_targets": False}
+    checks = {f"r{i}.json": made_up(r) for i, r in enumerate(ratios)}
+    text = " ".join(findings.levels(replace(fit, checks=checks, states={})))
+    assert f"2 run {said} (r0, r1)" in text and "within 0.4%" in text and "on 0 of these" in text

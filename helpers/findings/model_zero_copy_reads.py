@@ -180,7 +180,9 @@ def levels(fit: Fit) -> list[str]:
              f"both targets on {len(same['meets'])} of them."]
     if other["records"]:
         lo, hi = min(other["ratios"]) - 1, max(other["ratios"]) - 1
-        lines.append(f"{len(other['records'])} run {lo:+.0%} to {hi:+.0%} from it ({_names(other['records'])}), "
+        where = (f"{-hi:.0%} to {-lo:.0%} below it" if hi < 0 else f"{lo:.0%} to {hi:.0%} above it" if lo > 0
+                 else f"{lo:+.0%} to {hi:+.0%} from it")
+        lines.append(f"{len(other['records'])} run {where} ({_names(other['records'])}), "
                      f"while their link-bound points stay within {groups['link']:.1%}: a state of the machine that "
                      f"lasts a whole run moves only the points bound by requests. The model meets both targets on "
                      f"{len(other['meets'])} of these; its errors there are about the records' own differences, "
