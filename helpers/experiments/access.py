@@ -3,8 +3,8 @@
 Every kernel reads ``count`` useful floats (one per thread and iteration); the pattern decides how
 many 32-byte sectors and 128-byte lines those floats are spread over, and so how many bytes move.
 The sweeps are quiet (helpers/experiments/quiet.py): every zero-copy point reads across 1 GiB of
-mapped memory (6 to 20 ms a launch on the H200) and is timed 9 times; every repeat is kept. The stride
-and offset sweeps time their points in rounds (:func:`helpers.memory.timing.time_gpu_rounds`): each
+mapped memory (6 to 20 ms a launch on the H200) and is timed 9 times; every repeat is kept. The stride,
+offset and vector-width sweeps time their points in rounds (:func:`helpers.memory.timing.time_gpu_rounds`): each
 round times every point once, so a drift of the machine during the sweep reaches every point alike;
 ``params["order"]`` says so, and each row's ``started_s`` gives when each repeat ran.
 """
@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import kernels
-from ..memory.timing import time_gpu, time_gpu_rounds
+from ..memory.timing import time_gpu_rounds
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, seconds_row
 from .result import Result, Row, run
 
@@ -122,11 +122,11 @@ def vector_width(nbytes: int = NBYTES, device_nbytes: int = 1 << 30, repeats: in
 
     Mapped memory reads ``nbytes`` (1 GiB, about 20 ms a launch); device memory reads ``device_nbytes`` (1 GiB: a buffer the
     size of the L2 would measure the L2 and the launch, not HBM)."""
-    return run("vector_width", {"nbytes": nbytes, "device_nbytes": device_nbytes, "repeats": repeats},
-               _vector_width)
+    return run("vector_width", {"nbytes": nbytes, "device_nbytes": device_nbytes, "repeats": repeats,
+                                "order": ORDER}, _vector_width)
 
 
-def _vector_width(nbytes: int, device_nbytes: int, repeats: int) -> list[Row]:
+def _vector_width(nbytes: int, device_nbytes: int, repeats: int, order: str) -> list[Row]:
     from ..memory import gpu
 
     grid = full_grid()
@@ -134,13 +134,17 @@ def _vector_width(nbytes: int, device_nbytes: int, repeats: int) -> list[Row]:
         ("read_strided", 4, kernels.load_kernel("access_pattern", "read_strided")),
         ("read_strided_float4", 16, kernels.load_kernel("access_pattern", "read_strided_float4")),
     ]
-    rows: list[Row] = []
     with mapped(nbytes) as host, device(device_nbytes) as dev, device(4) as sink:
-        for memory, pointer, size in (("zero_copy", gpu.device_pointer(host), nbytes), ("device", dev, device_nbytes)):
-            for name, vector_bytes, kernel in variants:
-                count = np.uint64(size // vector_bytes)
-                timing = time_gpu(lambda: kernel(pointer, count, np.int32(1), np.int32(0), NEVER, sink,
-                                                 block=(BLOCK, 1, 1), grid=(grid, 1)), repeats=repeats)
-                rows.append(seconds_row(timing, memory=memory, kernel=name, vector_bytes=vector_bytes,
-                                        nbytes=size, useful_GBps=size / timing.median / 1e9))
-    return rows
+        points = [(memory, pointer, size, name, vector_bytes, kernel)
+                  for memory, pointer, size in (("zero_copy", gpu.device_pointer(host), nbytes),
+                                                ("device", dev, device_nbytes))
+                  for name, vector_bytes, kernel in variants]
+
+        def launch(pointer: object, count: int, kernel: Any) -> Callable[[], object]:
+            return lambda: kernel(pointer, np.uint64(count), np.int32(1), np.int32(0), NEVER, sink,
+                                  block=(BLOCK, 1, 1), grid=(grid, 1))
+
+        timings = time_gpu_rounds([launch(p, size // vb, k) for _, p, size, _, vb, k in points], repeats=repeats)
+    return [seconds_row(timing, memory=memory, kernel=name, vector_bytes=vector_bytes, nbytes=size,
+                        useful_GBps=size / timing.median / 1e9)
+            for (memory, _, size, name, vector_bytes, _), timing in zip(points, timings)]

@@ -75,7 +75,8 @@ def time_gpu_rounds(works: Sequence[Callable[[], object]], *, repeats: int = 9, 
 
     Repeats of one point taken back to back agree within 1 % on the lent H200 while the machine drifts by
     more over the tens of seconds a sweep lasts; in rounds, every point samples the same stretch of time.
-    Each work is launched ``warmup`` times first. One measurement slot holds the whole sweep."""
+    Each work is launched ``warmup`` times first. Each round holds the measurement slot (a second or so), not the
+    whole sweep, so a learner sharing the GPU waits at most a round."""
     context()
     import pycuda.driver as drv
 
@@ -89,8 +90,9 @@ def time_gpu_rounds(works: Sequence[Callable[[], object]], *, repeats: int = 9, 
             for _ in range(warmup):
                 work()
         drv.Context.synchronize()
-        t0 = time.perf_counter()
-        for visit in order:
+    t0 = time.perf_counter()
+    for visit in order:
+        with measurement_slot(what="time_gpu_rounds"):
             for i in visit:
                 started[i].append(time.perf_counter() - t0)
                 start.record()
