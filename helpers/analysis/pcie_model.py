@@ -805,8 +805,8 @@ def levels(fit_record: Any, check_record: Any, model: Model) -> dict[str, Any]:
     ``link_bound`` (the link term is the largest) and ``request_bound`` (requests or halves of lines are), each
     with its points, the median ratio (check / fit) and the largest |difference| (model-zero-copy-reads).
 
-    On the lent H200 the link-bound points of every record agree within about 1 %, while the request-bound points
-    of some device calls run 6-9 % below those of others: a state of the machine that lasts a whole call."""
+    On the lent H200 the link-bound points of every quiet record agree within about 1 %, while the request-bound
+    points differ from one device call to another by up to 9 % (calls land on different boards and hosts)."""
     a, b = _repeats(fit_record), _repeats(check_record)
     bound = {(p.kind, p.kernel, p.stride, p.offset): model.cost(_counts(p, model.race))[1]
              for p in sweep_points(fit_record)}

@@ -164,47 +164,50 @@ def errors(fit: Fit) -> Text:
 
 
 def _names(names: list[str]) -> str:
-    return ", ".join(n.removeprefix("nvidia-h200-").removesuffix(".json") for n in names)
+    """Record files as section 5 writes them: ``nvidia-h200-2026-12-04-5.json`` as ``-04-5``."""
+    return ", ".join(n.removeprefix("nvidia-h200-2026-12").removesuffix(".json") for n in names)
 
 
 def levels(fit: Fit) -> list[str]:
-    """Section 5: the quiet held-out records split by the level of their request-bound points against the fit record
+    """Section 5: how the quiet held-out records' link-bound and request-bound points compare with the fit record's
     (pcie_model.level_groups), where the model meets its targets, and what the records' machine states say."""
     groups = pcie_model.level_groups(fit.checks)
     same, other = groups["same"], groups["other"]
-    if not same["records"] and not other["records"]:
+    names = same["records"] + other["records"]
+    if not names:
         return []
+    ratios = dict(zip(names, same["ratios"] + other["ratios"]))
+    low, high = min(ratios, key=ratios.__getitem__), max(ratios, key=ratios.__getitem__)
     tol = pcie_model.LEVEL_TOLERANCE
-    lines = [f"Request-bound points (the requests or halves-of-lines term the largest): {len(same['records'])} quiet "
-             f"held-out records run within {tol:.0%} of the fit record ({_names(same['records'])}); the model meets "
-             f"both targets on {len(same['meets'])} of them."]
-    if other["records"]:
-        lo, hi = min(other["ratios"]) - 1, max(other["ratios"]) - 1
-        where = (f"{-hi:.0%} to {-lo:.0%} below it" if hi < 0 else f"{lo:.0%} to {hi:.0%} above it" if lo > 0
-                 else f"{lo:+.0%} to {hi:+.0%} from it")
-        lines.append(f"{len(other['records'])} run {where} ({_names(other['records'])}), "
-                     f"while their link-bound points stay within {groups['link']:.1%}: a state of the machine that "
-                     f"lasts a whole run moves only the points bound by requests. The model meets both targets on "
-                     f"{len(other['meets'])} of these; its errors there are about the records' own differences, "
-                     "which no model fitted on one run can remove.")
+    lines = [f"Link-bound points agree with the fit record's within {groups['link']:.1%} in every quiet held-out "
+             f"record; request-bound points do not: their median against the fit record's runs from {ratios[low] - 1:+.1%} ({_names([low])}) to "
+             f"{ratios[high] - 1:+.1%} ({_names([high])}).",
+             (f"The model meets both targets on {len(same['meets'])} of the {len(same['records'])} records whose "
+              f"request-bound points sit within {tol:.0%} of the fit record's ({_names(same['records'])})"
+              if same["records"] else
+              f"No held-out record's request-bound points sit within {tol:.0%} of the fit record's")
+             + (f"{', and on' if same['records'] else '; the model meets both targets on'} {len(other['meets'])} of "
+                f"the {len(other['records'])} further away ({_names(other['records'])}): there the records' own points "
+                "differ from the fit record's by about as much as the model's errors, which no model fitted on one "
+                "run can remove." if other["records"] else ".")]
     kept = {n: st for n, st in fit.states.items() if st}
     if kept:
         keys = ("sm_clock_MHz", "memory_clock_MHz", "clock_event_reasons", "pcie_link")
         alike = all(st[k] == next(iter(kept.values()))[k] for st in kept.values() for k in keys)
         first = next(iter(kept.values()))
         in_both = any(n in same["records"] for n in kept) and any(n in other["records"] for n in kept)
-        reasons = ("no clock-event reason (nothing held the clocks down)" if first["clock_event_reasons"] == [0]
+        reasons = ("no clock-event reason" if first["clock_event_reasons"] == [0]
                    else f"clock-event reasons {first['clock_event_reasons']}")
         said = (f"{first['sm_clock_MHz'][0]} MHz SM and {first['memory_clock_MHz'][0]} MHz memory clocks, {reasons}, "
                 f"PCIe {', '.join(first['pcie_link'])}" if alike else "GPU states that differ")
         steal = max(st["steal_share"] for st in kept.values())
         replays = sum(st["pcie_replays"] for st in kept.values())
         boards = sorted({st["board"] for st in kept.values() if st.get("board")})
-        on = (f" They ran on {len(boards)} different GPUs of the same model (a hash of each GPU's UUID: "
+        on = (f" They ran on {len(boards)} different GPUs (a hash of each GPU's UUID: "
               f"{', '.join(boards)}): a device call does not always get the same board." if len(boards) > 1 else "")
         lines.append(f"The records that keep the machine's state around their sweeps ({_names(list(kept))}) show {said}, "
                      f"{replays} new PCIe replays and at most {steal:.2%} of CPU time stolen by the hypervisor"
-                     + ("; the two levels are not explained by anything this VM can see." if alike and in_both
+                     + ("; the differences are not explained by anything this VM can see." if alike and in_both
                         else ".") + on)
     return lines
 
