@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import kernels
 from ..memory import gpu
+from ..memory.timing import time_gpu
 from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, device, full_grid, mapped
 from .result import Result, Row, run
@@ -189,8 +190,6 @@ def spin_loop(spins: int = 1 << 17, repeats: int = 9) -> Result:
 
 
 def _spin_loop(spins: int, repeats: int) -> list[Row]:
-    from ..memory.timing import time_gpu
-
     rows: list[Row] = []
     with mapped(4096, np.uint32, fill=0) as flag, mapped(8, np.uint64, fill=0) as turns:
         for load in SPIN_LOADS:
