@@ -204,11 +204,13 @@ def levels(fit: Fit) -> list[str]:
         replays = sum(st["pcie_replays"] for st in kept.values())
         boards = sorted({st["board"] for st in kept.values() if st.get("board")})
         on = (f" They ran on {len(boards)} different GPUs (a hash of each GPU's UUID: "
-              f"{', '.join(boards)}): a device call does not always get the same board." if len(boards) > 1 else "")
+              f"{', '.join(boards)}): a device call does not always get the same board, one difference "
+              "this VM can see, though too few records carry it to tell whether it sets the level." if len(boards) > 1
+              else "")
         lines.append(f"The records that keep the machine's state around their sweeps ({_names(list(kept))}) show {said}, "
                      f"{replays} new PCIe replays and at most {steal:.2%} of CPU time stolen by the hypervisor"
-                     + ("; the differences are not explained by anything this VM can see." if alike and in_both
-                        else ".") + on)
+                     + ("; none of these differ between the records near the fit record's level and those further "
+                        "away." if alike and in_both else ".") + on)
     return lines
 
 
