@@ -225,20 +225,15 @@ def test_data_readme_names_the_lessons_that_show_each_experiment():
     registry says (helpers/lessons.py): numbers written by hand went stale when the lessons were renumbered."""
     import re
 
-    from helpers import lessons, paths
+    from helpers import experiments, lessons, paths
 
     text = (paths.ROOT / "data" / "README.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+)` \| ([^|]*) \|", text, re.M)
     checked = 0
     for name, column in rows:
         slugs = lessons.showing(name)
-        if name in _experiment_names() and slugs:
+        if name in experiments.ALL and slugs:
             assert column.strip() == ", ".join(lessons.lesson(s).id for s in slugs), name
             checked += 1
     assert checked >= 20
 
-
-def _experiment_names():
-    from helpers import experiments
-
-    return set(experiments.ALL)
