@@ -66,6 +66,7 @@ endif
 help:
 	@echo "CUDA zero-copy memory course"
 	@echo
+	@echo "  make setup      only set up: create .venv, install the course, install the git filter"
 	@echo "  make lab        set up .venv and open lessons/00-start-here.ipynb in JupyterLab"
 	@echo "  make test       set up .venv, run tests/ and every lesson under nbval"
 	@echo "  make test-gpu   like test, but GPU tests fail instead of skip without a GPU"
