@@ -129,7 +129,7 @@ _SIGNED_BYTES = {"memlock_soft_bytes"}
 
 def _generic_kind(key: str) -> Kind | None:
     """The type the name of a key implies, in every experiment (units are in the key names)."""
-    if key == "seconds":
+    if key in ("seconds", "allocation_seconds"):  # every repeat; each fresh allocation's median (access.py)
         return SECONDS
     if key == "started_s":  # when each repeat of a sweep timed in rounds started
         return STARTS

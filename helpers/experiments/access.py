@@ -6,17 +6,22 @@ The sweeps are quiet (helpers/experiments/quiet.py): every zero-copy point reads
 mapped memory (6 to 20 ms a launch on the H200) and is timed 9 times; every repeat is kept. The stride,
 offset and vector-width sweeps time their points in rounds (:func:`helpers.memory.timing.time_gpu_rounds`): each
 round times every point once, so a drift of the machine during the sweep reaches every point alike;
-``params["order"]`` says so, and each row's ``started_s`` gives when each repeat ran.
+``params["order"]`` says so, and each row's ``started_s`` gives when each repeat ran. The rounds are taken over
+``ALLOCATIONS`` fresh buffers in turn, ``REPEATS`` on each (:func:`helpers.memory.timing.time_gpu_rounds_over`):
+a request-bound point's rate moves with each fresh allocation (on the lent H200, stride 32 read 2.24-2.93 GB/s over
+twelve allocations while offset 0 held within 0.5 %), so each row keeps every allocation's median
+(``allocation_seconds``) and which allocation each repeat timed (``allocation``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from .. import kernels
-from ..memory.timing import time_gpu_rounds
+from ..memory.timing import time_gpu_rounds_over
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, seconds_row
 from .result import Result, Row, run
 
@@ -29,7 +34,11 @@ DEVICE_COUNT = 1 << 28  # 1 GiB of useful floats: far beyond the 60 MB L2, and l
 # classroom of 16 sharing one host (helpers/sharing/pinned_budget.py), so the default keeps every point within 1 GiB.
 MIN_COUNT = 0
 ORDER = "rounds"  # how the repeats are taken: round after round over all points (time_gpu_rounds)
-REPEATS = 9  # the quiet-sweep rule (helpers/experiments/quiet.py): >= 9 repeats, >= 256 MiB
+# Fresh buffers a sweep is timed on, and rounds on each: 3 x 3 = 9 repeats, the quiet-sweep rule
+# (helpers/experiments/quiet.py: >= 9 repeats, >= 256 MiB). Repeats on one buffer agree within about 1 % at
+# link-bound points, so three buffers of three repeats buy a truer median than one of nine, in the same GPU time.
+ALLOCATIONS = 3
+REPEATS = 3
 
 
 def stride_count(stride: int, nbytes: int = NBYTES, min_count: int = 0) -> int:
@@ -39,27 +48,29 @@ def stride_count(stride: int, nbytes: int = NBYTES, min_count: int = 0) -> int:
 
 
 def stride(strides: Sequence[int] = STRIDES, nbytes: int = NBYTES, device_count: int = DEVICE_COUNT,
-           repeats: int = REPEATS, min_count: int = MIN_COUNT) -> Result:
+           repeats: int = REPEATS, min_count: int = MIN_COUNT, allocations: int = ALLOCATIONS) -> Result:
     """Useful bandwidth when thread t reads float ``t * stride`` (coalesce-and-align-accesses).
 
     On mapped memory every stride reads across ``nbytes`` of host memory (:func:`stride_count`: stride
     s reads ``nbytes / 4 / s`` floats, or ``min_count`` across ``4 * s * min_count`` bytes when that is
     more): about 20 ms a launch up to stride 8, about 6 ms from stride 32 on (one PCIe request per
     float); on device memory ``device_count`` floats (fewer if the GPU's free memory
-    is short). Each row gives the count it used and every repeat's time."""
+    is short). Each row gives the count it used, every repeat's time and each of the ``allocations`` fresh
+    buffers' median (``repeats`` rounds on each)."""
     params = {"kernel": "read_strided", "strides": list(strides), "nbytes": nbytes, "device_count": device_count,
-              "repeats": repeats, "block": BLOCK, "min_count": min_count, "order": ORDER}
+              "repeats": repeats, "allocations": allocations, "block": BLOCK, "min_count": min_count,
+              "order": ORDER}
     return run("stride", params, _stride)
 
 
 def offset(offsets: Sequence[int] = OFFSETS, nbytes: int = NBYTES, device_count: int = DEVICE_COUNT,
-           repeats: int = REPEATS) -> Result:
+           repeats: int = REPEATS, allocations: int = ALLOCATIONS) -> Result:
     """Useful bandwidth when every thread's float is shifted by ``offset`` floats (coalesce-and-align-accesses).
 
     Every offset reads ``nbytes / 4`` useful floats of mapped memory (a buffer ``nbytes`` plus the
-    largest offset long)."""
+    largest offset long), on ``allocations`` fresh buffers in turn, ``repeats`` rounds each."""
     params = {"kernel": "read_strided", "offsets": list(offsets), "nbytes": nbytes, "device_count": device_count,
-              "repeats": repeats, "block": BLOCK, "order": ORDER}
+              "repeats": repeats, "allocations": allocations, "block": BLOCK, "order": ORDER}
     return run("offset", params, _offset)
 
 
@@ -79,8 +90,10 @@ def _fitting_count(patterns: list[tuple[int, int]], wanted: int) -> int:
     return count
 
 
-def _sweep(patterns: list[tuple[int, int]], counts: list[int], device_count: int, repeats: int) -> list[Row]:
-    """Zero-copy points (stride, offset) with their own useful counts, then the same on device memory."""
+def _sweep(patterns: list[tuple[int, int]], counts: list[int], device_count: int, repeats: int,
+           allocations: int) -> list[Row]:
+    """Zero-copy points (stride, offset) with their own useful counts, then the same on device memory; each over
+    ``allocations`` fresh buffers, ``repeats`` rounds on each."""
     from ..memory import gpu
 
     kernel = kernels.load_kernel("access_pattern", "read_strided")
@@ -91,42 +104,45 @@ def _sweep(patterns: list[tuple[int, int]], counts: list[int], device_count: int
         return lambda: kernel(pointer, np.uint64(n), np.int32(s), np.int32(o), NEVER, sink,
                               block=(BLOCK, 1, 1), grid=(grid, 1))
 
-    def measure(memory: str, pointer: object, ns: list[int]) -> None:
-        timings = time_gpu_rounds([launch(pointer, s, o, n) for (s, o), n in zip(patterns, ns)], repeats=repeats)
+    def measure(memory: str, allocate: Callable[[], Any], pointer: Callable[[Any], object], ns: list[int]) -> None:
+        timings = time_gpu_rounds_over(
+            allocate, lambda buffer: [launch(pointer(buffer), s, o, n) for (s, o), n in zip(patterns, ns)],
+            allocations=allocations, repeats=repeats)
         for ((s, o), n), timing in zip(zip(patterns, ns), timings):
             rows.append(seconds_row(timing, memory=memory, stride=s, offset_floats=o, count=n, grid=grid,
                                     useful_GBps=n * 4 / timing.median / 1e9))
 
     with device(4) as sink:
-        with mapped(_span([(s, o, n) for (s, o), n in zip(patterns, counts)])) as host:
-            measure("zero_copy", gpu.device_pointer(host), counts)
+        span = _span([(s, o, n) for (s, o), n in zip(patterns, counts)])
+        measure("zero_copy", lambda: mapped(span), gpu.device_pointer, counts)
         device_count = _fitting_count(patterns, device_count)
-        with device(_span([(s, o, device_count) for s, o in patterns])) as dev:
-            measure("device", dev, [device_count] * len(patterns))
+        device_span = _span([(s, o, device_count) for s, o in patterns])
+        measure("device", lambda: device(device_span), lambda dev: dev, [device_count] * len(patterns))
     return rows
 
 
 def _stride(kernel: str, strides: list[int], nbytes: int, device_count: int, repeats: int, block: int,
-            min_count: int, order: str) -> list[Row]:
+            min_count: int, order: str, allocations: int = 1) -> list[Row]:
     return _sweep([(s, 0) for s in strides], [stride_count(s, nbytes, min_count) for s in strides], device_count,
-                  repeats)
+                  repeats, allocations)
 
 
 def _offset(kernel: str, offsets: list[int], nbytes: int, device_count: int, repeats: int, block: int,
-            order: str) -> list[Row]:
-    return _sweep([(1, o) for o in offsets], [nbytes // 4] * len(offsets), device_count, repeats)
+            order: str, allocations: int = 1) -> list[Row]:
+    return _sweep([(1, o) for o in offsets], [nbytes // 4] * len(offsets), device_count, repeats, allocations)
 
 
-def vector_width(nbytes: int = NBYTES, device_nbytes: int = 1 << 30, repeats: int = REPEATS) -> Result:
+def vector_width(nbytes: int = NBYTES, device_nbytes: int = 1 << 30, repeats: int = REPEATS,
+                 allocations: int = ALLOCATIONS) -> Result:
     """The same contiguous bytes read as one float or one float4 per thread (coalesce-and-align-accesses).
 
     Mapped memory reads ``nbytes`` (1 GiB, about 20 ms a launch); device memory reads ``device_nbytes`` (1 GiB: a buffer the
-    size of the L2 would measure the L2 and the launch, not HBM)."""
+    size of the L2 would measure the L2 and the launch, not HBM); both on ``allocations`` fresh buffers in turn."""
     return run("vector_width", {"nbytes": nbytes, "device_nbytes": device_nbytes, "repeats": repeats,
-                                "order": ORDER}, _vector_width)
+                                "allocations": allocations, "order": ORDER}, _vector_width)
 
 
-def _vector_width(nbytes: int, device_nbytes: int, repeats: int, order: str) -> list[Row]:
+def _vector_width(nbytes: int, device_nbytes: int, repeats: int, order: str, allocations: int = 1) -> list[Row]:
     from ..memory import gpu
 
     grid = full_grid()
@@ -134,17 +150,25 @@ def _vector_width(nbytes: int, device_nbytes: int, repeats: int, order: str) -> 
         ("read_strided", 4, kernels.load_kernel("access_pattern", "read_strided")),
         ("read_strided_float4", 16, kernels.load_kernel("access_pattern", "read_strided_float4")),
     ]
-    with mapped(nbytes) as host, device(device_nbytes) as dev, device(4) as sink:
-        points = [(memory, pointer, size, name, vector_bytes, kernel)
-                  for memory, pointer, size in (("zero_copy", gpu.device_pointer(host), nbytes),
-                                                ("device", dev, device_nbytes))
-                  for name, vector_bytes, kernel in variants]
+    points = [(memory, size, name, vector_bytes, kernel) for memory, size in (("zero_copy", nbytes),
+                                                                             ("device", device_nbytes))
+              for name, vector_bytes, kernel in variants]
 
+    @contextmanager
+    def buffers() -> Iterator[tuple[object, object]]:
+        with mapped(nbytes) as host, device(device_nbytes) as dev:
+            yield gpu.device_pointer(host), dev
+
+    with device(4) as sink:
         def launch(pointer: object, count: int, kernel: Any) -> Callable[[], object]:
             return lambda: kernel(pointer, np.uint64(count), np.int32(1), np.int32(0), NEVER, sink,
                                   block=(BLOCK, 1, 1), grid=(grid, 1))
 
-        timings = time_gpu_rounds([launch(p, size // vb, k) for _, p, size, _, vb, k in points], repeats=repeats)
+        def works(pointers: tuple[object, object]) -> list[Callable[[], object]]:
+            on = {"zero_copy": pointers[0], "device": pointers[1]}
+            return [launch(on[memory], size // vb, k) for memory, size, _, vb, k in points]
+
+        timings = time_gpu_rounds_over(buffers, works, allocations=allocations, repeats=repeats)
     return [seconds_row(timing, memory=memory, kernel=name, vector_bytes=vector_bytes, nbytes=size,
                         useful_GBps=size / timing.median / 1e9)
-            for (memory, _, size, name, vector_bytes, _), timing in zip(points, timings)]
+            for (memory, size, name, vector_bytes, _), timing in zip(points, timings)]

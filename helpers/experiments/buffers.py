@@ -59,8 +59,13 @@ def full_grid(block: int = BLOCK) -> int:
 
 def seconds_row(timing: Any, **fields: Any) -> dict[str, Any]:
     """A row with every repeat's seconds and the fields given; a timing taken in rounds
-    (:func:`helpers.memory.timing.time_gpu_rounds`) adds when each repeat started (``started_s``)."""
+    (:func:`helpers.memory.timing.time_gpu_rounds`) adds when each repeat started (``started_s``); one taken over
+    several allocations (:func:`helpers.memory.timing.time_gpu_rounds_over`) adds which allocation each repeat timed
+    (``allocation``) and each allocation's median (``allocation_seconds``)."""
     row = {**fields, "seconds": [float(s) for s in timing.seconds]}
     if getattr(timing, "started", ()):
         row["started_s"] = [round(float(t), 4) for t in timing.started]
+    if getattr(timing, "allocation", ()):
+        row["allocation"] = [int(a) for a in timing.allocation]
+        row["allocation_seconds"] = [float(s) for s in timing.allocation_medians()]
     return row

@@ -56,6 +56,8 @@ QUIET_SWEEPS: dict[str, QuietSweep] = {
     "registered": QuietSweep(rows=False),
     "cpu_traffic": QuietSweep(),
     "read_only_registration": QuietSweep(rows=False),
+    # copy-then-read against zero-copy by stride: every point spans the whole 256 MiB array
+    "read_once_strided": QuietSweep(),
 }
 
 
@@ -76,8 +78,10 @@ def violations(name: str, params: dict[str, Any], spec: QuietSweep | None = None
     spec = spec or QUIET_SWEEPS.get(name) or PENDING[name]
     found = []
     repeats = params.get(spec.repeats)
-    if not isinstance(repeats, int) or repeats < MIN_REPEATS:
-        found.append(f"{name}: {spec.repeats}={repeats!r}, the rule asks >= {MIN_REPEATS}")
+    allocations = params.get("allocations", 1)  # a sweep over fresh buffers: its repeats on each, times the buffers
+    if not isinstance(repeats, int) or not isinstance(allocations, int) or repeats * allocations < MIN_REPEATS:
+        over = "" if allocations == 1 else f" on each of {allocations!r} allocations"
+        found.append(f"{name}: {spec.repeats}={repeats!r}{over}, the rule asks >= {MIN_REPEATS} in all")
     for key in spec.sizes:
         value = params.get(key)
         largest = max(value) if isinstance(value, (list, tuple)) and value else value
