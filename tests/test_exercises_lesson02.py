@@ -79,7 +79,11 @@ def test_the_prediction_cell_and_its_comparison():
                 / copies.one(direction="htod", host_memory="pageable", nbytes=n)["GBps"])
     assert f"{measured:.1f}x" in untouched and "recorded" in untouched
     assert "within 25%" in lesson02.compare_prediction(measured, copies)
-    for guess, phrase in ((measured / 3, "slower than you expected"), (measured * 3, "faster than you expected"),
+    across = lesson02.factor_across_records(n)
+    assert across.words("x") in untouched
+    inside = lesson02.compare_prediction(across.high, copies)
+    assert across.words("x") in inside and ("inside the records' range" in inside or "within 25%" in inside)
+    for guess, phrase in ((across.low / 3, "slower than you expected"), (across.high * 3, "faster than you expected"),
                           ("six", "a number"), (-1, "positive")):
         said = lesson02.compare_prediction(guess, copies)
         assert isinstance(said, Text) and phrase in said, said

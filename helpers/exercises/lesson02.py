@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..analysis import spread
 from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
@@ -203,7 +204,9 @@ def compare_prediction(predicted_speedup: Any, copies: Any) -> Text:
     said = (f"at {n / 2**20:.0f} MiB host to device, pinned ran at {pinned:.1f} GB/s and pageable at {pageable:.1f} "
             f"GB/s: {measured:.1f}x ({copies.gpu}, {'live' if copies.live else 'recorded'}).")
     if is_placeholder(predicted_speedup):
-        return Text("You made no prediction (predicted_speedup is still `...`); the measurement: " + said)
+        across = factor_across_records(n)
+        return Text("You made no prediction (predicted_speedup is still `...`); the measurement: " + said
+                    + f" Across the {across.count} committed H200 records the same factor ran {across.words('x')}.")
     try:
         guess = float(predicted_speedup)
     except (TypeError, ValueError):
@@ -211,13 +214,27 @@ def compare_prediction(predicted_speedup: Any, copies: Any) -> Text:
     if guess <= 0:
         return Text(f"A speed-up is a positive factor (1 = no difference); you wrote {guess:g}. The measurement: "
                     + said)
-    off = guess / measured
+    off, across = guess / measured, factor_across_records(n)
+    records = (f"Across the {across.count} committed H200 records the same factor ran {across.words('x')}: the "
+               "pageable rate moves with the host from run to run, so judge a guess against that range.")
     if 0.8 <= off <= 1.25:
-        return Text(f"You predicted {guess:g}x; {said} Close: within 25%.")
+        return Text(f"You predicted {guess:g}x; {said} Close: within 25%. {records}")
+    if across.low <= guess <= across.high:
+        return Text(f"You predicted {guess:g}x; {said} Off by a factor of {max(off, 1 / off):.1f} from this run, "
+                    f"but inside the records' range. {records}")
     if off < 1:
         why = ("the pageable copy was slower than you expected: the next cell asks whether a second, CPU copy into a "
                "staging buffer explains it.")
     else:
         why = ("the pageable copy was faster than you expected, or the pinned one slower: a pinned copy is capped "
                "by the PCIe link (lesson 06), and the staging copy can overlap the DMA (exercise 2 models it).")
-    return Text(f"You predicted {guess:g}x; {said} Off by a factor of {max(off, 1 / off):.1f}: {why}")
+    return Text(f"You predicted {guess:g}x; {said} Off by a factor of {max(off, 1 / off):.1f}, outside the records' "
+                f"range too: {why} {records}")
+
+
+def factor_across_records(nbytes: int) -> spread.Range:
+    """Pinned over pageable host-to-device GB/s at ``nbytes`` in every committed H200 record that holds it."""
+    def factor(result: Any) -> float:
+        rate = {m: result.one(direction="htod", host_memory=m, nbytes=nbytes)["GBps"] for m in ("pinned", "pageable")}
+        return float(rate["pinned"] / rate["pageable"])
+    return spread.across_records("memcpy", factor)

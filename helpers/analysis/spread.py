@@ -1,0 +1,92 @@
+"""The spread across the committed records, and the one rule for saying that two figures differ (issue 30 §5).
+
+A figure measured once is one draw: the same experiment in another record (another day, board, allocation or VM
+state) lands elsewhere. So a verdict that compares two figures of one run (a pageable copy against a host copy plus
+a DMA, measure-what-pinning-buys; a just-written table against an evicted one, measure-latency) says "they differ"
+only when the difference is
+
+- larger than this run's own spread (its repeats), and
+- of the same sign in every committed record that holds both figures (the range of the difference across the
+  records, this run's included, does not reach 0).
+
+Otherwise the records cannot tell. :func:`beyond_spread` is that rule; :func:`across_records` computes any figure in
+every committed record; a findings verdict that compares two figures calls :func:`beyond_spread`
+(``tests/test_spread.py`` lists the verdicts it holds to this).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+from .. import records
+from ..errors import RecordError
+from ..experiments.result import Result
+
+
+@dataclass(frozen=True)
+class Range:
+    """The lowest and highest value of one figure across records, and the records it was found in."""
+
+    low: float
+    high: float
+    records: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.records)
+
+    def including(self, value: float, name: str = "this run") -> Range:
+        """The range widened to take ``value`` in (a live run that is not among the committed records)."""
+        return Range(min(self.low, value), max(self.high, value), (*self.records, name))
+
+    def one_sign(self) -> bool:
+        """Whether every value lies on one side of 0 (none is 0)."""
+        return self.low > 0 or self.high < 0
+
+    def words(self, unit: str = "", digits: int = 1) -> str:
+        """'3.7-10.6 GB/s' (one value: '3.7 GB/s')."""
+        low, high = f"{self.low:.{digits}f}", f"{self.high:.{digits}f}"
+        text = low if low == high else f"{low}-{high}"
+        return text + unit if unit == "x" else f"{text} {unit}".strip()
+
+
+@lru_cache(maxsize=4)
+def _committed(gpu: str, directory: Path | None) -> tuple[tuple[str, Result], ...]:
+    found = []
+    for record, path in records.matching_records(gpu, directory):
+        for name, experiment in record["experiments"].items():
+            found.append((name, Result(name, experiment["params"], experiment["rows"], False,
+                                       record["provenance"], path.name)))
+    return tuple(found)
+
+
+def across_records(name: str, figure: Callable[[Result], float | None], gpu: str = "H200",
+                   directory: Path | None = None) -> Range:
+    """``figure`` of experiment ``name`` in every committed record of ``gpu`` (data/) that holds it; a record for
+    which ``figure`` returns None or raises LookupError or RecordError (it predates the row) is left out. Raises LookupError when
+    no record gives a value."""
+    values: list[tuple[float, str]] = []
+    for experiment, result in _committed(gpu, directory):
+        if experiment != name:
+            continue
+        try:
+            value = figure(result)
+        except (LookupError, RecordError):
+            continue
+        if value is not None and math.isfinite(value):
+            values.append((float(value), str(result.record_file)))
+    if not values:
+        raise LookupError(f"No committed {gpu} record gives a value of {name!r} for this figure.")
+    numbers = [v for v, _ in values]
+    return Range(min(numbers), max(numbers), tuple(f for _, f in values))
+
+
+def beyond_spread(difference: float, across: Range, own: float = 0.0) -> bool:
+    """Whether this run's ``difference`` between two figures is real: larger than ``own`` (this run's spread in the
+    difference's direction, from its repeats) and of one sign in every record (``across``, the difference in each
+    committed record, this run's included by the caller where it is live)."""
+    return abs(difference) > own and across.one_sign() and (difference > 0) == (across.low > 0)
