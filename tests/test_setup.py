@@ -1,9 +1,13 @@
 """The set-up's own checks: the nbstripout git filter (.ci/git-filter), the .venv repair check
-(.ci/check-venv), and the pieces of `make book` and of `record`'s progress that need no build."""
+(.ci/check-venv), and the pieces of `make book` and of `record`'s progress that need no build.
+
+Tests of what is committed read git's copy (:func:`committed_bytes`), never the working copy: a learner who ran
+and saved lesson 00 keeps its outputs on disk, and `make test` must still pass in that clone (issue 31)."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -26,20 +30,43 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
 
+def committed_bytes(root: Path, relative: str) -> bytes:
+    """``relative`` as git holds it in ``root`` (the index's copy: the last commit, or what was staged, through the
+    filter), not the working copy, which may hold a learner's saved outputs; the working copy where ``root`` is no
+    git checkout or git does not track the file (a downloaded archive)."""
+    if shutil.which("git"):
+        shown = subprocess.run(["git", "-C", str(root), "show", f":{relative}"], capture_output=True)
+        if shown.returncode == 0:
+            return shown.stdout
+    return (root / relative).read_bytes()
+
+
+def copy_committed(root: Path, relative: str, destination: Path) -> None:
+    """Write git's copy of ``relative`` (see :func:`committed_bytes`) to the same path under ``destination``."""
+    target = destination / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(committed_bytes(root, relative))
+    if (root / relative).stat().st_mode & 0o111:
+        target.chmod(0o755)
+
+
+def make_repo(folder: Path, root: Path = ROOT) -> Path:
+    """A fresh git repository in ``folder`` holding the set-up scripts, .gitattributes and lesson 00 as committed in
+    ``root``, committed."""
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    for relative in (".ci/git-filter", ".gitattributes", f"lessons/{LESSON}"):
+        copy_committed(root, relative, folder)
+    git(folder, "init", "-q")
+    git(folder, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(folder, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lesson")
+    return folder
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A fresh git repository holding the set-up scripts, .gitattributes and lesson 00, committed."""
-    if not shutil.which("git"):
-        pytest.skip("git is not installed")
-    (tmp_path / ".ci").mkdir()
-    (tmp_path / "lessons").mkdir()
-    shutil.copy(ROOT / ".ci" / "git-filter", tmp_path / ".ci")
-    shutil.copy(ROOT / ".gitattributes", tmp_path)
-    shutil.copy(ROOT / "lessons" / LESSON, tmp_path / "lessons")
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
-    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lesson")
-    return tmp_path
+    return make_repo(tmp_path)
 
 
 def run_and_save(path: Path) -> None:
@@ -115,20 +142,27 @@ def test_the_post_save_hook_leaves_a_real_change_alone(repo):
 LESSONS = sorted(p.name for p in (ROOT / "lessons").glob("*.ipynb"))
 
 
-@pytest.fixture(scope="module")
-def filtered_lessons() -> dict[str, str]:
-    """Every committed lesson as git's filter gives it back: one run of the filter's command (what
-    .ci/git-filter installs, with the metadata keys it strips) over all the lessons, not one per lesson
-    (each Python start that imports nbformat costs seconds)."""
-    extrakeys = subprocess.run(["bash", "-c", f"grep -o 'metadata.language_info[.a-z_]*' {ROOT}/.ci/git-filter"],
-                               capture_output=True, text=True).stdout.split()
+def filter_committed(root: Path, lessons: list[str], folder: Path) -> dict[str, tuple[str, str]]:
+    """Each committed lesson of ``root`` (git's copy, written into ``folder``) and what git's filter gives back for
+    it, by name: one run of the filter's command (what .ci/git-filter installs, with the metadata keys it strips)
+    over all the lessons, not one per lesson (each Python start that imports nbformat costs seconds)."""
+    extrakeys = re.findall(r"metadata\.language_info[.a-z_]*", (root / ".ci" / "git-filter").read_text())
     assert extrakeys, "could not read the metadata keys .ci/git-filter strips"
+    texts = {name: committed_bytes(root, f"lessons/{name}").decode("utf-8") for name in lessons}
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
     stripped = subprocess.run([sys.executable, "-m", "nbstripout", "--keep-id", "-t", "--extra-keys", " ".join(extrakeys),
-                               *LESSONS], capture_output=True, text=True, check=True, cwd=ROOT / "lessons").stdout
+                               *lessons], capture_output=True, text=True, check=True, cwd=folder).stdout
     # -t writes each notebook in turn, as nbformat does: a JSON object whose closing brace alone ends a line
     parts = [part + "\n}\n" for part in stripped.split("\n}\n")[:-1]]
-    assert len(parts) == len(LESSONS) and "".join(parts) == stripped, "could not split the filter's output per lesson"
-    return dict(zip(LESSONS, parts))
+    assert len(parts) == len(lessons) and "".join(parts) == stripped, "could not split the filter's output per lesson"
+    return {name: (texts[name], part) for name, part in zip(lessons, parts)}
+
+
+@pytest.fixture(scope="module")
+def filtered_lessons(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    """Every committed lesson and what git's filter gives back for it (:func:`filter_committed`)."""
+    return filter_committed(ROOT, LESSONS, tmp_path_factory.mktemp("committed"))
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +176,7 @@ def kernel_display_name() -> str:
 def test_committed_lesson_passes_the_filter_unchanged(lesson, filtered_lessons, kernel_display_name):
     """Once a learner saves the lesson, git compares the filter's output with the committed file:
     they must be equal, or a clean run shows as a change."""
-    text = (ROOT / "lessons" / lesson).read_text(encoding="utf-8")
+    text, filtered = filtered_lessons[lesson]
     nb = json.loads(text)
     problems = []
     no_id = sum("id" not in c for c in nb["cells"])
@@ -155,7 +189,7 @@ def test_committed_lesson_passes_the_filter_unchanged(lesson, filtered_lessons, 
     if problems:
         pytest.skip(f"{lesson}: {'; '.join(problems)}: once saved in JupyterLab it shows as modified; "
                     "the lesson's owner should fix its metadata")
-    assert filtered_lessons[lesson] == text, f"nbstripout changes the committed {lesson}: clear it and commit it again"
+    assert filtered == text, f"nbstripout changes the committed {lesson}: clear it and commit it again"
 
 
 # --- .ci/check-venv -----------------------------------------------------------------------
@@ -279,6 +313,11 @@ def test_the_book_carries_the_pages_the_lessons_link_to():
 def test_the_filter_works_from_a_clone_path_with_spaces_and_quotes(tmp_path: Path) -> None:
     """Issue 20: git runs the filter command through sh; the clone's (and the venv's) path goes in quoted,
     so spaces and quotes stay one word and `$(...)` in a folder name runs nothing."""
+    filter_from_an_odd_path(tmp_path, ROOT)
+
+
+def filter_from_an_odd_path(tmp_path: Path, root: Path) -> None:
+    """The body of the test above, for the set-up files as committed in ``root``."""
     if not shutil.which("git"):
         pytest.skip("git is not installed")
     odd = tmp_path / "my course's \"copy\" $(touch PWNED) `touch PWNED2`"
@@ -289,9 +328,8 @@ def test_the_filter_works_from_a_clone_path_with_spaces_and_quotes(tmp_path: Pat
     python = odd / "venv bin" / "python"
     python.write_text(f"#!/bin/sh\nexec '{sys.executable}' \"$@\"\n")  # the venv's python, at an odd path
     python.chmod(0o755)
-    shutil.copy(ROOT / ".ci" / "git-filter", odd / ".ci")
-    shutil.copy(ROOT / ".gitattributes", odd)
-    shutil.copy(ROOT / "lessons" / LESSON, odd / "lessons")
+    for relative in (".ci/git-filter", ".gitattributes", f"lessons/{LESSON}"):
+        copy_committed(root, relative, odd)
     git(odd, "init", "-q")
     git(odd, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
     git(odd, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lesson")
@@ -312,7 +350,12 @@ def test_the_filter_works_from_a_clone_path_with_spaces_and_quotes(tmp_path: Pat
 def test_git_pull_after_a_saved_run_does_what_the_readme_says(repo: Path, tmp_path: Path) -> None:
     """Issue 20, README 'Clean git': a pull keeps the outputs of a lesson it does not change, and replaces a
     lesson it changes with the new version, without the learner's outputs and without a conflict."""
-    readme = (ROOT / "README.md").read_text()
+    pull_after_a_saved_run(repo, tmp_path, ROOT)
+
+
+def pull_after_a_saved_run(repo: Path, tmp_path: Path, root: Path) -> None:
+    """The body of the test above: ``repo`` from :func:`make_repo`, the README as committed in ``root``."""
+    readme = committed_bytes(root, "README.md").decode("utf-8")
     assert "replaced by the new version, without your outputs" in " ".join(readme.split())
     ident = ["-c", "user.name=t", "-c", "user.email=t@t"]
     (repo / "lessons" / "other.ipynb").write_bytes((repo / "lessons" / LESSON).read_bytes())
@@ -346,3 +389,62 @@ def test_git_pull_after_a_saved_run_does_what_the_readme_says(repo: Path, tmp_pa
     assert "A new sentence." in (clone / "lessons" / LESSON).read_text()
     assert outputs(clone / "lessons" / LESSON) == [], "the changed lesson is the new version, outputs gone"
     assert outputs(clone / "lessons" / "other.ipynb"), "the unchanged lesson keeps the learner's outputs"
+
+
+def save_a_run(path: Path) -> None:
+    """What a learner's run and save leaves in a lesson: outputs and execution counts in its code cells, and the
+    kernel's language_info in its metadata (faster than running it; the run itself is tested above)."""
+    nb = nbformat.read(path, as_version=4)
+    for count, cell in enumerate((c for c in nb.cells if c.cell_type == "code"), start=1):
+        cell.execution_count = count
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"my run, cell {count}\n")]
+    nb.metadata["language_info"] = {"name": "python", "version": sys.version.split()[0], "mimetype": "text/x-python"}
+    nbformat.write(nb, path)
+
+
+def test_the_committed_copy_tests_pass_in_a_clone_where_lesson_00_was_run_and_saved(tmp_path: Path) -> None:
+    """Issue 31: a learner runs lesson 00, saves it, then runs `make test`. The tests of what is committed read git's
+    copy, so they pass in that clone; read from the working copy, they would see the learner's outputs."""
+    clone = tmp_path / "learner"
+    for relative in (".ci/git-filter", ".gitattributes", f"lessons/{LESSON}", "README.md"):
+        copy_committed(ROOT, relative, clone)
+    git(clone, "init", "-q")
+    git(clone, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(clone, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "the course")
+    subprocess.run(["bash", str(clone / ".ci" / "git-filter"), "install", sys.executable], check=True,
+                   capture_output=True)
+    saved = clone / "lessons" / LESSON
+    save_a_run(saved)
+    assert any(c.get("outputs") for c in nbformat.read(saved, as_version=4).cells), "the saved run has no outputs"
+    assert git(clone, "diff", "--no-textconv") == "", "the filter should hide the saved outputs from git"
+
+    committed = committed_bytes(clone, f"lessons/{LESSON}")
+    assert committed == subprocess.run(["git", "-C", str(clone), "show", f"HEAD:lessons/{LESSON}"],
+                                       capture_output=True, check=True).stdout
+    assert not any(c.get("outputs") for c in json.loads(committed)["cells"])
+    (tmp_path / "filtered").mkdir()
+    text, filtered = filter_committed(clone, [LESSON], tmp_path / "filtered")[LESSON]
+    assert filtered == text, "the committed-lesson test would fail in the learner's clone"
+    working = tmp_path / "working"   # no git checkout: committed_bytes falls back to the working copy
+    for relative in (".ci/git-filter", f"lessons/{LESSON}"):
+        copy_committed(clone, relative, working)
+    shutil.copy(saved, working / "lessons" / LESSON)
+    _, from_working = filter_committed(working, [LESSON], tmp_path / "filtered")[LESSON]
+    assert from_working != saved.read_text(encoding="utf-8"), "reading the working copy should have failed here"
+
+    copied = make_repo(tmp_path / "repo", clone) / "lessons" / LESSON
+    assert copied.read_bytes() == committed, "the scratch repositories start from the committed lesson"
+    for folder in ("odd", "pull"):
+        (tmp_path / folder).mkdir()
+    filter_from_an_odd_path(tmp_path / "odd", clone)
+    pull_after_a_saved_run(make_repo(tmp_path / "upstream", clone), tmp_path / "pull", clone)
+
+
+def test_make_setup_is_named_in_the_readme_and_in_make_help() -> None:
+    """Issue 31: `make setup` sets up without opening the lab; the README's Start here and `make help` name it."""
+    start = (ROOT / "README.md").read_text(encoding="utf-8").split("## Start here", 1)[1].split("\n## ", 1)[0]
+    assert "`make setup`" in start, "the README's Start here should name make setup"
+    if not shutil.which("make"):
+        pytest.skip("make is not installed")
+    shown = subprocess.run(["make", "-s", "-C", str(ROOT), "help"], capture_output=True, text=True, check=True).stdout
+    assert any(line.split()[:2] == ["make", "setup"] for line in shown.splitlines()), shown
