@@ -88,17 +88,49 @@ def test_line_cycle_judges_behaviour_not_form():
     assert exercises.check("07", "line_cycle", lambda lines, seed: ...).status == "not yet"
 
 
-def test_prediction_text_without_and_with_a_guess():
+def test_the_prediction_asks_what_lesson_00_did_not_show_and_follows_the_records(monkeypatch):
+    """The prediction is the CPU's cache state (lesson 00's headline already gave the zero-copy / device factor); its
+    answer is "same" unless the difference is beyond the run's spread and of one sign across the records."""
+    import dataclasses
+
+    from helpers.analysis import spread
+    from helpers.findings import measure_latency as fl
+
     latency = experiments.reference("latency")
-    zc_ns, device_ns = lesson07.latency_factor(latency)
-    factor = zc_ns / device_ns
+    answer, why = lesson07.cpu_cache_truth(latency)
+    across = spread.across_records("latency", fl.hot_minus_cold)
+    assert answer == ("same" if not across.one_sign() else answer)
+    assert f"{fl.hot_minus_cold(latency):+,.0f} ns" in why and f"from {across.low:+,.0f} to {across.high:+,.0f}" in why
     untouched = exercises.compare("07", ..., latency)
-    assert "no prediction" in untouched and f"{factor:.1f}x" in untouched
-    text = lesson07.compare_prediction(100, latency)
-    assert "You predicted 100.0x" in text and "less than your guess" in text
-    assert "Within 25%" in lesson07.compare_prediction(factor, latency)
-    assert "not a number" in lesson07.compare_prediction("fast", latency)
+    assert "no prediction" in untouched and why in untouched
+    assert f"says {answer!r}" in lesson07.compare_prediction(answer, latency)
+    wrong = next(c for c in lesson07.CPU_CACHE_CHOICES if c != answer)
+    assert f"You predicted {wrong!r}; the run with the records says {answer!r}" in \
+        lesson07.compare_prediction(wrong, latency)
+    assert "Predict one of" in lesson07.compare_prediction(3.6, latency)
+    rows = [dict(r) for r in latency.rows]
+    hot = next(r for r in rows if r.get("cpu_cache") == "just_written")
+    cold = next(r for r in rows if r.get("cpu_cache") == "evicted")
+    hot["seconds"] = [s * 0.5 * np.median(cold["seconds"]) / np.median(hot["seconds"]) for s in hot["seconds"]]
+    faster = dataclasses.replace(latency, rows=rows)
+    monkeypatch.setattr(spread, "across_records", lambda name, figure, **kw: spread.Range(-600.0, -500.0, ("a", "b")))
+    assert lesson07.cpu_cache_truth(faster)[0] == "faster"
+    assert "says 'faster'" in lesson07.compare_prediction("faster", faster)
     assert "No prediction made" in lesson07.compare_value(..., 0.5, "x") and "0.5" in lesson07.compare_value(..., 0.5, "x")
+
+
+def test_the_line_cycle_stub_runs_as_given():
+    """Exercise 2's stub imports what it uses: run as given it returns the placeholder, never a NameError."""
+    import nbformat
+
+    from helpers import paths
+
+    nb = nbformat.read(paths.LESSONS / "07-measure-latency.ipynb", as_version=4)
+    stub = next(c.source for c in nb.cells if "exercise" in c.metadata.get("tags", []) and "line_cycle" in c.source)
+    namespace: dict = {}
+    exec(stub, namespace)
+    assert namespace["line_cycle"](8, 1) is Ellipsis
+    assert exercises.check("07", "line_cycle", namespace["line_cycle"]).status == "not yet"
 
 
 def test_the_live_path_of_the_chase_check(monkeypatch):

@@ -5,7 +5,8 @@
   the GPU over mapped memory (:func:`helpers.exercises.live_module`), where it also reports the ns per load it timed.
 * ``line_cycle``: the learner builds the chase's table, one random cycle through every 128-byte line of a buffer;
   the check follows it (one cycle, every line once, each step to a new line, no constant stride).
-* :func:`compare_prediction`: the learner's zero-copy / device-memory latency factor against the run;
+* :func:`compare_prediction`: whether the CPU's cache state speeds a zero-copy load up, against the run and the
+  committed records;
   :func:`compare_value`, the comparing text that keep-enough-bytes-in-flight also uses.
 """
 
@@ -244,20 +245,49 @@ def latency_factor(latency: Any) -> tuple[float, float]:
     return float(zero_copy[0]["load_ns"]), float(latency.select(memory="device")[0]["load_ns"])
 
 
+CPU_CACHE_CHOICES = ("faster", "same", "slower")
+
+
+def cpu_cache_truth(latency: Any, directory: Any = None) -> tuple[str, str]:
+    """(the answer the run and the committed records support, the figures that say why): "faster" or "slower" only
+    where the difference is beyond this run's spread and of one sign across the records
+    (:func:`helpers.analysis.spread.beyond_spread`, as :func:`helpers.findings.measure_latency.cpu_state` judges it),
+    "same" otherwise."""
+    from ..analysis import spread
+    from ..findings.measure_latency import hot_minus_cold, own_spread
+
+    hot = latency.one(memory="zero_copy", cpu_cache="just_written")
+    cold = latency.one(memory="zero_copy", cpu_cache="evicted")
+    difference = float(hot_minus_cold(latency))
+    across = spread.across_records("latency", hot_minus_cold, directory=directory)
+    if latency.live:
+        across = across.including(difference)
+    real = spread.beyond_spread(difference, across, own_spread(cold, hot))
+    answer = ("faster" if difference < 0 else "slower") if real else "same"
+    why = (f"Measured: just written minus pushed out of the CPU's caches = {difference:+,.0f} ns per load "
+           f"({latency.origin()}); across {across.count} H200 runs it ran from {across.low:+,.0f} to "
+           f"{across.high:+,.0f} ns. The next cell's table and sentence say what that supports.")
+    return answer, why
+
+
 def compare_prediction(predicted: Any, latency: Any) -> str:
-    """measure-latency's prediction, ``zc.exercises.compare("07", predicted_zc_over_device, latency)``: the
-    predicted zero-copy / device-memory latency factor against the run."""
-    zero_copy_ns, device_ns = latency_factor(latency)
-    factor = zero_copy_ns / device_ns
-    scale = ("less than one order of magnitude" if factor < 10 else
-             f"{math.log10(factor):.1f} orders of magnitude")
-    why = (f"A dependent load pays one full round trip: {device_ns:.0f} ns to device memory inside the GPU, "
-           f"{zero_copy_ns:.0f} ns across PCIe to host memory and back; here the trip to the host cost {scale}.")
-    what = "zero-copy / device-memory latency factor"
+    """measure-latency's prediction, ``zc.exercises.compare("07", predicted_cpu_cache, latency)``: whether a zero-copy
+    load over a table the CPU has just written is "faster", the "same" or "slower" than over one pushed out of the
+    CPU's caches, against the run judged with the committed records."""
+    answer, why = cpu_cache_truth(latency)
     if is_placeholder(predicted):
-        return (f"You made no prediction (predicted_zc_over_device is still `...`). Measured {what}: {factor:.1f}x. "
-                + why)
-    return compare_value(predicted, factor, what, fmt="{:.1f}x", why=why)
+        return f"You made no prediction (predicted_cpu_cache is still `...`). {why}"
+    if predicted not in CPU_CACHE_CHOICES:
+        return f"Predict one of {', '.join(map(repr, CPU_CACHE_CHOICES))}; you wrote {predicted!r}. {why}"
+    if predicted == answer:
+        return f"You predicted {predicted!r}, and the run with the records says {answer!r}. {why}"
+    if predicted == "faster":
+        lesson = ("A PCIe read of a line still in a CPU cache can be answered from that cache (Going deeper), so "
+                  "'faster' was a fair guess; but")
+    else:
+        lesson = "A changed CPU cache state could move the figure either way, but"
+    return (f"You predicted {predicted!r}; the run with the records says {answer!r}. {lesson} a difference counts only "
+            f"where it keeps one sign across runs. {why}")
 
 
 CHECKS = {"chase": check_chase, "line_cycle": check_line_cycle}

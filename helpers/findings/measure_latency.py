@@ -1,7 +1,8 @@
 """measure-latency's narration: the tables and sentences that quote the chases' figures, computed from the results
 (``latency``: ``experiments.latency()``, ``footprint``: ``experiments.latency_footprint()``), so what the lesson says
 agrees with its figures live and in replay. A change counts only where the bands of repeats do not overlap
-(:func:`helpers.experiments.latency.compare_rows`), and no sentence names a cause the figures do not show.
+(:func:`helpers.experiments.latency.compare_rows`); a comparison of two states also keeps one sign across the
+committed records (:mod:`helpers.analysis.spread`); and no sentence names a cause the figures do not show.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis import spread
 from ..lessons import lesson as _lesson
 from ..experiments.latency import LINE, compare_rows, footprint_change, load_ns_spread, size_label
 from ..tables import Table, Text, bullets, join
@@ -46,20 +48,59 @@ def chases(latency: Any, session: Any) -> Any:
     return join(table, cpu_state(latency))
 
 
-def cpu_state(latency: Any) -> Text:
-    """The zero-copy chase over a table just written by the CPU against one pushed out of its caches."""
+def hot_minus_cold(latency: Any) -> float | None:
+    """ns per zero-copy load over a table just written by the CPU minus over one pushed out of its caches (None
+    when the run has not both)."""
+    hot = latency.select(memory="zero_copy", cpu_cache="just_written")
+    cold = latency.select(memory="zero_copy", cpu_cache="evicted")
+    return load_ns_spread(hot[0])[1] - load_ns_spread(cold[0])[1] if hot and cold else None
+
+
+def evicted_ns(latency: Any) -> float | None:
+    """ns per zero-copy load over a table pushed out of the CPU's caches (None when the run has none)."""
+    cold = latency.select(memory="zero_copy", cpu_cache="evicted")
+    return load_ns_spread(cold[0])[1] if cold else None
+
+
+def own_spread(cold: dict[str, Any], hot: dict[str, Any]) -> float:
+    """The ns by which the median of ``hot`` must move from that of ``cold`` before the two rows' bands (lowest to
+    highest repeat) part, in the direction it moved: this run's own spread in the difference."""
+    (c_low, c_mid, c_high), (h_low, h_mid, h_high) = load_ns_spread(cold), load_ns_spread(hot)
+    return (c_high - c_mid) + (h_mid - h_low) if h_mid >= c_mid else (c_mid - c_low) + (h_high - h_mid)
+
+
+def cpu_state(latency: Any, directory: Any = None) -> Text:
+    """The zero-copy chase over a table just written by the CPU against one pushed out of its caches, judged by the
+    course's rule (:func:`helpers.analysis.spread.beyond_spread`): beyond this run's spread, and of one sign in every
+    committed record (``directory``: data/ unless given)."""
     hot = latency.select(memory="zero_copy", cpu_cache="just_written")
     cold = latency.select(memory="zero_copy", cpu_cache="evicted")
     if not hot or not cold:
         return Text("")
     c = compare_rows(cold[0], hot[0])
-    verdict = ("The spreads of the two overlap: the CPU's cache state made no difference that this run can show."
-               if not c["beyond_spread"] else
-               "The spreads do not overlap: the CPU's cache state mattered, so say which state a zero-copy latency "
-               "figure was taken in.")
-    return Text(f"Zero-copy table just written by the CPU: {c['b_ns']:,.0f} ns per load; pushed out of the CPU's "
-                f"caches: {c['a_ns']:,.0f} ns ({c['change']:+.1%}). {verdict} The zero-copy figure used below is the "
-                "one pushed out of the CPU's caches.")
+    difference = c["b_ns"] - c["a_ns"]
+    across = spread.across_records("latency", hot_minus_cold, directory=directory)
+    levels = spread.across_records("latency", evicted_ns, directory=directory)
+    if latency.live:
+        across, levels = across.including(difference), levels.including(c["a_ns"])
+    said = (f"Zero-copy table just written by the CPU: {c['b_ns']:,.0f} ns per load; pushed out of the CPU's "
+            f"caches: {c['a_ns']:,.0f} ns ({difference:+,.0f} ns, {c['change']:+.1%}; {latency.origin()}). Across "
+            f"{across.count} H200 runs (the committed records{', and this run' if latency.live else ''}) the "
+            f"difference ran from {across.low:+,.0f} to {across.high:+,.0f} ns, and the figure pushed out of the "
+            f"caches alone from {levels.low:,.0f} to {levels.high:,.0f} ns.")
+    if spread.beyond_spread(difference, across, own_spread(cold[0], hot[0])):
+        verdict = ("The difference is beyond this run's spread and has the same sign in every run: the CPU's cache "
+                   "state mattered, so say which state a zero-copy latency figure was taken in.")
+    elif c["beyond_spread"]:
+        verdict = ("This run's bands do not overlap, but across the runs the difference changes sign: one run cannot "
+                   "tell whether the CPU's cache state matters.")
+        if levels.high - levels.low > abs(difference):
+            verdict += (" What the runs do show is that the zero-copy latency itself moved from run to run by more "
+                        "than this difference.")
+    else:
+        verdict = ("The bands of this run overlap, and the difference does not keep one sign across the runs: no "
+                   "effect of the CPU's cache state that the records can show.")
+    return Text(f"{said} {verdict} The zero-copy figure used below is the one pushed out of the CPU's caches.")
 
 
 def ratio_values(latency: Any) -> dict[str, float]:
@@ -101,7 +142,8 @@ def trip_to_host(latency: Any, GBps: float = 50.0) -> Text:
     return bullets([
         f"zero-copy {n['zero_copy']:,.0f} ns - device memory {n['device']:,.0f} ns = "
         f"{n['zero_copy'] - n['device']:,.0f} ns more per dependent load ({latency.origin()}).",
-        f"Little's law ({_lesson('keep-enough-bytes-in-flight').label}) turns latency into the bytes a kernel must keep in flight: at {GBps:g} GB/s, "
+        f"Little's law ({_lesson('measure-bandwidth').label}; {_lesson('keep-enough-bytes-in-flight').label} puts it "
+        f"to work) turns latency into the bytes a kernel must keep in flight: at {GBps:g} GB/s, "
         f"{n['zero_copy']:,.0f} ns needs {GBps * n['zero_copy'] / 1024:,.0f} KiB in flight over PCIe; device memory "
         f"at {n['device']:,.0f} ns needs {GBps * n['device'] / 1024:,.0f} KiB for the same {GBps:g} GB/s.",
     ])
