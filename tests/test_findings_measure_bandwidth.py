@@ -11,6 +11,7 @@ import pytest
 
 from helpers import experiments
 from helpers.findings import measure_bandwidth as fb
+from helpers.findings import measure_what_pinning_buys as pinning
 from helpers.platform.pcie import Link
 
 
@@ -98,3 +99,5 @@ def test_what_you_saw_quotes_the_run(recorded):
         dev = _at_largest(result, memory="device", op="read")
         zc = _at_largest(result, memory="zero_copy", op="read")
         assert f"read at {dev:,.0f} GB/s, {dev / zc:.0f}x the zero-copy read" in text
+    factors = pinning.rates_across_records(int(max(memcpy.column("nbytes"))))
+    assert f"factors ran {factors['htod factor'].words('x')} (HtoD)" in fb.what_you_saw(memcpy, streams)

@@ -176,5 +176,15 @@ def what_you_saw(memcpy: Any, streams: Any) -> Text:
         f"{dev / zc_read:.0f}x the zero-copy read.",
         f"Pinned copies ran {htod / r['memcpy HtoD pageable']:.1f}x (HtoD) and {dtoh / r['memcpy DtoH pageable']:.1f}x "
         f"(DtoH) faster than pageable ones; zero-copy reads ran {zc_read / r['memcpy HtoD pageable']:.1f}x the rate "
-        "of a pageable HtoD copy.",
+        f"of a pageable HtoD copy. {_pageable_scope(largest(memcpy))}",
     ])
+
+
+def _pageable_scope(nbytes: int) -> str:
+    """The pinned/pageable factors' range across the committed H200 records (issue 30 §5: one run is one draw)."""
+    from . import measure_what_pinning_buys as pinning
+
+    r = pinning.rates_across_records(nbytes)
+    return (f"Across the {r['htod factor'].count} committed H200 records those factors ran "
+            f"{r['htod factor'].words('x')} (HtoD) and {r['dtoh factor'].words('x')} (DtoH): the pageable rate moves "
+            "with the host's side (its memcpy, the VM), the pinned one barely.")
