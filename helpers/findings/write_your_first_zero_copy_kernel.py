@@ -48,7 +48,8 @@ def by_value(result: Any) -> Any:
     said = (f"Passing the three arrays themselves packed {row['passed_argument_bytes']:,} bytes of parameters "
             f"({result.origin()}): {raised}; afterwards a launch with device pointers {after}.")
     checks = expect((bool(row["raised"]) and row["error_type"] == "LaunchError",
-                     "the driver refuses a parameter buffer of kilobytes", row["error_type"] or "no error"),
+                     "the driver refuses a parameter buffer that does not match the kernel's parameter list",
+                     row["error_type"] or "no error"),
                     (bool(row["context_ok_after"]), "the context still works after the refused launch",
                      "it works" if row["context_ok_after"] else "it does not"))
     return join(f"**{result.describe()}**", Text(said), checks)
