@@ -67,3 +67,21 @@ def test_compare_is_the_one_shape_of_the_prediction():
     untouched = exercises.compare("06", ..., memcpy, streams)
     assert isinstance(untouched, str) and "no prediction" in untouched and f"{measured:.2f}" in untouched
     assert "You predicted 0.20" in exercises.compare("06", 0.2, memcpy, streams)
+
+
+def test_a_field_that_is_not_there_gets_the_real_fields():
+    """Issue 31: a lookup by the figure's "series" column named no real field; the hint lists each result's own."""
+    def by_series(memcpy, streams, nbytes):
+        return streams.one(nbytes=nbytes, series="zero-copy read kernel")["GBps"]
+
+    feedback = exercises.check("06", "fraction_of_copy", by_series)
+    assert feedback.status == "hint" and "LookupError" in feedback.message
+    for field in ("direction", "host_memory", "'htod'", "'pinned'", "memory", "op", "'zero_copy'", "'read'"):
+        assert field in feedback.message, field
+    assert "series (" not in feedback.message
+
+    def wrong_key(memcpy, streams, nbytes):
+        return streams.one(nbytes=nbytes, memory="zero_copy", op="read")["gbps"]
+
+    feedback = exercises.check("06", "fraction_of_copy", wrong_key)
+    assert feedback.status == "hint" and "'GBps'" in feedback.message

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -79,7 +80,12 @@ def test_the_l2_table_and_the_link(recorded):
     session = SimpleNamespace(live=False, gpu="NVIDIA H200", attributes={"L2_CACHE_SIZE": 60 * 2**20},
                               link=Link(gen=4, width=16, max_gen=5, max_width=16, source="test"))
     shown = str(fb.l2_table(streams, session))
-    assert "L2 = 60 MiB" in shown and "far above the L2: HBM" in shown and "recorded on" in shown
+    assert "L2 = 60 MiB (62.9 MB)" in shown and "far above the L2: HBM" in shown and "recorded on" in shown
+    # the shortest launch is the floor: no row's median below it (issue 31: 13.9 us shown as 0.8x of 16.6 us)
+    factors = [float(x[:-1]) for x in re.findall(r"\b(\d+\.\d)x\b", shown)]
+    assert factors and min(factors) >= 1.0, factors
+    floor = min(min(r["seconds"]) for r in streams.select(memory="device", op="read"))
+    assert f"took {floor * 1e6:.1f} us" in shown
     small = SimpleNamespace(**{**vars(session), "attributes": {"L2_CACHE_SIZE": 2**20}})
     assert str(fb.l2_table(streams, small)).count("far above the L2: HBM") > shown.count("far above the L2: HBM")
     link = fb.link(session)
@@ -101,3 +107,25 @@ def test_what_you_saw_quotes_the_run(recorded):
         assert f"read at {dev:,.0f} GB/s, {dev / zc:.0f}x the zero-copy read" in text
     factors = pinning.rates_across_records(int(max(memcpy.column("nbytes"))))
     assert f"factors ran {factors['htod factor'].words('x')} (HtoD)" in fb.what_you_saw(memcpy, streams)
+
+
+def test_both_directions_quotes_lesson_11s_vector_add_and_the_words_follow(recorded):
+    """Issue 30 §5: the two directions are not "each at that rate at the same time"; the sentence quotes what both
+    together reached in lesson 11's recorded run, against one direction's pinned copy of the same record."""
+    import numpy as np
+
+    memcpy, _ = recorded
+    e2e = experiments.reference("end_to_end")
+    n = int(max(e2e.column("n")))
+    total = 12 * n / float(np.median(e2e.one(method="zero_copy", n=n)["seconds"])) / 1e9
+    one = float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
+    text = fb.both_directions()
+    assert f"{total:.1f} GB/s in the two directions together" in text and f"{one:.1f} GB/s" in text
+    assert "lesson 11" in text and "recorded on" in text
+    assert ("less than twice" in text) == (one < total < 1.9 * one)
+    rows = copy.deepcopy(e2e.rows)
+    for row in rows:
+        if row["method"] == "zero_copy" and row["n"] == n:
+            row["seconds"] = [12 * n / (0.8 * one * 1e9)] * len(row["seconds"])
+    slow = dataclasses.replace(e2e, rows=rows)
+    assert "no more than one direction carries" in fb.both_directions(slow, memcpy)

@@ -106,7 +106,7 @@ def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
 def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
     """Every way of moving data, against size: copies, zero-copy kernels, device memory (measure-bandwidth)."""
     with course_style():
-        fig, (ax_link, ax_all) = plt.subplots(1, 2, figsize=(11, 4.2))
+        fig, (ax_link, ax_all) = plt.subplots(1, 2, figsize=(13, 4.2))
         series = [
             (memcpy.select(direction="htod", host_memory="pinned"), "GBps", "memcpy HtoD pinned", "C0", "-"),
             (memcpy.select(direction="dtoh", host_memory="pinned"), "GBps", "memcpy DtoH pinned", "C0", ":"),
@@ -127,7 +127,7 @@ def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
             ax.set(xlabel="bytes moved")
         ax_link.set(ylabel="GB/s", title="Over PCIe (linear scale)")
         ax_all.set(yscale="log", title="With device memory (log scale)")
-        ax_all.legend(loc="upper left")
+        ax_all.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))   # outside: it hid the device-memory curves
         _source_note(fig, memcpy, kernels)
     return fig
 

@@ -96,6 +96,27 @@ def _truth(memcpy: Any, streams: Any, nbytes: int, *, copy: dict[str, str] | Non
     return streams.one(nbytes=nbytes, memory="zero_copy", op=kernel)["GBps"] / memcpy.one(nbytes=nbytes, **where)["GBps"]
 
 
+def fields(result: Any) -> str:
+    """The fields that pick a row of ``result``, with the values its rows hold, read from the rows themselves:
+    ``memory ("zero_copy", "device"), op ("read", "write")`` (measure-bandwidth's hint)."""
+    found: dict[str, list[str]] = {}
+    for row in result.rows:
+        for key, value in row.items():
+            if isinstance(value, str) and value not in found.setdefault(key, []):
+                found[key].append(value)
+    return ", ".join(f"{key} ({', '.join(map(repr, values))})" for key, values in found.items())
+
+
+def _lookup_hint(exc: Exception, memcpy: Any, streams: Any) -> Feedback:
+    """A hint for a row that is not there: the fields each result's rows really have."""
+    keys = ", ".join(repr(k) for k in streams.rows[0] if not isinstance(streams.rows[0][k], str))
+    return _hint(f"your code raised {type(exc).__name__}: {exc} Each result has its own fields: memcpy's rows "
+                 f"{fields(memcpy)}; streams' rows {fields(streams)}; both also nbytes. A row's numbers are "
+                 f"under {keys}. Which fields did your .one(...) calls use, and on which result?",
+                 "give each .one(...) only fields from that result's own list (memcpy's fields are not streams'), "
+                 "with nbytes=nbytes, and read the row's [\"GBps\"].")
+
+
 def check_fraction_of_copy(fraction_of_copy: Callable[[Any, Any, int], Any], *, memcpy: Any = None,
                            streams: Any = None) -> Feedback:
     """measure-bandwidth: ``fraction_of_copy(memcpy, streams, nbytes)``: zero-copy read rate / pinned HtoD memcpy
@@ -121,7 +142,10 @@ def check_fraction_of_copy(fraction_of_copy: Callable[[Any, Any, int], Any], *, 
           "the read kernel (op=\"read\") pulls host memory across the link, like memcpy HtoD.")),
     )
     for nbytes in sizes:
-        got = fraction_of_copy(memcpy, streams, nbytes)
+        try:
+            got = fraction_of_copy(memcpy, streams, nbytes)
+        except (LookupError, TypeError) as exc:     # KeyError is a LookupError: a field or a key that is not there
+            return _lookup_hint(exc, memcpy, streams)
         if is_placeholder(got):
             return _not_yet("fraction_of_copy returns `...`: return a ratio of two GB/s figures.")
         if not isinstance(got, Real):

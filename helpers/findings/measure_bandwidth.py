@@ -66,6 +66,26 @@ def link(session: Any) -> Text:
     return Text(text)
 
 
+def both_directions(e2e: Any = None, memcpy: Any = None) -> Text:
+    """What the two directions of the link carried together: the zero-copy vector add of overlap-copies-with-streams
+    (``experiments.end_to_end``, c = a + b: two bytes read for every byte written) at its largest size, against a
+    pinned copy in one direction of the same record (the reference record's unless given)."""
+    from .. import experiments
+    from ..lessons import lesson
+
+    e2e = e2e if e2e is not None else experiments.reference("end_to_end")
+    memcpy = memcpy if memcpy is not None else experiments.reference("memcpy")
+    n = int(max(e2e.column("n")))
+    total = 12 * n / float(np.median(e2e.one(method="zero_copy", n=n)["seconds"])) / 1e9   # a, b in; c out
+    one = float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
+    shape = ("more than one direction carries, less than twice" if one < total < 1.9 * one else
+             "no more than one direction carries" if total <= one else "about twice one direction")
+    return Text(f"Both directions at once: the zero-copy vector add of {lesson('overlap-copies-with-streams').label} "
+                f"(c = a + b, two bytes read for every byte written; {e2e.origin()}) moved {total:.1f} GB/s in the two "
+                f"directions together, {total * 2 / 3:.1f} GB/s host to GPU and {total / 3:.1f} GB/s back: "
+                f"{total / one:.2f}x the {one:.1f} GB/s of a pinned copy in one direction, {shape}.")
+
+
 def fixed_costs(memcpy: Any, streams: Any) -> Table:
     """Per series: the smallest transfer's time (the fixed cost t0), the rate at the largest size (the peak), the
     model's half-rate size t0 x peak, and the first measured size at half the peak."""
@@ -86,7 +106,7 @@ def l2_table(streams: Any, session: Any) -> Any:
     launch: where the figure is the cache and the launch, and where it is HBM."""
     l2 = session.attributes["L2_CACHE_SIZE"]
     reads = sorted(streams.select(memory="device", op="read"), key=lambda r: r["nbytes"])
-    launch = min(r["seconds"][0] for r in reads)
+    launch = min(min(r["seconds"]) for r in reads)      # the floor: the fastest repeat of any size
     rows = []
     for r in reads:
         median = float(np.median(r["seconds"]))
@@ -94,8 +114,8 @@ def l2_table(streams: Any, session: Any) -> Any:
                  else "far above the L2: HBM")
         rows.append([_kib(r["nbytes"]), f"{median * 1e6:,.1f} us", f"{median / launch:.1f}x", f"{r['GBps']:,.0f}",
                      label])
-    head = Text(f"Device-memory read kernel ({streams.origin()}); L2 = {l2 / 2**20:.0f} MiB; the shortest launch took "
-                f"{launch * 1e6:.1f} us.")
+    head = Text(f"Device-memory read kernel ({streams.origin()}); L2 = {l2 / 2**20:.0f} MiB ({l2 / 1e6:.1f} MB); the shortest launch (the "
+                f"fastest repeat of any size) took {launch * 1e6:.1f} us.")
     return join(head, Table(["size", "time (median)", "x shortest launch", "GB/s", "label"], rows))
 
 
