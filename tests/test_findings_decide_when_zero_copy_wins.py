@@ -47,14 +47,80 @@ def test_crossing_quotes_the_fitted_rates():
 
 def test_the_decision_and_the_summary_follow_the_run():
     reuse, ooc, e2e = experiments.reference("reuse"), experiments.reference("out_of_core"), experiments.reference("end_to_end")
+    strided = experiments.read_once_strided()
     attributes = {"INTEGRATED": 0}
     first = first_copy_win(reuse)
-    assert f"copy once if k >= {first}" in str(found.decision_table(reuse, ooc, e2e, attributes))
-    assert f"copying first won from k = {first}" in str(found.summary(reuse, ooc))
+    assert f"copy once if k >= {first}" in str(found.decision_table(reuse, ooc, e2e, attributes, strided))
+    assert f"copying first won from k = {first}" in str(found.summary(reuse, ooc, strided))
     never = _scaled(reuse, 0.01, method="zero_copy")          # zero-copy faster at every k
     assert first_copy_win(never) is None
-    assert "zero-copy for every k measured" in str(found.decision_table(never, ooc, e2e, attributes))
-    assert "no measured k" in str(found.summary(never, ooc))
+    assert "zero-copy for every k measured" in str(found.decision_table(never, ooc, e2e, attributes, strided))
+    assert "no measured k" in str(found.summary(never, ooc, strided))
     faster = _scaled(ooc, 0.5, method="zero_copy")
-    assert "zero-copy (simplest)" in str(found.decision_table(reuse, faster, e2e, attributes))
-    assert "INTEGRATED = 1" in str(found.decision_table(reuse, ooc, e2e, {"INTEGRATED": 1}))
+    assert "zero-copy (simplest)" in str(found.decision_table(reuse, faster, e2e, attributes, strided))
+    assert "INTEGRATED = 1" in str(found.decision_table(reuse, ooc, e2e, {"INTEGRATED": 1}, strided))
+
+
+def _strided_sweep(zero_copy_ms, copy_ms=5.0, live=True, allocations=None):
+    """A read_once_strided result with the given zero-copy medians by stride and a flat copy-then-read time."""
+    rows = []
+    for i, (s, zero) in enumerate(zero_copy_ms.items()):
+        n = (256 << 20) // (4 * s)
+        for method, ms in (("copy_then_read", copy_ms), ("zero_copy", zero)):
+            row = {"method": method, "stride": s, "count": n, "nbytes": 256 << 20,
+                   "seconds": [ms * 1e-3 * f for f in (0.99, 1.0, 1.01)], "useful_GBps": n * 4 / (ms * 1e-3) / 1e9}
+            if allocations is not None:
+                row["allocation_seconds"] = [ms * 1e-3 * f for f in allocations[method][i]]
+            rows.append(row)
+    return experiments.Result("read_once_strided", {"nbytes": 256 << 20}, rows, live, {"gpu": "Test GPU"})
+
+
+def test_sparse_finds_the_crossing_and_quotes_the_rows():
+    sweep = _strided_sweep({1: 5.3, 8: 5.2, 16: 4.0, 32: 3.0})
+    said = str(found.sparse(sweep))
+    assert "zero-copy was faster from stride 16 on" in said and "measured live on Test GPU" in said
+    cap = sweep.one(method="copy_then_read", stride=32)["useful_GBps"]
+    assert f"stride 32 it delivered {cap:.2f} GB/s" in said
+    never = _strided_sweep({1: 9.0, 8: 9.0, 16: 9.0, 32: 9.0})
+    assert "copy-then-read was faster at every stride" in str(found.sparse(never))
+    table = str(found.decision_table(experiments.reference("reuse"), experiments.reference("out_of_core"),
+                                     experiments.reference("end_to_end"), {"INTEGRATED": 0}, sweep))
+    assert "zero-copy from stride 16 on" in table and "copy-then-read was faster below stride 16" in table
+    assert "zero-copy won at no stride measured" in str(found.decision_table(
+        experiments.reference("reuse"), experiments.reference("out_of_core"), experiments.reference("end_to_end"),
+        {"INTEGRATED": 0}, never))
+
+
+def test_sparse_says_where_allocations_disagree():
+    flat = [(1.0, 1.0, 1.0)] * 4
+    zero = [(1.0, 1.0, 1.0), (1.0, 1.0, 1.0), (0.9, 1.5, 0.9), (1.0, 1.0, 1.0)]  # allocation 1 crosses later
+    sweep = _strided_sweep({1: 5.3, 8: 5.2, 16: 4.8, 32: 3.0}, allocations={"copy_then_read": flat, "zero_copy": zero})
+    assert "on each of the 3 allocations alone, from stride 16 / 32" in str(found.sparse(sweep))
+
+
+def test_replayed_sparse_is_the_record_or_a_labelled_model(reference):
+    strided = experiments.read_once_strided()
+    said = str(found.sparse(strided))
+    if "read_once_strided" in reference[0]["experiments"]:
+        assert "recorded on" in said and "MODELLED" not in said
+    else:
+        assert "MODELLED" in said and "not measured" in said
+        rate = max(r["GBps"] for r in experiments.reference("memcpy").select(direction="htod", host_memory="pinned",
+                                                                             nbytes=256 << 20))
+        assert f"({rate:.1f} GB/s)" in said
+
+
+def test_dependent_lookups_compare_with_copying_from_the_record():
+    chase = found.dependent_loads(levels=20)
+    latency = experiments.reference("latency").one(memory="zero_copy", cpu_cache="evicted")["load_ns"]
+    assert abs(chase["zero_copy_s"] - 20 * latency * 1e-9) < 1e-12
+    gib = experiments.reference("memcpy").one(direction="htod", host_memory="pinned", nbytes=1 << 30)["GBps"]
+    assert abs(chase["copy_s"] - (1 << 30) / (gib * 1e9)) < 1e-9
+    strided = experiments.read_once_strided()
+    table = found.decision_table(experiments.reference("reuse"), experiments.reference("out_of_core"),
+                                 experiments.reference("end_to_end"), {"INTEGRATED": 0}, strided)
+    (situation, choose, evidence), = [row for row in table.rows if "levels of a tree" in row[0]]
+    assert f"{chase['zero_copy_s'] * 1e6:.0f} us of zero-copy loads against {chase['copy_s'] * 1e3:.1f} ms" in evidence
+    assert choose == ("zero-copy" if chase["zero_copy_s"] < chase["copy_s"] else "copy")
+    many = [row for row in table.rows if row[0].startswith("Many dependent loads")][0]
+    assert f"{found._two_digits(chase['break_even_loads']):,.0f} dependent loads" in many[2]

@@ -30,7 +30,10 @@ def test_reference_is_an_h200_record_with_every_experiment(reference):
     record, path = reference
     assert "H200" in record["provenance"]["gpu"]
     assert path.parent == records.data_dir()
-    assert set(ALL) <= set(record["experiments"]), "the reference must hold every experiment"
+    from helpers.experiments import MODELLED_UNTIL_RECORDED
+
+    missing = set(ALL) - set(record["experiments"]) - set(MODELLED_UNTIL_RECORDED)
+    assert not missing, f"the reference must hold every experiment; it lacks {sorted(missing)}"
 
 
 def test_missing_file_says_how_to_restore(tmp_path):

@@ -22,6 +22,9 @@ def test_each_experiment_replays_the_recorded_rows(name, reference):
     record, path = reference
     result = experiments.ALL[name]()
     assert not result.live
+    if name not in record["experiments"]:  # added after the record: a model of it, labelled as one
+        assert name in experiments.MODELLED_UNTIL_RECORDED and "MODELLED" in result.describe()
+        return
     assert result.rows == record["experiments"][name]["rows"]
     assert result.params == record["experiments"][name]["params"]
     assert "REPLAY" in result.describe() and path.name in result.describe() and "H200" in result.describe()

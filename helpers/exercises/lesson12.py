@@ -198,7 +198,9 @@ def check_break_even_k(break_even_k: Callable[[float, float, float], Any], *, me
                  f"gives k = {said}; the run's medians had copying first win from k = {first}.")
     return _correct("n cancels: each use after the first costs zero-copy a pass over the link and the copy only a "
                     "kernel on device memory, so the one copy is paid back after a number of uses set by the "
-                    "rates alone, the same for 1 MiB as for 1 GiB while those rates hold." + extra)
+                    "rates alone: the same for 64 MiB as for 1 GiB, as long as the fixed costs the model leaves out "
+                    "(a launch, each copy's setup: microseconds) are small beside the bytes. For small arrays they "
+                    "are not, and they decide instead (section 4's n = 2^10 row)." + extra)
 
 
 # --------------------------------------------------------------------------- predict, then measure

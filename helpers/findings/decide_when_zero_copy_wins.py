@@ -1,6 +1,6 @@
 """decide-when-zero-copy-wins: the sentences and tables that quote its measured figures, computed from the results
-(``reuse``, ``out_of_core``, ``end_to_end``) and the reference record, so that the text agrees with the figures live
-and in replay."""
+(``reuse``, ``out_of_core``, ``read_once_strided``, ``end_to_end``) and the reference record, so that the text agrees
+with the figures live and in replay."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ..lessons import lesson as _lesson
 from ..exercises.lesson12 import first_copy_win, fitted_rates
 from ..exercises.lesson15 import passes_rule
 from ..experiments import reference
+from ..experiments.sparse import allocation_crossings, crossing as sparse_crossing
 from ..platform.notes import platform_note
 from ..tables import Table, Text, bullets, join
 
@@ -44,6 +45,74 @@ def crossing(reuse: Any) -> Any:
                 f"device memory at {device:.0f} GB/s, a zero-copy kernel moves {zc:.1f} GB/s.")
     table = Table(["k", "copy once + k kernels", "k zero-copy kernels", "faster"], rows)
     return join(text, table)
+
+
+def _ms_spread(row: dict[str, Any]) -> str:
+    seconds = np.asarray(row["seconds"], float) * 1e3
+    if seconds.size == 1:
+        return f"{seconds[0]:.2f}"
+    return f"{np.median(seconds):.2f} ({seconds.min():.2f}-{seconds.max():.2f})"
+
+
+def sparse_said(strided: Any) -> str:
+    """The crossing of copy-then-read and zero-copy by stride, in words (section 3, the table, the summary)."""
+    first, at = sparse_crossing(strided)
+    if first is None:
+        return "copy-then-read was faster at every stride measured"
+    per = [a for a in allocation_crossings(strided)]
+    spread = ""
+    if len(per) > 1:
+        shown = sorted({str(a) if a else "none" for a in per}, key=lambda s: (s == "none", int(s) if s != "none" else 0))
+        spread = (f"; on each of the {len(per)} allocations alone, from stride {' / '.join(shown)}" if len(shown) > 1
+                  else f"; the same on each of the {len(per)} allocations")
+    return f"zero-copy was faster from stride {first} on; the medians cross near stride {at:.0f}{spread}"
+
+
+def sparse(strided: Any) -> Any:
+    """Section 3: copy-then-read against zero-copy by stride for data read once, and where they cross."""
+    strides = sorted({int(s) for s in strided.column("stride")})
+    rows = []
+    for s in strides:
+        copy, zero = strided.one(method="copy_then_read", stride=s), strided.one(method="zero_copy", stride=s)
+        faster = "zero-copy" if np.median(zero["seconds"]) < np.median(copy["seconds"]) else "copy"
+        rows.append((s, _ms_spread(copy), f"{copy['useful_GBps']:.2f}", _ms_spread(zero),
+                     f"{zero['useful_GBps']:.2f}", faster))
+    nbytes = int(strided.rows[0]["nbytes"])
+    dense = strided.one(method="copy_then_read", stride=strides[0])
+    link = nbytes / float(np.median(dense["seconds"])) / 1e9
+    far = strides[-1] if 32 not in strides else 32
+    cap = strided.one(method="copy_then_read", stride=far)["useful_GBps"]
+    zero_far = strided.one(method="zero_copy", stride=far)["useful_GBps"]
+    spread = "" if len(dense["seconds"]) == 1 else " (in brackets: lowest-highest of the repeats)"
+    table = Table(["stride", "copy then read, ms", "useful GB/s", "zero-copy, ms", "useful GB/s", "faster"], rows,
+                  caption=f"*{strided.describe()}*")
+    said = bullets([
+        f"The copy moves the whole {nbytes >> 20} MiB array whatever the stride: copy-then-read took about the "
+        f"same time at every stride ({link:.1f} GB/s of the array at stride {strides[0]}), so at stride {far} it "
+        f"delivered {cap:.2f} GB/s of useful data, near {link:.1f} / {far} = {link / far:.2f}; zero-copy "
+        f"delivered {zero_far:.2f}, fetching only the sectors the reads touch{spread}.",
+        f"Read once, {sparse_said(strided)} ({strided.origin(dated=True)}).",
+    ])
+    return join(table, said)
+
+
+def _two_digits(x: float) -> float:
+    """``x`` rounded to two significant digits (a count said as "about ...")."""
+    return float(f"{x:.2g}")
+
+
+def dependent_loads(levels: int = 20, nbytes: int = 1 << 30) -> dict[str, float]:
+    """A few dependent lookups in a large structure against copying it first (section 4): the seconds of ``levels``
+    dependent zero-copy loads, of copying ``nbytes`` at the recorded pinned rate, and the number of dependent loads
+    at which copying first pays back, from the reference record (measure-latency's ``latency``, ``memcpy``)."""
+    lat = {r["memory"]: r["load_ns"] * 1e-9 for r in reference("latency").rows
+           if r.get("cpu_cache", "evicted") == "evicted"}
+    copies = reference("memcpy").select(direction="htod", host_memory="pinned")
+    row = min(copies, key=lambda r: abs(np.log2(r["nbytes"] / nbytes)))
+    copy = nbytes / (row["GBps"] * 1e9)
+    return {"zero_copy_s": levels * lat["zero_copy"], "copy_s": copy, "copy_GBps": row["GBps"],
+            "zero_copy_load_s": lat["zero_copy"], "device_load_s": lat["device"],
+            "break_even_loads": copy / (lat["zero_copy"] - lat["device"]), "levels": levels, "nbytes": nbytes}
 
 
 def _chunked(ooc: Any) -> dict[tuple[str, int], float]:
@@ -98,7 +167,7 @@ def pin_limit_bytes() -> float:
     return 0.75 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int]) -> Table:
+def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int], strided: Any) -> Table:
     """Section 3: each situation, what to choose, and the figure or citation behind it."""
     sizes = sorted({int(n) for n in e2e.column("n")})
     small, large = sizes[0], sizes[-1]
@@ -108,8 +177,10 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int]) -
     k_even = (1 / link) / (1 / zc - 1 / device)
     zero = _median(ooc, method="zero_copy")
     best = min(_chunked(ooc).values())
-    lat = {r["memory"]: r["load_ns"] for r in reference("latency").rows if r.get("cpu_cache", "evicted") == "evicted"}
-    stride = {r["stride"]: r["useful_GBps"] for r in reference("stride").select(memory="zero_copy")}
+    chase = dependent_loads()
+    sparse_first, _ = sparse_crossing(strided)
+    offsets = {r["offset_floats"]: r["useful_GBps"] for r in reference("offset").select(memory="zero_copy")}
+    shifted, aligned = [v for o, v in offsets.items() if o % 32], offsets[0]
     inflight = reference("inflight")
     few = int(min(inflight.column("threads")))
     few_rate = inflight.one(kernel="read_float4", threads=few)["GBps"]
@@ -127,7 +198,9 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int]) -
          f"{e2e_tag}: at n = 2^{small.bit_length() - 1}, one launch against four operations: copy / zero-copy "
          f"time = {speedup[small]:.2f}"),
         ("Same data used k times", f"copy once if k >= {first}" if first else "zero-copy for every k measured",
-         f"section 1 ({reuse.origin(dated=True)}): fitted lines cross at k = {k_even:.2f}"),
+         f"section 1 ({reuse.origin(dated=True)}, n = 2^{int(reuse.params['n']).bit_length() - 1}): fitted lines "
+         f"cross at k = {k_even:.2f}; the same k at any n large enough that fixed costs (launches, each copy's "
+         f"setup) are small beside the bytes, not at n = 2^{small.bit_length() - 1} (the row above)"),
         ("Data larger than the device-memory budget, pinnable",
          "zero-copy (simplest)" if zero <= best else
          f"overlapped chunks, or zero-copy for simplicity ({zero / best:.2f}x their time)",
@@ -137,11 +210,26 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int]) -
          f"({pin_limit_bytes() / 2**30:.0f} GiB on this machine); managed memory (cudaMallocManaged): the driver "
          "migrates its pages between CPU and GPU on demand; self-check 3"),
         ("Managed memory, read k times", *_managed_row()),
-        ("Strided or scattered access", "copy (or fix the access)",
-         f"{_lesson('coalesce-and-align-accesses').label} ({ref}): stride 32 gave {stride[32]:.2f} of {stride[1]:.1f} GB/s useful"),
-        ("Dependent loads (pointer chasing, trees)", "copy",
-         f"{_lesson('measure-latency').label} ({ref}): {lat['zero_copy']:.0f} ns per zero-copy load against {lat['device']:.0f} ns in "
-         "device memory"),
+        ("Sparse data read once (strided or scattered: each float in its own sector)",
+         f"zero-copy from stride {sparse_first} on" if sparse_first else "copy (zero-copy won at no stride measured)",
+         f"section 3 ({strided.origin(dated=True)}): {sparse_said(strided)}; a copy moves the whole array, zero-copy "
+         "only the sectors read"),
+        ("Dense but misaligned or strided data below that stride, or data used again",
+         "copy, or fix the access",
+         (f"section 3: copy-then-read was faster below stride {sparse_first}; " if sparse_first else "section 3; ")
+         + f"{_lesson('coalesce-and-align-accesses').label} ({ref}): zero-copy misaligned by 1 to 31 floats read "
+         f"{min(shifted):.1f}-{max(shifted):.1f} GB/s against {aligned:.1f} aligned; after a copy the misaligned "
+         "reads hit device memory instead; used again: section 1"),
+        (f"A few dependent lookups in a large structure ({chase['levels']} levels of a tree in "
+         f"{chase['nbytes'] >> 30} GiB)", "zero-copy" if chase["zero_copy_s"] < chase["copy_s"] else "copy",
+         f"{_lesson('measure-latency').label} ({ref}): {chase['levels']} x {chase['zero_copy_load_s'] * 1e9:.0f} ns = "
+         f"{chase['zero_copy_s'] * 1e6:.0f} us of zero-copy loads against {chase['copy_s'] * 1e3:.1f} ms to copy "
+         f"{chase['nbytes'] >> 30} GiB at {chase['copy_GBps']:.1f} GB/s first"),
+        ("Many dependent loads (a long pointer chase, a structure searched again and again)", "copy",
+         f"{_lesson('measure-latency').label} ({ref}): {chase['zero_copy_load_s'] * 1e9:.0f} ns per zero-copy load "
+         f"against {chase['device_load_s'] * 1e9:.0f} ns in device memory: copying "
+         f"{chase['nbytes'] >> 30} GiB pays back after about {_two_digits(chase['break_even_loads']):,.0f} "
+         "dependent loads"),
         ("Few threads in flight", "copy, or put more loads in flight",
          f"{_lesson('keep-enough-bytes-in-flight').label} ({ref}): {few} threads x one float4 read {few_rate:.2f} GB/s"),
         ("Host and GPU touch the data while a kernel runs", "only with synchronisation",
@@ -150,7 +238,7 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int]) -
     return Table(["situation", "choose", "evidence"], rows)
 
 
-def summary(reuse: Any, ooc: Any) -> Text:
+def summary(reuse: Any, ooc: Any, strided: Any) -> Text:
     """What you saw, computed from this run's results."""
     first = first_copy_win(reuse)
     link, device, zc = fitted_rates(reuse)
@@ -167,5 +255,6 @@ def summary(reuse: Any, ooc: Any) -> Text:
         f"{total / 2**30:.1f} GiB out of core, budgets {budgets} MiB ({ooc.origin(dated=True)}): zero-copy {zero * 1e3:.1f} ms, "
         f"best chunked ({NAMES[method]}, {budget >> 20} MiB) {best * 1e3:.1f} ms, sequential chunks "
         f"{sequential * 1e3:.1f} ms.",
+        f"Sparse data read once ({strided.origin(dated=True)}): {sparse_said(strided)}.",
         f"This machine would pin at most {pin_limit_bytes() / 2**30:.0f} GiB (three quarters of its RAM).",
     ])
