@@ -1,4 +1,5 @@
-"""Command line: ``python -m helpers record | summary | targets | model | doctor | classroom | book | times``.
+"""Command line: ``python -m helpers record | summary | targets | model | doctor | classroom | book | times |
+sass``.
 
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
@@ -15,6 +16,8 @@ doctor   says what this machine is for the course: mode, GPU, toolkit, platform,
 book     executes every lesson and builds the course's website into build/book/ (make book)
 times    per lesson: the estimated time and, from the cell timings JupyterLab saved in a learner's notebooks,
          the time the learner actually spent (first run cell to last, without breaks)
+sass     builds hazards.cu's spin kernels as the lessons do, disassembles them (cuobjdump -sass) and writes the
+         listing with its provenance into data/sass/, which avoid-hazards-on-mapped-memory replays
 """
 
 from __future__ import annotations
@@ -179,6 +182,21 @@ def _times(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- sass
+def _sass_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", help="file to write (default: data/sass/<gpu>-<date>.json, never overwriting)")
+
+
+def _sass(args: argparse.Namespace) -> int:
+    from .experiments import sass
+    from .mode import require_live
+
+    require_live("python -m helpers sass")
+    result = sass.spin_sass()
+    print(json.dumps({"saved": str(sass.save(result, args.output)), **sass.summary(result)}, indent=1))
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "record": Command("record every experiment on this GPU into data/", _record_arguments, _record),
     "summary": Command("headline figures of a record as JSON", _record_file_argument, _summary),
@@ -191,6 +209,8 @@ COMMANDS: dict[str, Command] = {
                       _doctor_arguments, _doctor),
     "book": Command("execute every lesson and build the website into build/book/", _book_arguments, _book),
     "times": Command("estimated and measured (from saved cell timings) time per lesson", _times_arguments, _times),
+    "sass": Command(f"the SASS of {lesson('avoid-hazards-on-mapped-memory').label}'s spin kernels, into data/sass/",
+                    _sass_arguments, _sass),
 }
 
 

@@ -296,7 +296,8 @@ REFERENCES: dict[str, Callable[[cpu.Function], None]] = {
     "fill_in_order": ref_fill_in_order, "count_atomically": ref_count_atomically, "count_plainly": ref_count_plainly,
     "count_atomically_system": ref_count_atomically, "publish_fenced": ref_publish, "publish_unfenced": ref_publish,
     "publish_flag_first": ref_publish, "wait_for_host": ref_wait_for_host,
-    "spin_volatile": ref_spin, "spin_ldcv": ref_spin,
+    "spin_volatile": ref_spin, "spin_ldcv": ref_spin, "spin_ldcg": ref_spin, "spin_plain": ref_spin,
+    "spin_atomic_ref": ref_spin,
     "pointer_chase": ref_pointer_chase, "pointer_chase_timed": ref_pointer_chase_timed, "scatter_u32": ref_scatter_u32,
 }
 

@@ -243,6 +243,9 @@ CASES: dict[str, Callable[[Any], list[np.ndarray]]] = {
     "wait_for_host": _wait_for_host,
     "spin_volatile": lambda run: _spin(run, "spin_volatile"),
     "spin_ldcv": lambda run: _spin(run, "spin_ldcv"),
+    "spin_ldcg": lambda run: _spin(run, "spin_ldcg"),
+    "spin_plain": lambda run: _spin(run, "spin_plain"),
+    "spin_atomic_ref": lambda run: _spin(run, "spin_atomic_ref"),
 }
 KERNELS = [(stem, name) for stem in kernels.files() for name in kernels.names(stem)]
 

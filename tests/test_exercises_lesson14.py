@@ -65,15 +65,53 @@ def test_wait_for_flag_hints(edit, phrase):
     assert feedback.status == "hint" and phrase in feedback.message, feedback
 
 
-def test_wait_for_flag_accepts_the_solution_and_refuses_an_ldcv_spin():
-    """Live on the H200 (CUDA 13.0) an __ldcv spin ran out of spins without seeing the host's flag: nvcc issued the
-    load once, before the loop (the spin_loop experiment). The check says so in both modes, from the source."""
+@pytest.mark.parametrize("intrinsic", ["__ldcv", "__ldcg"])
+def test_wait_for_flag_accepts_the_solution_and_refuses_a_cache_hint_spin(intrinsic):
+    """Live on the H200 (CUDA 13.0) an __ldcv spin ran out of spins without seeing the host's flag: ptxas issued the
+    weak load once, before the loop (the spin_loop experiment and the SASS); __ldcg the same. The check says so in both
+    modes, from the source, and calls it a weak load, not an asm statement."""
     text = _wait_solution()
     assert exercises.check("14", "wait_for_flag", text).correct
-    ldcv = text.replace(FLAG_PARAM, "const unsigned int *flag").replace("now = *flag;", "now = __ldcv(flag);")
-    assert "now = __ldcv(flag);" in ldcv
-    feedback = exercises.check("14", "wait_for_flag", ldcv)
-    assert feedback.status == "hint" and "__ldcv" in feedback.message and "before the loop" in feedback.message
+    hinted = text.replace(FLAG_PARAM, "const unsigned int *flag").replace("now = *flag;", f"now = {intrinsic}(flag);")
+    assert f"now = {intrinsic}(flag);" in hinted
+    feedback = exercises.check("14", "wait_for_flag", hinted)
+    assert feedback.status == "hint" and intrinsic in feedback.message and "before the loop" in feedback.message
+    assert "weak load" in feedback.message and "asm" not in feedback.message
+
+
+def _atomic(name: str) -> str:
+    namespace: dict = {}
+    exec(exercises.solution("14", name), namespace)
+    return namespace["WAIT_SOURCE_ATOMIC_REF" if name == "wait_for_flag" else "PUBLISH_SOURCE_ATOMIC_REF"]
+
+
+@pytest.mark.parametrize("name", ["wait_for_flag", "publish"])
+def test_the_atomic_ref_forms_pass_on_the_cpu_backend(name):
+    """cuda::atomic_ref<unsigned int, cuda::thread_scope_system> with acquire / release: <cuda/atomic> builds on the CPU
+    backend, the host thread's flag is seen, and no fence is asked for."""
+    text = _atomic(name)
+    assert "#include <cuda/atomic>" in text and "__threadfence" not in text
+    feedback = exercises.check("14", name, text)
+    assert feedback.correct, feedback
+
+
+@pytest.mark.parametrize("name, edit, phrase", [
+    ("wait_for_flag", ("memory_order_acquire", "memory_order_relaxed"), "relaxed"),
+    ("wait_for_flag", ("thread_scope_system", "thread_scope_device"), "Is the host"),
+    ("publish", ("memory_order_release", "memory_order_relaxed"), "relaxed"),
+    ("publish", ("thread_scope_system", "thread_scope_block"), "Is the host"),
+])
+def test_the_atomic_ref_forms_get_hints_for_a_weak_order_or_a_narrow_scope(name, edit, phrase):
+    text = _atomic(name)
+    assert edit[0] in text
+    feedback = exercises.check("14", name, text.replace(*edit))
+    assert feedback.status == "hint" and phrase in feedback.message, feedback
+
+
+def test_a_relaxed_atomic_flag_with_a_system_fence_passes():
+    text = _atomic("publish").replace("memory_order_release", "memory_order_relaxed")
+    text = text.replace("        cuda::atomic_ref", "        __threadfence_system();\n        cuda::atomic_ref")
+    assert exercises.check("14", "publish", text).correct
 
 
 def _solution() -> str:

@@ -117,4 +117,52 @@ def test_spin_turns_say_when_the_compiler_kept_the_ldcv_load_in_the_loop(results
     latency = results[3]
     load_ns = float(np.median(latency.column("load_ns", memory="zero_copy")))
     shown = str(found.spin_turns(_spin(load_ns, load_ns * 0.98), latency))
-    assert "kept the load in the loop" in shown and "no: a register" not in shown and "same register" not in shown
+    assert "kept the __ldcv load in the loop" in shown and "no: a register" not in shown
+    assert "same register" not in shown and "does not oblige" in shown
+
+
+def test_spin_turns_name_the_record_of_the_latency_they_compare_with(results):
+    latency = results[3]
+    shown = str(found.spin_turns(_spin(2000.0, 19.3), latency))
+    assert latency.origin(dated=True) in shown and "volatile" in shown and "__ldcv" in shown
+
+
+def test_spin_turns_show_every_way_the_record_holds():
+    spin = experiments.reference("spin_loop")
+    shown = found.spin_turns(spin, experiments.reference("latency"))._repr_markdown_()
+    assert all(f"| {row['load']} |" in shown for row in spin.rows)
+
+
+SYNTHETIC = [(0x00, "LDC R1, c[0x0][0x28]"), (0x10, "LDG.E.STRONG.SYS R2, desc[UR6][R2.64]"),
+             (0x20, "UIADD3 UR5, UP0, UR5, 0x1, URZ"), (0x30, "@!P0 BRA P1, 0x20"), (0x40, "EXIT"),
+             (0x50, "BRA 0x50")]
+
+
+def _listing(rows):
+    from helpers.experiments import sass
+    from helpers.experiments.result import Result
+
+    return Result("spin_sass", {}, rows, True, {"gpu": "Test GPU", "date": "2026-12-04T10:00:00+00:00",
+                                                "arch": "sm_90", "nvcc": "V13.0", "source_sha256": sass.source_hash()})
+
+
+def test_the_sass_table_says_where_each_load_sits():
+    from helpers.experiments import sass
+
+    hoisted = sass.analyse("__ldcv", "spin_ldcv", SYNTHETIC)
+    inside = sass.analyse("volatile", "spin_volatile", [SYNTHETIC[0], (0x20, "UIADD3 UR5"),
+                                                        (0x28, "LDG.E.STRONG.SYS R4, desc[UR8][R2.64]"),
+                                                        (0x30, "@P1 BRA P0, 0x20"), (0x40, "EXIT")])
+    shown = found.spin_sass(_listing([inside, hoisted]))._repr_markdown_()
+    assert "inside the loop (0x0020 to 0x0030)" in shown and "once at 0x0010, before the loop" in shown
+    assert "<- the flag's load" in shown and "<- back to 0x0020" in shown and "LDG.E.STRONG.SYS" in shown
+    assert "earlier version" not in shown and "measured live on Test GPU" in shown
+
+
+def test_the_sass_table_says_when_no_listing_is_recorded_or_it_is_of_older_source():
+    from helpers.experiments import sass
+
+    assert "No SASS listing" in str(found.spin_sass(_listing([])))
+    old = _listing([sass.analyse("__ldcv", "spin_ldcv", SYNTHETIC)])
+    old.provenance["source_sha256"] = "0" * 64
+    assert "earlier version of these kernels" in found.spin_sass(old)._repr_markdown_()

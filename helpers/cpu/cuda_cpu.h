@@ -803,9 +803,9 @@ template <class T> zc_val<T> atomicCAS(T* p, std::type_identity_t<zc_val<T>> com
 // functions using cache hints). The backend models no cache, so each is a plain load of the value in memory now,
 // checked and traced like one (on a GPU the read-only path may return an older value when the memory changes while
 // the kernel runs). Each is also a compiler barrier, so a loop that polls memory another thread writes reads it again
-// every time. nvcc promises less: the intrinsics are asm statements that are not volatile, and CUDA 13.0 issued a
-// loop's __ldcv of one address once, before the loop (avoid-hazards-on-mapped-memory's spin_loop), so lesson checks
-// refuse a flag polled with __ldcv from the source.
+// every time. A GPU promises less: a cache hint is not a memory-consistency rule (PTX ISA, Cache Operators), each is a
+// weak load that ptxas may hoist out of a loop (CUDA 13.0 did, for __ldcv and __ldcg: avoid-hazards-on-mapped-memory's
+// spin_loop and its SASS), so lesson checks refuse a flag polled with them, from the source.
 #define ZC_LOAD_HINT(NAME) \
     template <class T> zc_val<T> NAME(cpu::ptr<T> p) { \
         zc_val<T> v = *p; std::atomic_signal_fence(std::memory_order_seq_cst); return v; } \
@@ -817,6 +817,79 @@ ZC_LOAD_HINT(__ldcs)
 ZC_LOAD_HINT(__ldlu)
 ZC_LOAD_HINT(__ldcv)
 #undef ZC_LOAD_HINT
+
+// ---------------------------------------------------------------- libcu++: cuda::atomic_ref (<cuda/atomic>)
+// cuda::atomic_ref<T, cuda::thread_scope_system> with load(memory_order_acquire) and store(v, memory_order_release)
+// is how a kernel waits for and publishes a flag another agent shares (avoid-hazards-on-mapped-memory). Here each
+// operation is the compiler's __atomic builtin with the same order on the element the reference names, checked and
+// traced like a load, a store or a read-modify-write: a host thread that raises a flag while the kernel spins is seen.
+// The scope has no effect on a CPU (one memory, coherent); the checks of the lessons read it from the source.
+namespace cuda {
+namespace std {
+enum memory_order : int {
+    memory_order_relaxed = __ATOMIC_RELAXED, memory_order_consume = __ATOMIC_CONSUME,
+    memory_order_acquire = __ATOMIC_ACQUIRE, memory_order_release = __ATOMIC_RELEASE,
+    memory_order_acq_rel = __ATOMIC_ACQ_REL, memory_order_seq_cst = __ATOMIC_SEQ_CST
+};
+inline void atomic_thread_fence(memory_order order) { __atomic_thread_fence((int)order); }
+}  // namespace std
+using std::memory_order;
+using std::memory_order_relaxed;
+using std::memory_order_consume;
+using std::memory_order_acquire;
+using std::memory_order_release;
+using std::memory_order_acq_rel;
+using std::memory_order_seq_cst;
+enum thread_scope : int { thread_scope_system = 0, thread_scope_device = 1, thread_scope_block = 2,
+                          thread_scope_thread = 3 };
+inline void atomic_thread_fence(memory_order order, thread_scope = thread_scope_system) {
+    __atomic_thread_fence((int)order);
+}
+
+template <class T, thread_scope Scope = thread_scope_system> struct atomic_ref {
+    static_assert(::std::is_trivially_copyable_v<T> && !::std::is_const_v<T> && !::std::is_volatile_v<T>,
+                  "cuda::atomic_ref<T> needs a plain, non-const T (a pointer parameter without const)");
+    T* q;
+    const ::cpu::array_info* a;
+
+    explicit atomic_ref(T& r) : q(&r), a(nullptr) {}
+    explicit atomic_ref(const ::cpu::ref<T>& r) : q(r.q), a(r.a) {}
+    atomic_ref(const atomic_ref&) = default;
+
+    T load(memory_order order = memory_order_seq_cst) const {
+        ::cpu::access(q, sizeof(T), alignof(T), 0, a);
+        T v;
+        __atomic_load(q, &v, (int)order);
+        return v;
+    }
+    void store(T v, memory_order order = memory_order_seq_cst) const {
+        ::cpu::access(q, sizeof(T), alignof(T), 1, a);
+        __atomic_store(q, &v, (int)order);
+    }
+    operator T() const { return load(); }
+    T operator=(T v) const { store(v); return v; }
+    T exchange(T v, memory_order order = memory_order_seq_cst) const {
+        ::cpu::access(q, sizeof(T), alignof(T), 3, a);
+        T old;
+        __atomic_exchange(q, &v, &old, (int)order);
+        return old;
+    }
+    bool compare_exchange_strong(T& expected, T v, memory_order order = memory_order_seq_cst) const {
+        ::cpu::access(q, sizeof(T), alignof(T), 3, a);
+        return __atomic_compare_exchange(q, &expected, &v, false, (int)order, __ATOMIC_SEQ_CST);
+    }
+    bool compare_exchange_weak(T& expected, T v, memory_order order = memory_order_seq_cst) const {
+        return compare_exchange_strong(expected, v, order);
+    }
+#define ZC_FETCH(NAME, BUILTIN) \
+    T NAME(T v, memory_order order = memory_order_seq_cst) const { \
+        ::cpu::access(q, sizeof(T), alignof(T), 3, a); return BUILTIN(q, v, (int)order); }
+    ZC_FETCH(fetch_add, __atomic_fetch_add) ZC_FETCH(fetch_sub, __atomic_fetch_sub)
+    ZC_FETCH(fetch_and, __atomic_fetch_and) ZC_FETCH(fetch_or, __atomic_fetch_or)
+    ZC_FETCH(fetch_xor, __atomic_fetch_xor)
+#undef ZC_FETCH
+};
+}  // namespace cuda
 
 // ---------------------------------------------------------------- what runtime.py calls
 extern "C" int zc_wait(int milliseconds) {   // 1 once the launch has ended

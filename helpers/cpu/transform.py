@@ -121,7 +121,7 @@ _PROCESS_CALLS = re.compile(r"(?<![\w.>])(?:std\s*::\s*)?(exit|_exit|_Exit|quick
 
 # Headers whose declarations cuda_cpu.h already supplies: dropped (the line becomes blank).
 _DROPPED_HEADERS = {"cuda_runtime.h", "cuda.h", "cuda_runtime_api.h", "device_launch_parameters.h",
-                    "vector_types.h", "device_functions.h"}
+                    "vector_types.h", "device_functions.h", "cuda/atomic"}  # cuda/atomic: cuda::atomic_ref
 _CUDA_HEADER = re.compile(r"(^|/)(cuda\w*\.h|cooperative_groups.*|cub/.*|thrust/.*|mma\.h|sm_\w+\.h|curand\w*\.h|"
                           r"math_constants\.h|cuda/.*|nv/.*)$")
 

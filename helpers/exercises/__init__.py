@@ -132,12 +132,9 @@ def live_module(source: str) -> Any:
     """A learner's CUDA source compiled with PyCUDA in the course's one context (live only; kernel exercises from
     write-your-first-zero-copy-kernel on). The context is made current first, so a check works even when no lesson
     cell has touched the GPU."""
-    from pycuda.compiler import SourceModule
+    from .. import kernels
 
-    from ..memory import gpu
-
-    gpu.context()
-    return SourceModule(source, no_extern_c=True)
+    return kernels.compile_source(source)  # as the course's own kernels: CCCL headers found, no extern "C" wrap
 
 
 # --------------------------------------------------------------------------- registry

@@ -87,6 +87,44 @@ _FLAG_WRITE = re.compile(r"\*\s*(?:\(\s*(?P<cast>[^)]*)\)\s*)?\(?\s*flag\s*\)?\s
                          r"|\batomicExch(?:_system)?\s*\(\s*(?:\([^)]*\)\s*)?flag\b")
 _FENCE_SYSTEM = re.compile(r"__threadfence_system\s*\(\s*\)")
 _FENCE_DEVICE = re.compile(r"__threadfence(?:_block)?\s*\(\s*\)")
+# cuda::atomic_ref<T, scope> over the flag (libcu++, <cuda/atomic>): named (`ref name(*flag);`) or used at once.
+_ATOMIC_REF = re.compile(r"atomic_ref\s*<(?P<args>[^<>]*)>\s*(?P<name>\w*)\s*[({]\s*"
+                         r"(?:\*\s*\(?\s*flag\s*\)?|flag\s*\[\s*0\s*\])\s*[)}]")
+_STRONG = {"load": ("acquire", "seq_cst", "acq_rel"), "store": ("release", "seq_cst", "acq_rel")}
+
+
+def atomic_flag_ops(body: str, op: str) -> list[tuple[int, str, str]]:
+    """Every ``load`` or ``store`` (``op``) through a ``cuda::atomic_ref`` to the flag in ``body``: (position, the
+    memory order as written, "" for the default seq_cst; the scope, thread_scope_system by default)."""
+    found = []
+    for m in _ATOMIC_REF.finditer(body):
+        args = m.group("args").split(",")
+        scope = args[1].strip().split("::")[-1] if len(args) > 1 else "thread_scope_system"
+        pattern = (rf"\b{m.group('name')}\s*\.\s*{op}\s*\(" if m.group("name") else rf"\G\s*\.\s*{op}\s*\(")
+        calls = re.compile(pattern)
+        for call in (calls.finditer(body, m.end()) if m.group("name") else [calls.match(body, m.end())]):
+            if call is None:
+                continue
+            inner = body[call.end():_match_close(body, call.end() - 1, "(", ")") - 1]
+            order = inner.split(",")[-1] if (op == "load" or "," in inner) else ""
+            order = "" if op == "store" and "," not in inner else order
+            found.append((call.start(), order.strip().split("::")[-1], scope))
+    return sorted(found)
+
+
+def _atomic_problem(ops: list[tuple[int, str, str]], op: str) -> Feedback | None:
+    """A hint if an atomic_ref flag access has a scope that leaves the host out."""
+    for _, _, scope in ops:
+        if scope != "thread_scope_system":
+            return _hint(f"the flag's atomic_ref has scope {scope}. Is the host, who "
+                         + ("waits for" if op == "store" else "raises") + " the flag, inside that scope?",
+                         "use cuda::thread_scope_system, the scope that includes the host's threads.")
+    return None
+
+
+def _strong(ops: list[tuple[int, str, str]], op: str) -> bool:
+    """True when every atomic access orders the payload by itself (acquire loads, release stores, or seq_cst)."""
+    return bool(ops) and all(order == "" or any(word in order for word in _STRONG[op]) for _, order, _ in ops)
 
 
 def _match_close(code: str, start: int, open_: str, close: str) -> int:
@@ -136,6 +174,9 @@ def review_publish(source: str) -> Feedback | None:
     params, body = _kernel_parts(source)
     payload_writes = [m.start() for m in _PAYLOAD_WRITE.finditer(body)]
     flag_writes = list(_FLAG_WRITE.finditer(body))
+    stores = atomic_flag_ops(body, "store")
+    if stores and (not flag_writes or stores[0][0] < flag_writes[0].start()):
+        return _review_atomic_publish(body, payload_writes, stores)
     if not payload_writes or not flag_writes:
         missing = "`payload[i] = value;`" if not payload_writes else "`*flag = raise;`"
         return _hint(f"the check reads your source and cannot find {missing}. Does your kernel write through the "
@@ -178,6 +219,31 @@ def review_publish(source: str) -> Feedback | None:
                      "through a pointer a real one (section 3)?",
                      "add the volatile qualifier to the flag parameter's type (the parameter list may change).")
     return None
+
+
+def _review_atomic_publish(body: str, payload_writes: list[int], stores: list[tuple[int, str, str]]) -> Feedback | None:
+    """review_publish for a flag raised with ``cuda::atomic_ref<..., thread_scope_system>::store``: after the payload,
+    outside its loop, and either a release store or a system-scope fence before a relaxed one."""
+    if not payload_writes:
+        return _hint("the check reads your source and cannot find `payload[i] = value;`. Does your kernel write "
+                     "through the parameters themselves?", "write the payload as payload[i] = ...")
+    last_payload, flag = payload_writes[-1], stores[0][0]
+    if flag < last_payload:
+        return _hint("the flag is stored before the payload. What would a host polling the flag read "
+                     "(publish_flag_first in section 3)?", "write the whole payload first, the flag last.")
+    for start, end in _loops(body):
+        if start < last_payload < end and start < flag < end:
+            return _hint("the flag is raised inside the loop that writes the payload. When does it go up, and what "
+                         "has been written by then?", "raise it once, after the loop.")
+    problem = _atomic_problem(stores, "store")
+    if problem is not None or _strong(stores, "store"):
+        return problem
+    if any(last_payload < m.start() < flag for m in _FENCE_SYSTEM.finditer(body)):
+        return None
+    return _hint("the flag's store is atomic but relaxed: it is indivisible, yet orders none of the payload's "
+                 "stores before it. Which memory order makes the writes before a store visible to whoever sees "
+                 "the store?",
+                 "store with cuda::memory_order_release (or put __threadfence_system() before a relaxed store).")
 
 
 def _run_publish(source: str, live: bool) -> tuple[np.ndarray, int, list[int]]:
@@ -260,8 +326,12 @@ def check_publish(source: str) -> Feedback:
     where = (f"on the CPU backend and on the GPU: in all {len(at_flag)} trials the host saw the whole payload when it "
              "saw the flag" if live
              else "on the CPU backend (live, the check polls the flag while the GPU runs the same source)")
-    return _correct(f"payload, __threadfence_system(), then a volatile flag store, {where}. The fence orders the "
-                    "payload before the flag for every observer, the host included, whatever this GPU happens to do.")
+    if _strong(atomic_flag_ops(_kernel_parts(source)[1], "store"), "store"):
+        return _correct(f"the payload, then a system-scope release store of the flag, {where}. Release orders every "
+                        "write before it ahead of the flag for whoever sees the flag, the host included.")
+    return _correct(f"payload, __threadfence_system(), then a volatile or atomic flag store, {where}. The fence "
+                    "orders the payload before the flag for every observer, the host included, whatever this GPU "
+                    "happens to do.")
 
 
 def _run_hint(exc: Exception) -> Feedback:
@@ -304,9 +374,10 @@ def _uses(body: str, name: str) -> list[int]:
 
 def review_wait(source: str) -> Feedback | None:
     """The source checks of ``wait_for_flag`` (both modes; the CPU backend runs threads in order and keeps no stale
-    copy, so it cannot show these): the flag is loaded through volatile (or an atomic), never through ``__ldcv``
-    (nvcc may issue it once, before the loop: the spin_loop experiment), nor through
-    the read-only path, and ``__threadfence_system()`` comes between the flag load and the payload loads."""
+    copy, so it cannot show these): the flag is loaded through volatile or a system-scope ``cuda::atomic_ref``, never
+    through a weak load with a cache hint (``__ldcv``, ``__ldcg``: ptxas may hoist them out of the loop, as the SASS
+    and the spin_loop experiment show) nor the read-only path; ``__threadfence_system()`` comes between the flag load
+    and the payload loads, unless the atomic load is an acquire load, which orders them by itself."""
     params, body = _kernel_parts(source, "wait_for_flag")
     flag_param = next((q for q in params.split(",") if re.search(r"\bflag\s*$", q.strip())), "")
     flag_at, payload_at = _uses(body, "flag"), [m.start() for m in re.finditer(r"\bpayload\s*\[|\*\s*\(\s*payload\b",
@@ -316,30 +387,42 @@ def review_wait(source: str) -> Feedback | None:
         return _hint(f"the check reads your source and cannot find where it loads {missing}. Does your kernel "
                      "read through the parameters themselves?",
                      "load the flag as *flag (or flag[0]) in the spin loop and the payload as payload[i].")
-    read_only = re.search(r"__ldc?g\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body) or "__restrict__" in flag_param
+    read_only = re.search(r"__ldg\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body) or "__restrict__" in flag_param
     if read_only:
-        return _hint("the flag is loaded through the SM's read-only data path (__ldg, __ldcg or a const "
-                     "__restrict__ pointer). That path is meant for data that does not change while the kernel "
-                     "runs: can it keep serving the first value it read (section 4's table)?",
-                     "drop __ldg / __restrict__ for the flag: load it through a volatile pointer so that every "
-                     "load goes to memory.")
+        return _hint("the flag is loaded through the SM's read-only data path (__ldg or a const __restrict__ "
+                     "pointer). That path is meant for data that does not change while the kernel runs: may the "
+                     "compiler load it once, and may the SM's cache keep serving the first value (section 4)?",
+                     "drop __ldg / __restrict__ for the flag: load it through a volatile pointer (or a "
+                     "system-scope atomic_ref with acquire) so that every turn loads it.")
+    loads = atomic_flag_ops(body, "load")
+    problem = _atomic_problem(loads, "load")
+    if problem is not None:
+        return problem
     volatile = ("volatile" in flag_param or re.search(r"volatile[^;]*\*[^;]*\bflag\b", body)
-                or re.search(r"\batomic\w*\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body))
-    if not volatile and re.search(r"\b__ldcv\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body):
-        return _hint("the flag is loaded with __ldcv. It tells the hardware to fetch the word again, but the "
-                     "intrinsic is an asm statement the compiler may issue once, before the loop: then every turn "
-                     "tests the same register (section 4's spin_loop measures it). What makes the compiler issue "
-                     "a load on every turn?",
-                     "declare the flag parameter volatile (const volatile unsigned int *flag) and load *flag in "
-                     "the loop.")
+                or re.search(r"\batomic\w*\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body) or loads)
+    hint = re.search(r"\b(__ldc[vg])\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body)
+    if not volatile and hint:
+        return _hint(f"the flag is loaded with {hint.group(1)}. A cache hint says where the line may be kept, not "
+                     "that the load must happen again: it is an ordinary weak load, which the compiler may issue "
+                     "once, before the loop, so that every turn tests the same register (section 4's SASS and "
+                     "spin_loop show it). What kind of load must the compiler issue on every turn?",
+                     "a volatile load (const volatile unsigned int *flag, then *flag in the loop), or a "
+                     "cuda::atomic_ref<unsigned int, cuda::thread_scope_system> loaded with "
+                     "cuda::memory_order_acquire.")
     if not volatile:
-        return _hint("the flag is a plain load. Nothing in your kernel writes it, so may the compiler load it once "
-                     "and keep testing the copy in a register? On the GPU such a spin may never see the host's "
-                     "write. Which qualifier makes every load a real one (section 3)?",
-                     "declare the flag parameter volatile (const volatile unsigned int *flag): the parameter list "
-                     "may change.")
+        return _hint("the flag is a plain load, an ordinary weak load. Nothing in your kernel writes it, so may the "
+                     "compiler load it once and keep testing the copy in a register? On the GPU such a spin may "
+                     "never see the host's write. Which loads must the compiler issue every time (section 4)?",
+                     "declare the flag parameter volatile (const volatile unsigned int *flag), or load it through a "
+                     "system-scope cuda::atomic_ref with acquire: the parameter list may change.")
+    if _strong(loads, "load"):
+        return None  # an acquire load keeps the payload loads after it: no fence needed
     first_payload = payload_at[0]
     fences = [m.start() for m in _FENCE_SYSTEM.finditer(body)]
+    if loads and not any(loads[0][0] < f < first_payload for f in fences):
+        return _hint("the flag's atomic load is relaxed: it is a real load every turn, but orders nothing after it. "
+                     "Could a payload load be served from before the host wrote it?",
+                     "load with cuda::memory_order_acquire (or put __threadfence_system() after the loop).")
     if not any(flag_at[0] < f < first_payload for f in fences):
         if any(flag_at[0] < m.start() < first_payload for m in _FENCE_DEVICE.finditer(body)):
             return _hint("__threadfence() orders loads and stores only as threads of this GPU see them. Is the "
@@ -445,9 +528,9 @@ def check_wait_for_flag(source: str) -> Feedback:
 
     params, body = _kernel_parts(source, "wait_for_flag")
     flag_param = next((q for q in params.split(",") if re.search(r"\bflag\s*$", q.strip())), "")
-    if re.search(r"__ldc?g\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body) or "__restrict__" in flag_param:
-        return review_wait(source) or _hint("the read-only path (__ldg, __restrict__) is no place for a flag.",
-                                            "load the flag through a volatile pointer.")
+    if re.search(r"__ldc?[gv]\s*\(\s*(\([^)]*\)\s*)?&?\s*flag\b", body) or "__restrict__" in flag_param:
+        return review_wait(source) or _hint("a weak load (__ldg, __ldcg, __ldcv, __restrict__) is no way to "
+                                            "wait for a flag.", "load the flag through a volatile pointer.")
     try:
         seen, copy = _wait_cpu(source, raise_flag=False, max_spins=1 << 16)
     except cpu.KernelTimeoutError:
@@ -484,8 +567,8 @@ def check_wait_for_flag(source: str) -> Feedback:
     if problem is not None:
         return problem
     if not detect().live:
-        return _correct("a volatile flag load, bounded, then __threadfence_system() before the payload loads: "
-                        "on the CPU backend the kernel waited for the host's flag and copied its payload, and ended "
+        return _correct("a flag load the compiler must issue every turn, bounded, and the payload loads kept after "
+                        "it (an acquire load, or __threadfence_system()): on the CPU backend the kernel waited for the host's flag and copied its payload, and ended "
                         "by itself when no flag came (live, the check runs the same source on the GPU).")
     try:
         trials = _wait_gpu(source)
@@ -498,14 +581,16 @@ def check_wait_for_flag(source: str) -> Feedback:
     if not all(seen == 1 for seen, _, _ in trials):
         return _hint("on the GPU the kernel ran out of spins without seeing the host's flag. Does each load of "
                      "the flag reach memory, or could it be served from a register or a cache?",
-                     "load the flag through volatile: never a plain, read-only or __ldcv load.")
+                     "load the flag through volatile or a system-scope atomic_ref acquire load: never a plain "
+                     "load or one with a cache hint (__ldg, __ldcg, __ldcv).")
     if not all(copied for _, copied, _ in trials):
         return _hint("on the GPU the kernel saw the flag but copied a payload the host had not finished writing. "
                      "What orders the payload loads after the flag load?",
                      "put __threadfence_system() between the spin loop and the payload loads.")
     return _correct(f"in all {len(trials)} trials on the GPU the kernel waited for the host's flag and copied the "
-                    "whole payload: a volatile load reaches memory on every turn, the bound keeps a lost flag from "
-                    "hanging the GPU, and __threadfence_system() keeps the payload loads after the flag load.")
+                    "whole payload: a volatile or atomic load reaches memory on every turn, the bound keeps a lost "
+                    "flag from hanging the GPU, and acquire (or __threadfence_system()) keeps the payload loads "
+                    "after the flag load.")
 
 
 def _wait_failure(exc: Exception) -> Feedback:

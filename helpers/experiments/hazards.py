@@ -177,23 +177,26 @@ def _wait(how: int, load: str, payload: np.ndarray, flag: np.ndarray, n: int, tr
     return row
 
 
-SPIN_LOADS = ("volatile", "__ldcv")  # the kernels spin_volatile and spin_ldcv of hazards.cu
+# The ways spin_loop loads the flag, and hazards.cu's kernel for each: volatile and a system-scope atomic_ref acquire
+# load are strong loads; __ldcv, __ldcg and a plain load are weak ones the compiler may hoist out of the loop.
+SPIN_KERNELS = {"volatile": "spin_volatile", "__ldcv": "spin_ldcv", "__ldcg": "spin_ldcg", "plain": "spin_plain",
+                "atomic_ref acquire": "spin_atomic_ref"}
+SPIN_LOADS = tuple(SPIN_KERNELS)
 
 
 def spin_loop(spins: int = 1 << 17, repeats: int = 9) -> Result:
-    """A spin loop on a mapped flag that nobody raises, written without tricks, loading the flag through
-    volatile and through ``__ldcv``: the time per turn shows whether every turn loads the flag over PCIe
-    (about a microsecond, measure-latency) or the compiler kept one loaded copy in a register
-    (avoid-hazards-on-mapped-memory). Each row: the turns the kernel counted, every repeat's seconds, and
-    the median time per turn."""
+    """A spin loop on a mapped flag that nobody raises, written without tricks, loading the flag in each way of
+    :data:`SPIN_LOADS`: the time per turn shows whether every turn loads the flag over PCIe (about a microsecond,
+    measure-latency) or the compiler kept one loaded copy in a register (avoid-hazards-on-mapped-memory). Each row:
+    the turns the kernel counted, every repeat's seconds, and the median time per turn."""
     return run("spin_loop", {"spins": spins, "repeats": repeats}, _spin_loop)
 
 
 def _spin_loop(spins: int, repeats: int) -> list[Row]:
     rows: list[Row] = []
     with mapped(4096, np.uint32, fill=0) as flag, mapped(8, np.uint64, fill=0) as turns:
-        for load in SPIN_LOADS:
-            kernel = kernels.load_kernel("hazards", "spin_" + load.strip("_"))
+        for load, name in SPIN_KERNELS.items():
+            kernel = kernels.load_kernel("hazards", name)
             timing = time_gpu(lambda: kernel(gpu.device_pointer(flag), np.uint32(1), np.uint64(spins),
                                              gpu.device_pointer(turns), block=(1, 1, 1), grid=(1, 1)),
                               repeats=repeats, warmup=1)

@@ -134,27 +134,88 @@ NO_LOAD_FACTOR = 10
 
 
 def spin_turns(spin: Result, latency: Result) -> Shown:
-    """Time per turn of a plain spin loop on a flag nobody raises, through volatile and through __ldcv, against one
-    zero-copy load: which loops loaded the flag on every turn."""
+    """Time per turn of a plain spin loop on a flag nobody raises, per way of loading the flag, against one zero-copy
+    load (``latency``, whose record the sentence names): which loops loaded the flag on every turn."""
     load_ns = zero_copy_load_ns(latency)
-    rows, verdicts = [], []
+    rows, kept, hoisted = [], [], []
     for row in spin.rows:
         loads = row["turn_ns"] * NO_LOAD_FACTOR >= load_ns
         rows.append([row["load"], f"{row['turns']:,}", f"{row['turn_ns']:,.0f}",
                      "yes" if loads else "no: a register"])
-        if row["load"] == "__ldcv":
-            verdicts.append(
-                f"With __ldcv a turn took {row['turn_ns']:,.0f} ns, "
-                + (f"{load_ns / row['turn_ns']:,.0f} times less than one zero-copy load ({load_ns:,.0f} ns, "
-                   f"{latency.origin(dated=True)}): the compiler loaded the flag once, before the loop, and every "
-                   "turn tested the same register; a flag raised later is never seen."
-                   if not loads else
-                   f"about one zero-copy load ({load_ns:,.0f} ns): this compiler kept the load in the loop. The "
-                   "intrinsic still does not oblige it to; volatile does."))
+        (kept if loads else hoisted).append(row)
+    said = []
+    if kept:
+        said.append(f"A turn through {_names(kept)} took about one dependent zero-copy load ({load_ns:,.0f} ns, "
+                    f"{latency.origin(dated=True)}): those loops loaded the flag on every turn.")
+    if hoisted:
+        fastest = max(r["turn_ns"] for r in hoisted)
+        said.append(f"A turn through {_names(hoisted)} took at most {fastest:,.0f} ns, {load_ns / fastest:,.0f} times "
+                    "less than one zero-copy load: the flag was loaded once, before the loop, and every turn tested "
+                    "the same register; a flag raised later is never seen.")
+    if "__ldcv" in (r["load"] for r in kept):
+        said.append("This build kept the __ldcv load in the loop; a weak load with a cache hint still does not "
+                    "oblige the compiler to, and a volatile or atomic load does.")
     table = Table(["flag loaded with", "turns", "ns per turn", "loaded every turn?"], rows,
                   caption=f"*{spin.origin(dated=True)}; {spin.params['spins']:,} turns a launch, median of "
                           f"{spin.params['repeats']} launches*")
-    return join(table, Text(" ".join(verdicts)))
+    return join(table, Text(" ".join(said)))
+
+
+def _names(rows: list[dict[str, Any]]) -> str:
+    names = [r["load"] for r in rows]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _where(row: dict[str, Any]) -> str:
+    """Where the flag's load sits in one kernel's SASS."""
+    if not row["loads"]:
+        return "no global load found"
+    first = min(x["address"] for x in row["loads"])
+    if row["load_in_loop"]:
+        start, end = next((s, e) for s, e in row["loops"]
+                          if any(s <= x["address"] <= e for x in row["loads"]))
+        return f"inside the loop ({start:#06x} to {end:#06x}): a load every turn"
+    if not row["loops"]:
+        return f"once at {first:#06x}; no loop left"
+    return f"once at {first:#06x}, before the loop ({row['loops'][0][0]:#06x} to {row['loops'][-1][1]:#06x})"
+
+
+def loop_listing(row: dict[str, Any]) -> str:
+    """One kernel's SASS from the flag's first load to the end of its last loop, the load and the branch back marked."""
+    if not row["loads"] or not row["loops"]:
+        return ""
+    first = min(x["address"] for x in row["loads"])
+    last = max(e for _, e in row["loops"])
+    load_at = {x["address"] for x in row["loads"]}
+    lines = []
+    for address, text in row["instructions"]:
+        if first <= address <= last:
+            mark = ("   <- the flag's load" if address in load_at else
+                    "   <- back to " + ", ".join(f"{s:#06x}" for s, e in row["loops"] if e == address)
+                    if any(e == address for _, e in row["loops"]) else "")
+            lines.append(f"{address:#06x}  {text}{mark}")
+    return f"`{row['kernel']}` ({row['load']}):\n\n```text\n" + "\n".join(lines) + "\n```"
+
+
+def spin_sass(listing: Result, shown: tuple[str, ...] = ("volatile", "__ldcv")) -> Shown:
+    """Per spin kernel: the flag's load instruction and where it sits (inside the loop or hoisted before it), from the
+    SASS of hazards.cu, with the loops of the kernels named in ``shown``; says when no listing is recorded."""
+    from ..experiments import sass
+
+    if not listing.rows:
+        return Text("No SASS listing of the spin kernels is recorded in data/sass/ yet, so replay cannot show one: on "
+                    "a machine with a GPU, `python -m helpers sass` builds hazards.cu as the lesson does, "
+                    "disassembles it with cuobjdump and saves the listing there.")
+    p = listing.provenance
+    stale = ("" if p.get("source_sha256") == sass.source_hash() else
+             "; made from an earlier version of these kernels than the one above")
+    where = "" if listing.live else f", data/{listing.record_file}"
+    table = Table(["flag loaded with", "kernel", "load instruction", "where it sits"],
+                  [[r["load"], r["kernel"], ", ".join(dict.fromkeys(x["instruction"] for x in r["loads"])) or "-",
+                    _where(r)] for r in listing.rows],
+                  caption=f"*SASS {listing.origin(dated=True)}{where}: {p.get('arch', '?')}, "
+                          f"{p.get('nvcc', '?')}{stale}*")
+    return join(table, *(Text(loop_listing(r)) for r in listing.rows if r["load"] in shown and loop_listing(r)))
 
 
 # --------------------------------------------------------------------------- what you saw

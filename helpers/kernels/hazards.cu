@@ -1,5 +1,7 @@
 // Lesson 14: what goes wrong when the host and the GPU share memory.
 
+#include <cuda/atomic>  // libcu++: cuda::atomic_ref, for spin_atomic_ref
+
 // One thread writes dst[0], dst[1], ... in order. While it runs, the host can read
 // the buffer through its own mapping and see a partly written result.
 extern "C" __global__ void fill_in_order(volatile float *dst, unsigned long long n, float value) {
@@ -147,8 +149,9 @@ extern "C" __global__ void spin_volatile(const volatile unsigned int *flag, unsi
     }
 }
 
-// The same loop with __ldcv: the load is marked "fetch again", but the intrinsic is an inline asm
-// statement that is not volatile (CUDA 13.0, sm_32_intrinsics.hpp), so the compiler may issue it once.
+// The same loop with __ldcv ("cache volatile": fetch again, PTX ld.global.cv). The PTX keeps the load inside the
+// loop, but a cache operator is a performance hint, not a memory-consistency rule (PTX ISA, Cache Operators): ld.cv is
+// an ordinary weak load, which ptxas may hoist out of the loop. The SASS shows where it went.
 extern "C" __global__ void spin_ldcv(const unsigned int *flag, unsigned int expected,
                                      unsigned long long max_spins, unsigned long long *turns) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -156,6 +159,47 @@ extern "C" __global__ void spin_ldcv(const unsigned int *flag, unsigned int expe
         unsigned int now = __ldcv(flag);
         for (; now != expected && spins < max_spins; ++spins) {
             now = __ldcv(flag);
+        }
+        *turns = spins;
+    }
+}
+
+// The same loop with __ldcg (cache in L2 only, PTX ld.global.cg): another weak load with a cache hint.
+extern "C" __global__ void spin_ldcg(const unsigned int *flag, unsigned int expected,
+                                     unsigned long long max_spins, unsigned long long *turns) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        unsigned long long spins = 1;
+        unsigned int now = __ldcg(flag);
+        for (; now != expected && spins < max_spins; ++spins) {
+            now = __ldcg(flag);
+        }
+        *turns = spins;
+    }
+}
+
+// The same loop with a plain load: nothing in the kernel writes *flag, so the compiler may load it once.
+extern "C" __global__ void spin_plain(const unsigned int *flag, unsigned int expected,
+                                     unsigned long long max_spins, unsigned long long *turns) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        unsigned long long spins = 1;
+        unsigned int now = *flag;
+        for (; now != expected && spins < max_spins; ++spins) {
+            now = *flag;
+        }
+        *turns = spins;
+    }
+}
+
+// The modern form (libcu++): a system-scope atomic reference to the flag, loaded with acquire. An atomic load is a
+// strong load: every turn loads the flag, and acquire keeps the loads after it (the payload) after it.
+extern "C" __global__ void spin_atomic_ref(unsigned int *flag, unsigned int expected,
+                                           unsigned long long max_spins, unsigned long long *turns) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        cuda::atomic_ref<unsigned int, cuda::thread_scope_system> ready(*flag);
+        unsigned long long spins = 1;
+        unsigned int now = ready.load(cuda::memory_order_acquire);
+        for (; now != expected && spins < max_spins; ++spins) {
+            now = ready.load(cuda::memory_order_acquire);
         }
         *turns = spins;
     }
