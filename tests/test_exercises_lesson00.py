@@ -12,37 +12,50 @@ from helpers import exercises
 ATTRIBUTES = {"L2_CACHE_SIZE": 60 * 2**20}
 
 
-def test_the_solution_is_correct_for_this_session_s_gpu():
+def test_the_solution_is_correct_for_this_session_s_gpu_and_others():
     namespace = exercises.namespace("00")   # course.attributes: the session's (recorded in replay)
-    exec(compile(exercises.solution("00", "my_l2_mib"), "<solution>", "exec"), namespace)
-    feedback = exercises.check("00", "my_l2_mib", namespace["my_l2_mib"])
+    exec(compile(exercises.solution("00", "l2_mib"), "<solution>", "exec"), namespace)
+    feedback = exercises.check("00", "l2_mib", namespace["l2_mib"])
     size = namespace["course"].attributes["L2_CACHE_SIZE"]
     assert feedback.correct and f"{size:,} bytes" in feedback.message, feedback
+    assert namespace["l2_mib"](namespace["course"].attributes) == size / 2**20
 
 
 def test_the_placeholder_is_not_yet():
-    assert exercises.check("00", "my_l2_mib", ..., attributes=ATTRIBUTES).status == "not yet"
+    assert exercises.check("00", "l2_mib", lambda attributes: ..., attributes=ATTRIBUTES).status == "not yet"
+    assert exercises.check("00", "l2_mib", ..., attributes=ATTRIBUTES).status == "not yet"
+
+
+def test_a_number_typed_for_one_gpu_is_refused_though_it_is_right_there():
+    """A check judges behaviour: the right figure typed in holds for this GPU only (issue 31)."""
+    exercises.reset_tries("00", "l2_mib")
+    typed = exercises.check("00", "l2_mib", lambda attributes: 60, attributes=ATTRIBUTES)
+    assert typed.status == "hint" and "one GPU only" in typed.message, typed
+    exercises.reset_tries("00", "l2_mib")
+    value = exercises.check("00", "l2_mib", 60.0, attributes=ATTRIBUTES)
+    assert value.status == "hint" and "not a function" in value.message, value
+    exercises.reset_tries("00", "l2_mib")
 
 
 def test_another_gpu_s_l2_is_judged_by_its_own_attribute():
-    assert exercises.check("00", "my_l2_mib", 40.0, attributes={"L2_CACHE_SIZE": 40 * 2**20}).correct
-    assert not exercises.check("00", "my_l2_mib", 60.0, attributes={"L2_CACHE_SIZE": 40 * 2**20}).correct
+    assert exercises.check("00", "l2_mib", lambda a: a["L2_CACHE_SIZE"] / 2**20,
+                           attributes={"L2_CACHE_SIZE": 40 * 2**20}).correct
 
 
 @pytest.mark.parametrize("wrong, phrase", [
-    (60 * 2**20, "in bytes"),
-    (60 * 2**20 / 1e6, "powers of ten"),
-    (60 * 2**10, "KiB"),
-    (60 / 1024, "GiB"),
-    (6, "not the L2 size"),
-    ("sixty", "make it a number"),
+    (lambda a: a["L2_CACHE_SIZE"], "in bytes"),
+    (lambda a: a["L2_CACHE_SIZE"] / 1e6, "powers of ten"),
+    (lambda a: a["L2_CACHE_SIZE"] / 2**10, "KiB"),
+    (lambda a: a["L2_CACHE_SIZE"] / 2**30, "GiB"),
+    (lambda a: 6, "not the L2 size"),
+    (lambda a: "sixty", "make it return a number"),
 ])
 def test_unit_slips_get_a_hint_without_the_answer(wrong, phrase):
-    exercises.reset_tries("00", "my_l2_mib")
-    feedback = exercises.check("00", "my_l2_mib", wrong, attributes=ATTRIBUTES)
+    exercises.reset_tries("00", "l2_mib")
+    feedback = exercises.check("00", "l2_mib", wrong, attributes=ATTRIBUTES)
     assert feedback.status == "hint" and phrase in feedback.message, feedback
     assert "60 MiB" not in feedback.message and "2**20" not in feedback.message
-    exercises.reset_tries("00", "my_l2_mib")
+    exercises.reset_tries("00", "l2_mib")
 
 
 def _bus_bytes(copies, zero_copy):

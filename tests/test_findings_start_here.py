@@ -44,7 +44,7 @@ def test_the_essentials_flip_with_the_attributes(uva, integrated, pageable):
     assert f"`UNIFIED_ADDRESSING` = {uva}): {'yes' if uva else 'NO'}" in text
     assert f"`INTEGRATED` = {integrated}): {'yes' if integrated else 'no, a discrete GPU'}" in text
     assert f"`PAGEABLE_MEMORY_ACCESS` = {pageable}): {'yes' if pageable else 'no'}" in text
-    assert "L2 cache: 50 MiB on 7 SMs" in text
+    assert "L2 cache: 50 MiB (52.4 MB) on 7 SMs" in text
 
 
 def test_the_course_plan_is_the_registry_s():
@@ -82,6 +82,22 @@ def test_the_headline_quotes_the_session_s_figures(scale):
     assert f"{head['zero_copy_read_over_memcpy_htod']:.0%} of pinned memcpy" in str(table)
     head["device_read_GBps"] = None
     assert _value(start_here.headline(course), "device-memory kernel read") == "not recorded"
+
+
+def test_the_headline_notes_say_the_convention_and_the_pageable_range():
+    """Best over sizes beside the 1 GiB figure lessons 02 and 06 quote; the pageable rate with its range across the
+    committed records (issue 30 §5)."""
+    course = _replayed()
+    table = start_here.headline(course)
+    notes = {row[0]: row[2] for row in table.rows}
+    rows = course.record["experiments"]["kernel_bandwidth"]["rows"]
+    read = max((r for r in rows if r["memory"] == "zero_copy" and r["op"] == "read"), key=lambda r: r["nbytes"])
+    assert "the best over the sizes and kernels" in notes["zero-copy kernel read"]
+    assert f"{lessons.lesson('measure-bandwidth').label}'s figure" in notes["zero-copy kernel read"]
+    assert f": {read['GBps']:.1f} GB/s" in notes["zero-copy kernel read"]
+    n = max(r["nbytes"] for r in course.record["experiments"]["memcpy"]["rows"])
+    assert start_here.pageable_range(n) and start_here.pageable_range(n) in notes["pageable memcpy host->device"]
+    assert "committed H200 records" in start_here.pageable_range(n)
 
 
 def test_what_you_saw_says_live_or_replay_and_quotes_the_ratios():

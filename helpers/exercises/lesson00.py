@@ -1,9 +1,9 @@
-"""start-here's exercises: read the attribute table (how large the GPU's L2 cache is in MiB), and count the bytes a
-vector add moves over the bus with explicit copies and with zero-copy.
+"""start-here's exercises: read the attribute table (a function that gives a GPU's L2 cache size in MiB), and count
+the bytes a vector add moves over the bus with explicit copies and with zero-copy.
 
-The first check compares the learner's value with the session's ``L2_CACHE_SIZE`` (live: this GPU's; replay: the
-recorded one's), so it needs no GPU; a typical wrong answer (bytes, KiB, GiB, or MB of 10^6 bytes) gets a hint about
-units. The second runs the learner's function on fixed cases: no measurement, a model whose assumption (no cache
+The first check calls the learner's function on the session's attributes (live: this GPU's; replay: the recorded
+one's) and on other L2 sizes, so it judges behaviour and needs no GPU: a number typed in for one GPU fails on the
+others, and a typical wrong answer (bytes, KiB, GiB, or MB of 10^6 bytes) gets a hint about units. The second runs the learner's function on fixed cases: no measurement, a model whose assumption (no cache
 keeps mapped data) the lesson states.
 """
 
@@ -37,41 +37,73 @@ def namespace() -> dict[str, Any]:
     return {"course": SimpleNamespace(attributes=_attributes())}
 
 
-def check_my_l2_mib(my_l2_mib: Any, attributes: dict[str, int] | None = None) -> Feedback:
-    """start-here: ``my_l2_mib`` is the L2 cache's size in MiB, computed from the attribute ``L2_CACHE_SIZE``."""
-    if is_placeholder(my_l2_mib):
-        return not_yet("replace ... with an expression that gives the L2 cache's size in MiB, from "
-                       "course.attributes[\"L2_CACHE_SIZE\"].")
-    if attributes is None:
-        attributes = _attributes()
-    size = attributes["L2_CACHE_SIZE"]
-    try:
-        got = float(my_l2_mib)
-    except (TypeError, ValueError):
-        return hint(f"my_l2_mib is {my_l2_mib!r}: make it a number, the size in MiB.",
-                    "start from course.attributes[\"L2_CACHE_SIZE\"], a number of bytes, and convert it.")
+# L2 sizes in bytes of other GPUs the check also asks about: the function must hold for any GPU, not only this one
+OTHER_L2_BYTES = (40 * 2**20, 50 * 2**20, 6 * 2**20)
 
+
+def l2_cases(attributes: dict[str, int] | None = None) -> list[dict[str, int]]:
+    """The attribute dicts the check calls ``l2_mib`` on: the session's GPU first, then other L2 sizes."""
+    first = dict(attributes if attributes is not None else _attributes())
+    return [first] + [{**first, "L2_CACHE_SIZE": size} for size in OTHER_L2_BYTES
+                      if size != first["L2_CACHE_SIZE"]]
+
+
+def _unit_hint(got: float, size: int, where: str) -> Feedback:
+    """A hint for a result that is the L2 size in another unit, or not the size at all."""
     def near(value: float) -> bool:
         return math.isclose(got, value, rel_tol=1e-6)
 
-    if near(size / 2**20):
-        return correct(f"the L2 holds {size / 2**20:g} MiB ({size:,} bytes), shared by every SM. A bandwidth "
-                       "buffer must be many times that (the course's sweeps use 256 MiB and more), or repeated "
-                       "passes over device memory read the cache, not the memory behind it.")
     if near(size):
-        return hint("that is the attribute itself, in bytes. Which unit does the exercise ask for?",
+        return hint(f"{where}: that is the attribute itself, in bytes. Which unit does the exercise ask for?",
                     "a MiB is 1024 KiB and a KiB is 1024 bytes: how many times do you divide by 1024?")
     if near(size / 1e6) or near(size / 1e3):
-        return hint("close, but that counts in powers of ten (MB or kB). A MiB (mebibyte) is a power of two: which "
-                    "one?", "a MiB is 1024 KiB and a KiB is 1024 bytes: divide by 1024, then by 1024 again.")
+        return hint(f"{where}: close, but that counts in powers of ten (MB or kB). A MiB (mebibyte) is a power of "
+                    "two: which one?", "a MiB is 1024 KiB and a KiB is 1024 bytes: divide by 1024, then by 1024 "
+                    "again.")
     if near(size / 2**10):
-        return hint("that is KiB (kibibytes): one step short. How many KiB make a MiB?",
+        return hint(f"{where}: that is KiB (kibibytes): one step short. How many KiB make a MiB?",
                     "divide by 1024 once more.")
     if near(size / 2**30):
-        return hint("that is GiB (gibibytes): one step too far. How many MiB make a GiB?",
+        return hint(f"{where}: that is GiB (gibibytes): one step too far. How many MiB make a GiB?",
                     "divide the bytes by 1024 twice, not three times.")
-    return hint(f"{got:g} is not the L2 size in MiB. Which attribute holds the L2 size, and in which unit?",
-                "read L2_CACHE_SIZE in the table (it is in bytes) and convert bytes to MiB.")
+    return hint(f"{where}, your function gave {got:g}: not the L2 size in MiB. Which attribute holds the L2 size, "
+                "and in which unit?", "read attributes[\"L2_CACHE_SIZE\"] (it is in bytes) and convert bytes to MiB.")
+
+
+def check_l2_mib(l2_mib: Any, attributes: dict[str, int] | None = None) -> Feedback:
+    """start-here: ``l2_mib(attributes)`` gives the L2 cache's size in MiB from a GPU's attributes. The check calls
+    it on the session's attributes and on other L2 sizes: behaviour, so a number typed in for one GPU fails."""
+    if is_placeholder(l2_mib):
+        return not_yet("define l2_mib(attributes): replace ... with an expression that gives the L2 cache's size "
+                       "in MiB from attributes[\"L2_CACHE_SIZE\"].")
+    if not callable(l2_mib):
+        return hint(f"l2_mib is {l2_mib!r}, not a function: the exercise asks for a function of a GPU's "
+                    "attributes, so that it holds for any GPU.",
+                    "keep the `def l2_mib(attributes):` line and put your expression after `return`.")
+    cases = l2_cases(attributes)
+    for i, case in enumerate(cases):
+        size = case["L2_CACHE_SIZE"]
+        where = (f"for this GPU (L2_CACHE_SIZE = {size:,} bytes)" if i == 0
+                 else f"for another GPU whose L2_CACHE_SIZE is {size:,} bytes")
+        got = l2_mib(dict(case))
+        if is_placeholder(got):
+            return not_yet("l2_mib returns `...`: replace it with the L2 size in MiB, computed from attributes.")
+        try:
+            got = float(got)
+        except (TypeError, ValueError):
+            return hint(f"{where[0].upper() + where[1:]}, l2_mib returned {got!r}: make it return a number, the size in MiB.",
+                        "start from attributes[\"L2_CACHE_SIZE\"], a number of bytes, and convert it.")
+        if not math.isclose(got, size / 2**20, rel_tol=1e-6):
+            if i > 0 and math.isclose(got, cases[0]["L2_CACHE_SIZE"] / 2**20, rel_tol=1e-6):
+                return hint(f"{where[0].upper() + where[1:]}, your function gave the same figure as for this GPU: it holds for one GPU "
+                            "only. Where in `attributes` does the size come from?",
+                            "compute the result from attributes[\"L2_CACHE_SIZE\"] instead of typing a number.")
+            return _unit_hint(got, size, where[0].upper() + where[1:])
+    size = cases[0]["L2_CACHE_SIZE"]
+    return correct(f"the L2 holds {size / 2**20:g} MiB ({size:,} bytes, {size / 1e6:.1f} MB), shared by every SM, "
+                   f"and your function gave the right size for the {len(cases) - 1} other GPUs too. A bandwidth "
+                   "buffer must be many times that (the course's sweeps use 256 MiB and more), or repeated passes "
+                   "over device memory read the cache, not the memory behind it.")
 
 
 # (n, reads): float32 elements per array, and how many times the kernel reads each element of a and b
@@ -139,4 +171,4 @@ def check_bus_bytes(bus_bytes: Any) -> Feedback:
                    "mapped memory, as a later lesson measures).")
 
 
-CHECKS = {"my_l2_mib": check_my_l2_mib, "bus_bytes": check_bus_bytes}
+CHECKS = {"l2_mib": check_l2_mib, "bus_bytes": check_bus_bytes}

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from .. import lessons
+from ..analysis import spread
 from ..platform import machine
 from ..platform.notes import platform_note
 from ..tables import Shown, Table, Text, bullets, join
@@ -101,7 +102,8 @@ def essentials(attributes: dict[str, int]) -> Text:
            else "no, a discrete GPU: mapped host memory lies across the bus."),
         f"Kernels read pageable (unpinned) memory directly (`PAGEABLE_MEMORY_ACCESS` = "
         f"{a['PAGEABLE_MEMORY_ACCESS']}): " + ("yes." if a["PAGEABLE_MEMORY_ACCESS"] else "no: pin and map it first."),
-        f"L2 cache: {a['L2_CACHE_SIZE'] / 2**20:.0f} MiB on {a['MULTIPROCESSOR_COUNT']} SMs; "
+        f"L2 cache: {a['L2_CACHE_SIZE'] / 2**20:.0f} MiB ({a['L2_CACHE_SIZE'] / 1e6:.1f} MB) on "
+        f"{a['MULTIPROCESSOR_COUNT']} SMs; "
         f"copy engines: {a['ASYNC_ENGINE_COUNT']}.",
     ])
 
@@ -137,27 +139,61 @@ def _figure(value: float | None, unit: str, digits: int = 1) -> str:
     return "not recorded" if value is None else f"{value:.{digits}f} {unit}"
 
 
+def _at_largest(rows: list[dict[str, Any]], **where: Any) -> dict[str, Any] | None:
+    """The row at the largest size among those matching ``where`` (None when there is none)."""
+    found = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+    return max(found, key=lambda r: r["nbytes"]) if found else None
+
+
+def _bytes(nbytes: int) -> str:
+    return f"{nbytes / 2**30:g} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:g} MiB"
+
+
+def _largest_note(row: dict[str, Any] | None, slug: str) -> str:
+    """The row's figure at its size, as the lesson ``slug`` quotes it ("" when there is no row)."""
+    return "" if row is None else (f"{lessons.lesson(slug).label}'s figure, at {_bytes(row['nbytes'])}: "
+                                   f"{row['GBps']:.1f} GB/s")
+
+
+def pageable_range(nbytes: int) -> str:
+    """Pageable host-to-device GB/s at ``nbytes`` across the committed H200 records, in words ("" if none)."""
+    try:
+        span = spread.across_records("memcpy", lambda r: r.one(direction="htod", host_memory="pageable",
+                                                               nbytes=nbytes)["GBps"])
+    except LookupError:
+        return ""
+    return f"across the {span.count} committed H200 records: {span.words('GB/s')} at {_bytes(nbytes)}"
+
+
 def headline(course: Any) -> Table:
-    """The reference record's headline figures (``helpers.analysis.summary.headline``), recorded in both modes."""
-    head = course.headline
-    pageable = [r for r in course.record["experiments"].get("memcpy", {}).get("rows", [])
-                if r["direction"] == "htod" and r["host_memory"] == "pageable"]
+    """The reference record's headline figures (``helpers.analysis.summary.headline``), recorded in both modes; the
+    notes say which size each best figure came from, give the largest size's figure (the one lessons 02 and 06
+    quote) and the pageable rate's range across the committed records."""
+    head, experiments = course.headline, course.record["experiments"]
+    memcpy = experiments.get("memcpy", {}).get("rows", [])
+    streams = experiments.get("kernel_bandwidth", {}).get("rows", [])
+    pageable = [r for r in memcpy if r["direction"] == "htod" and r["host_memory"] == "pageable"]
     where = ""
     if pageable:
         best, largest = max(pageable, key=lambda r: r["GBps"]), max(pageable, key=lambda r: r["nbytes"])
-        where = (f"the best, at {best['nbytes'] / 2**20:g} MiB; {largest['GBps']:.1f} GB/s at the largest size, "
-                 f"{largest['nbytes'] / 2**20:g} MiB")
+        where = "; ".join(part for part in (
+            f"the best, at {_bytes(best['nbytes'])}",
+            _largest_note(largest, "measure-what-pinning-buys"), pageable_range(largest["nbytes"])) if part)
     ratio = head.get("zero_copy_read_over_memcpy_htod")
     latency = (f"zero-copy {_figure(head['zero_copy_latency_ns'], 'ns', 0)}, "
                f"device memory {_figure(head['device_latency_ns'], 'ns', 0)}, "
                f"L2 {_figure(head['l2_latency_ns'], 'ns', 0)}")
+    pinned = _largest_note(_at_largest(memcpy, direction="htod", host_memory="pinned"), "measure-what-pinning-buys")
+    read = "; ".join(part for part in (
+        "the best over the sizes and kernels", "" if ratio is None else f"{ratio:.0%} of pinned memcpy",
+        _largest_note(_at_largest(streams, memory="zero_copy", op="read"), "measure-bandwidth")) if part)
     rows = [
-        ("pinned memcpy host->device", _figure(head["memcpy_htod_pinned_GBps"], "GB/s"), "the best over the sizes"),
+        ("pinned memcpy host->device", _figure(head["memcpy_htod_pinned_GBps"], "GB/s"),
+         "; ".join(part for part in ("the best over the sizes", pinned) if part)),
         ("pageable memcpy host->device", _figure(head["memcpy_htod_pageable_GBps"], "GB/s"), where),
-        ("zero-copy kernel read", _figure(head["zero_copy_read_GBps"], "GB/s"),
-         "" if ratio is None else f"{ratio:.0%} of pinned memcpy"),
-        ("zero-copy kernel write", _figure(head["zero_copy_write_GBps"], "GB/s"), ""),
-        ("device-memory kernel read", _figure(head["device_read_GBps"], "GB/s"), ""),
+        ("zero-copy kernel read", _figure(head["zero_copy_read_GBps"], "GB/s"), read),
+        ("zero-copy kernel write", _figure(head["zero_copy_write_GBps"], "GB/s"), "the best over the sizes"),
+        ("device-memory kernel read", _figure(head["device_read_GBps"], "GB/s"), "the best over the sizes"),
         ("one dependent load", latency, lessons.lesson("measure-latency").label),
     ]
     return Table(["headline figure", "value", "note"], rows,
