@@ -93,14 +93,13 @@ def test_the_prediction_asks_what_lesson_00_did_not_show_and_follows_the_records
     answer is "same" unless the difference is beyond the run's spread and of one sign across the records."""
     import dataclasses
 
-    from helpers.analysis import spread
-    from helpers.findings import measure_latency as fl
+    from helpers.analysis import cpu_cache, spread
 
     latency = experiments.reference("latency")
     answer, why = lesson07.cpu_cache_truth(latency)
-    across = spread.across_records("latency", fl.hot_minus_cold)
+    across = spread.across_records("latency", cpu_cache.hot_minus_cold)
     assert answer == ("same" if not across.one_sign() else answer)
-    assert f"{fl.hot_minus_cold(latency):+,.0f} ns" in why and f"from {across.low:+,.0f} to {across.high:+,.0f}" in why
+    assert f"{cpu_cache.hot_minus_cold(latency):+,.0f} ns" in why and f"from {across.low:+,.0f} to {across.high:+,.0f}" in why
     untouched = exercises.compare("07", ..., latency)
     assert "no prediction" in untouched and why in untouched
     assert f"says {answer!r}" in lesson07.compare_prediction(answer, latency)

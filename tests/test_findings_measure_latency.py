@@ -113,6 +113,8 @@ def test_the_footprint_findings_claim_no_cause(footprint):
 
 def test_the_prediction_and_the_ratios_agree_with_the_run(latency):
     factor = _ns(latency, "zero_copy") / _ns(latency, "device")
-    diff = fl.hot_minus_cold(latency)
+    from helpers.analysis.cpu_cache import hot_minus_cold
+
+    diff = hot_minus_cold(latency)
     assert f"{diff:+,.0f} ns" in exercises.compare("07", ..., latency)
     assert np.isclose(fl.ratio_values(latency)["zero-copy / device memory"], factor)

@@ -251,23 +251,14 @@ CPU_CACHE_CHOICES = ("faster", "same", "slower")
 def cpu_cache_truth(latency: Any, directory: Any = None) -> tuple[str, str]:
     """(the answer the run and the committed records support, the figures that say why): "faster" or "slower" only
     where the difference is beyond this run's spread and of one sign across the records
-    (:func:`helpers.analysis.spread.beyond_spread`, as :func:`helpers.findings.measure_latency.cpu_state` judges it),
-    "same" otherwise."""
-    from ..analysis import spread
-    from ..findings.measure_latency import hot_minus_cold, own_spread
+    (:func:`helpers.analysis.cpu_cache.judge`, as the lesson's findings sentence judges it), "same" otherwise."""
+    from ..analysis import cpu_cache
 
-    hot = latency.one(memory="zero_copy", cpu_cache="just_written")
-    cold = latency.one(memory="zero_copy", cpu_cache="evicted")
-    difference = float(hot_minus_cold(latency))
-    across = spread.across_records("latency", hot_minus_cold, directory=directory)
-    if latency.live:
-        across = across.including(difference)
-    real = spread.beyond_spread(difference, across, own_spread(cold, hot))
-    answer = ("faster" if difference < 0 else "slower") if real else "same"
-    why = (f"Measured: just written minus pushed out of the CPU's caches = {difference:+,.0f} ns per load "
-           f"({latency.origin()}); across {across.count} H200 runs it ran from {across.low:+,.0f} to "
-           f"{across.high:+,.0f} ns. The next cell's table and sentence say what that supports.")
-    return answer, why
+    j = cpu_cache.judge(latency, directory)
+    why = (f"Measured: just written minus pushed out of the CPU's caches = {j.difference:+,.0f} ns per load "
+           f"({latency.origin()}); across {j.across.count} H200 runs it ran from {j.across.low:+,.0f} to "
+           f"{j.across.high:+,.0f} ns. The next cell's table and sentence say what that supports.")
+    return j.answer, why
 
 
 def compare_prediction(predicted: Any, latency: Any) -> str:

@@ -2,7 +2,7 @@
 (``latency``: ``experiments.latency()``, ``footprint``: ``experiments.latency_footprint()``), so what the lesson says
 agrees with its figures live and in replay. A change counts only where the bands of repeats do not overlap
 (:func:`helpers.experiments.latency.compare_rows`); a comparison of two states also keeps one sign across the
-committed records (:mod:`helpers.analysis.spread`); and no sentence names a cause the figures do not show.
+committed records (:mod:`helpers.analysis.cpu_cache`); and no sentence names a cause the figures do not show.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis import spread
+from ..analysis import cpu_cache
 from ..lessons import lesson as _lesson
 from ..experiments.latency import LINE, compare_rows, footprint_change, load_ns_spread, size_label
 from ..tables import Table, Text, bullets, join
@@ -44,57 +44,32 @@ def chases(latency: Any, session: Any) -> Any:
                      f"{np.median(r['seconds']) * 1e3:.1f} ms", note, f"{load_ns_spread(r)[1]:,.0f} ns", _spread(r)])
     table = Table(["memory", "buffer", "steps x repeats", "one repeat", "lines visited", "per load (median)",
                    "lowest-highest repeat"], rows,
-                  caption=f"*{latency.origin()}; its L2 holds {session.attributes['L2_CACHE_SIZE'] / 2**20:.0f} MiB*")
+                  caption=f"*{latency.origin()}; its L2 holds {session.attributes['L2_CACHE_SIZE'] / 2**20:.0f} MiB "
+                          f"({session.attributes['L2_CACHE_SIZE'] / 1e6:.1f} MB)*")
     return join(table, cpu_state(latency))
-
-
-def hot_minus_cold(latency: Any) -> float | None:
-    """ns per zero-copy load over a table just written by the CPU minus over one pushed out of its caches (None
-    when the run has not both)."""
-    hot = latency.select(memory="zero_copy", cpu_cache="just_written")
-    cold = latency.select(memory="zero_copy", cpu_cache="evicted")
-    return load_ns_spread(hot[0])[1] - load_ns_spread(cold[0])[1] if hot and cold else None
-
-
-def evicted_ns(latency: Any) -> float | None:
-    """ns per zero-copy load over a table pushed out of the CPU's caches (None when the run has none)."""
-    cold = latency.select(memory="zero_copy", cpu_cache="evicted")
-    return load_ns_spread(cold[0])[1] if cold else None
-
-
-def own_spread(cold: dict[str, Any], hot: dict[str, Any]) -> float:
-    """The ns by which the median of ``hot`` must move from that of ``cold`` before the two rows' bands (lowest to
-    highest repeat) part, in the direction it moved: this run's own spread in the difference."""
-    (c_low, c_mid, c_high), (h_low, h_mid, h_high) = load_ns_spread(cold), load_ns_spread(hot)
-    return (c_high - c_mid) + (h_mid - h_low) if h_mid >= c_mid else (c_mid - c_low) + (h_high - h_mid)
 
 
 def cpu_state(latency: Any, directory: Any = None) -> Text:
     """The zero-copy chase over a table just written by the CPU against one pushed out of its caches, judged by the
-    course's rule (:func:`helpers.analysis.spread.beyond_spread`): beyond this run's spread, and of one sign in every
+    course's rule (:func:`helpers.analysis.cpu_cache.judge`): beyond this run's spread, and of one sign in every
     committed record (``directory``: data/ unless given)."""
-    hot = latency.select(memory="zero_copy", cpu_cache="just_written")
-    cold = latency.select(memory="zero_copy", cpu_cache="evicted")
-    if not hot or not cold:
+    j = cpu_cache.judge(latency, directory)
+    if j is None:
         return Text("")
-    c = compare_rows(cold[0], hot[0])
-    difference = c["b_ns"] - c["a_ns"]
-    across = spread.across_records("latency", hot_minus_cold, directory=directory)
-    levels = spread.across_records("latency", evicted_ns, directory=directory)
-    if latency.live:
-        across, levels = across.including(difference), levels.including(c["a_ns"])
-    said = (f"Zero-copy table just written by the CPU: {c['b_ns']:,.0f} ns per load; pushed out of the CPU's "
-            f"caches: {c['a_ns']:,.0f} ns ({difference:+,.0f} ns, {c['change']:+.1%}; {latency.origin()}). Across "
-            f"{across.count} H200 runs (the committed records{', and this run' if latency.live else ''}) the "
-            f"difference ran from {across.low:+,.0f} to {across.high:+,.0f} ns, and the figure pushed out of the "
-            f"caches alone from {levels.low:,.0f} to {levels.high:,.0f} ns.")
-    if spread.beyond_spread(difference, across, own_spread(cold[0], hot[0])):
+    across, levels = j.across, j.levels
+    said = (f"Zero-copy table just written by the CPU: {j.hot_ns:,.0f} ns per load; pushed out of the CPU's "
+            f"caches: {j.cold_ns:,.0f} ns ({j.difference:+,.0f} ns, {j.hot_ns / j.cold_ns - 1:+.1%}; "
+            f"{latency.origin()}). Across {across.count} H200 runs (the committed records"
+            f"{', and this run' if latency.live else ''}) the difference ran from {across.low:+,.0f} to "
+            f"{across.high:+,.0f} ns, and the figure pushed out of the caches alone from {levels.low:,.0f} to "
+            f"{levels.high:,.0f} ns.")
+    if j.real:
         verdict = ("The difference is beyond this run's spread and has the same sign in every run: the CPU's cache "
                    "state mattered, so say which state a zero-copy latency figure was taken in.")
-    elif c["beyond_spread"]:
+    elif j.bands_part:
         verdict = ("This run's bands do not overlap, but across the runs the difference changes sign: one run cannot "
                    "tell whether the CPU's cache state matters.")
-        if levels.high - levels.low > abs(difference):
+        if levels.high - levels.low > abs(j.difference):
             verdict += (" What the runs do show is that the zero-copy latency itself moved from run to run by more "
                         "than this difference.")
     else:
