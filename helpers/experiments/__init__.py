@@ -17,6 +17,7 @@ from .end_to_end import end_to_end, out_of_core, reuse
 from .sparse import read_once_strided
 from .mapping import address_identity, pagemap_pinned, pass_by_value, registered, write_combined
 from .hazards import atomics, handshake, spin_loop, stale_read
+from .sass import spin_sass  # a listing, not a measurement: not in ALL, kept in data/sass/
 from .counters import counters
 from .contexts import contexts
 from .platforms import cpu_traffic, managed, numa_topology, pageable_access, read_only_registration
