@@ -31,8 +31,8 @@ FEEDBACK = re.compile(r"^_?(hint|not_yet|correct|Feedback|ExerciseResult)$|_hint
 CUDA = re.compile(r"\b(__\w+|threadIdx|blockIdx|blockDim|gridDim|int|float|float4|unsigned|const|volatile|extern|"
                   r"void|atomic\w*|size_t|return)\b|;|->|&\w|\+\+|\w\s*\*\s*\w+\s*[,)=]")
 BACKTICKS = re.compile(r"`([^`\n]+)`")
-BARE_CALL = re.compile(r"(?<![\w.`/])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\((?:[^()\n]|\([^()\n]*\))*\))")
-BARE_DOTTED = re.compile(r"(?<![\w.`/])([A-Za-z_]\w+(?:\.[A-Za-z_]\w*)+(?:\[[^\]\n]*\])?)(?![\w(])")
+# code in prose: a name followed by attributes, calls and subscripts, e.g. np.random.default_rng(seed).permutation(n)
+BARE = re.compile(r"(?<![\w.`/])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\((?:[^()\n]|\([^()\n]*\))*\)|\[[^\]\n]*\])*)")
 NOT_CODE = re.compile(r"\.(py|cu|ipynb|json|md|h|so)\b|^(e\.g|i\.e|etc)\b")
 # xfail(strict) for lessons whose hints fail today; the owner fixes them and removes the entry
 KNOWN = {
@@ -115,8 +115,8 @@ def spans(text: str) -> list[str]:
     def shown(match: re.Match) -> bool:
         return not re.search(r"\b(no|not|never|instead of)\s+$", prose[:match.start()])
 
-    code += [m.group(1) for m in BARE_CALL.finditer(prose) if "." in m.group(1).split("(")[0] and shown(m)]
-    code += [m.group(1) for m in BARE_DOTTED.finditer(prose) if not NOT_CODE.search(m.group(1)) and shown(m)]
+    code += [m.group(1) for m in BARE.finditer(prose)    # dotted before any call: f(x) in prose may be a formula
+             if "." in re.split(r"[(\[]", m.group(1))[0] and not NOT_CODE.search(m.group(1)) and shown(m)]
     return [c.strip() for c in code if c.strip()]
 
 
