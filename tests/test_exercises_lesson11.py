@@ -107,3 +107,21 @@ def test_compare_prediction_takes_the_out_of_core_result():
     measured = two_stream_speedup(pipelined)
     assert f"{measured:.2f}" in lesson11.compare_prediction(..., pipelined)
     assert "**Prediction.**" in exercises.compare("11", 1.2, pipelined)
+
+
+def test_a_correct_loop_written_in_the_exercise_cell_runs_as_given():
+    """Issue 31: the text says to launch with np.int32(m); the cell itself imports numpy, so a correct loop written
+    in it runs in a namespace that holds only what the lesson's cells define (not the tests' ``np``)."""
+    import nbformat
+
+    from helpers import lessons
+
+    nb = nbformat.read(lessons.find("11").notebook(), as_version=4)
+    cell, = [c for c in nb.cells if "exercise" in c.metadata.get("tags", []) and "def double_buffered_add" in c.source]
+    imports = cell.source.split("def double_buffered_add")[0]
+    namespace: dict = {}
+    exec(compile(imports + exercises.solution("11", "double_buffered_add"), "<cell>", "exec"), namespace)
+    assert exercises.check("11", "double_buffered_add", namespace["double_buffered_add"]).correct
+    stub: dict = {}
+    exec(compile(cell.source, "<cell>", "exec"), stub)
+    assert exercises.check("11", "double_buffered_add", stub["double_buffered_add"]).status == "not yet"

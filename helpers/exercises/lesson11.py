@@ -408,8 +408,8 @@ def compare_prediction(predicted: Any, measured: Any, bytes_in: int = 8, bytes_o
              f"{bytes_in + bytes_out}/{max(bytes_in, bytes_out)} = {ideal:.2f}x (less the pipeline's first and last "
              "chunks; a little more when the kernels, which also hide under the copies, take long).")
     if is_placeholder(predicted):
-        return (f"You made no prediction (predicted_speedup is still `...`). Measured: two streams took 1/{measured:.2f} "
-                f"of one stream's time, a speed-up of {measured:.2f}x. {bound}")
+        return (f"You made no prediction (predicted_speedup is still `...`). Measured, each at its fastest budget: two "
+                f"streams took 1/{measured:.2f} of one stream's time, a speed-up of {measured:.2f}x. {bound}")
     try:
         guess = float(predicted)
     except (TypeError, ValueError):

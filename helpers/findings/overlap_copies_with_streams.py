@@ -129,6 +129,6 @@ def seen(e2e: Result, memcpy: Result, pipelined: Result) -> Text:
         f"a+b+c against {link:.1f} GB/s for one direction of the link.",
         f"Zero-copy was faster than copy + kernel at {wins} of {len(found)} sizes.",
         f"Double buffering on two streams moved {two_stream_speedup(pipelined):.2f}x the bytes per second of one "
-        "stream.",
+        "stream, each at its fastest budget.",
         f"Against pipelined copies, zero-copy moved {zc_big / fair:.2f}x the bytes per second; against copies without "
         f"overlap {r['zero_copy'] / r['copy']:.2f}x."])
