@@ -59,11 +59,15 @@ def test_pinned_buffer_quotes_the_row_and_flips_with_it():
     start, pfns = int(row["address"], 16), row["pfns"]
     text = said.pinned_buffer(pinning)
     assert f"address {start:#x}" in text and f"{row['present_pages']} of {row['pages']} pages present" in text
+    size_kib = row["pages"] * pages.PAGE_SIZE // 1024
+    assert f"a {size_kib} KiB buffer ({row['pages']} pages)" in text
+    assert f"mapping around it: {row['mapping_bytes'] // 1024} KiB" in text
     assert said.in_words(pfns) in text and "REPLAY" in text
     huge = pages.huge_page_possible(start, pfns)
     assert ("not ruled out" in text) == huge
     virtual, drawn, title = said.pinned_pages(pinning)
-    assert drawn == pfns[:8] and "recorded" in title
+    assert drawn == pfns and len(virtual) == row["pages"] and "recorded" in title
+    assert f"A {size_kib} KiB" in title and f"all {row['pages']} pages" in title   # text, output, figure agree
     rows = copy.deepcopy(pinning.rows)
     block = 0x103C00
     for r in rows:

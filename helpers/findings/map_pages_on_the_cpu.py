@@ -152,12 +152,13 @@ def _pinned(pinning: Result) -> dict[str, Any]:
 
 
 def pinned_pages(pinning: Result) -> tuple[list[int], list[int | None], str]:
-    """The first 8 virtual pages of the recorded (or live) pinned buffer, their frames, and a figure title."""
+    """Every virtual page of the recorded (or live) pinned buffer, their frames, and a figure title that says how
+    many pages and bytes it draws."""
     row = _pinned(pinning)
-    first = int(row["address"], 16) // pages.PAGE_SIZE
-    title = (f"cudaHostAlloc'd pinned pages in the CPU's page table ({pinning.gpu}, "
-             f"{'live' if pinning.live else 'recorded'})")
-    return [first + i for i in range(8)], list(row["pfns"][:8]), title
+    first, count = int(row["address"], 16) // pages.PAGE_SIZE, int(row["pages"])
+    title = (f"A {count * pages.PAGE_SIZE // 1024} KiB cudaHostAlloc'd buffer, all {count} pages, in the CPU's page "
+             f"table ({pinning.gpu}, {'live' if pinning.live else 'recorded'})")
+    return [first + i for i in range(count)], list(row["pfns"][:count]), title
 
 
 def pinned_buffer(pinning: Result) -> Text:
@@ -166,8 +167,12 @@ def pinned_buffer(pinning: Result) -> Text:
     row = _pinned(pinning)
     start, pfns = int(row["address"], 16), row["pfns"]
     aligned = "aligned" if start % pages.HUGE_PAGE_SIZE == 0 else "not aligned"
-    items = [f"address {start:#x}, {aligned} to 2 MiB; a mapping of {row['mapping_bytes'] // 1024} KiB; "
-             f"{row['present_pages']} of {row['pages']} pages present"]
+    size = row["pages"] * pages.PAGE_SIZE
+    items = [f"a {size // 1024} KiB buffer ({row['pages']} pages) at address {start:#x}, {aligned} to 2 MiB; "
+             f"{row['present_pages']} of {row['pages']} pages present",
+             f"the driver's mapping around it: {row['mapping_bytes'] // 1024} KiB"
+             + (" (more than was asked for; the figure draws the buffer's own pages)"
+                if row["mapping_bytes"] > size else "")]
     if None in pfns:
         items.append("frames physically consecutive: unknown (frames hidden)")
     else:

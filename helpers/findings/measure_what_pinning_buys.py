@@ -40,7 +40,8 @@ def runs(pfns: list[int]) -> str:
         return f"1 run: {found[0].length} {found[0].direction}"
     kinds = {d: sum(r.direction == d for r in found) for d in ("ascending", "descending", "single")}
     parts = ", ".join(f"{count} {d}" for d, count in kinds.items() if count)
-    return f"{len(found)} runs: {parts}; longest {max(r.length for r in found)} pages"
+    longest = max(r.length for r in found)
+    return f"{len(found)} runs: {parts}; longest {longest} page{'s' if longest != 1 else ''}"
 
 
 def _buffers(result: Result) -> list[dict[str, Any]]:
