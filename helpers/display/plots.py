@@ -244,7 +244,7 @@ def caching_bars(result: Result) -> Figure:
             rates.append(result.one(memory="zero_copy", nbytes=size, load=load, pattern=pattern))
             colors.append(color)
     values = [r["delivered_GBps"] for r in rates]
-    fig = bars(labels, values, title=f"Re-reading a {_size_label(size)} mapped buffer in one kernel", colors=colors,
+    fig = bars(labels, values, title=f"Re-reading {_size_label(size)} of mapped memory in one kernel", colors=colors,
                ylabel="GB/s delivered to the threads", log=True, note=result, fmt="{:.0f}")
     ax = fig.axes[0]
     # delivered bytes over each repeat's seconds: the fastest repeat gives the highest rate
