@@ -100,7 +100,7 @@ LESSONS: tuple[Lesson, ...] = (
                         "offset", "inflight", "managed", "memcpy"),
            needs=frozenset({PINNED}),
            does="When zero-copy wins: read once or k times, data larger than the GPU, the decision table"),
-    Lesson("13", "use-write-combined-and-registered-memory", "Use write-combined and registered memory", 35,
+    Lesson("13", "use-write-combined-and-registered-memory", "Use write-combined and registered memory", 40,
            kernels=("bandwidth", "vector_add"),
            experiments=("write_combined", "pagemap_pinned", "address_identity", "registered"),
            does="Write-combined, portable and registered memory"),

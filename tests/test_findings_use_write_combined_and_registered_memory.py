@@ -25,12 +25,25 @@ def test_verdict_quotes_the_ratios_and_flips_with_the_cpu():
     ratio = found.ratios(wc)
     said = str(found.verdict(wc))
     assert f"{ratio['cpu', 'read']:.2f}" in said and "recorded on" in said
-    assert "does not give the CPU a write-combined mapping" in said
+    assert "did not give the CPU a write-combined mapping" in said and "the host the record was made on" in said
     slow = _wc_slower(wc, 20)
     said = str(found.verdict(slow))
     assert f"{1 / found.ratios(slow)['cpu', 'read']:.1f}x as long" in said and "reached the CPU's page tables" in said
     live = str(found.verdict(dataclasses.replace(wc, live=True)))
-    assert "measured live" in live and platform.platform() in live
+    assert "measured live" in live and platform.platform() in live and "live, this machine" in live
+
+
+def test_this_machine_names_the_recording_machine_and_its_vm():
+    """Issue 31: in replay the note names the machine the record was made on, not "this machine", and does not say
+    that the lesson's conclusions hold as written for it when its write-combining result is the VM's."""
+    from helpers.findings.use_write_combined_and_registered_memory import HOLD
+
+    provenance = {"gpu": "Test GPU", "virtualization": "kvm", "platform": "Linux-test"}
+    said = str(found.this_machine(provenance))
+    if "Replay" in said:
+        assert HOLD not in said and "Test GPU's host, inside a virtual machine (kvm; Linux-test)" in said
+    bare = found.recording_machine({"gpu": "Test GPU", "virtualization": "none"})
+    assert bare == "the Test GPU's host"
 
 def test_registration_explains_pycuda_and_quotes_the_cost():
     reg = experiments.reference("registered")

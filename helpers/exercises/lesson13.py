@@ -39,7 +39,7 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
     (``registered``), the message says the answer for 1 GiB on that run."""
     if is_placeholder(reads_needed):
         return _not_yet("define reads_needed(register_seconds, read_seconds, share=0.1) returning the fewest whole "
-                        "reads k with register_seconds / (register_seconds + k * read_seconds) <= share.")
+                        "number of reads k after which registering once is at most `share` of the total time.")
     for register, read, share in READ_CASES:
         got = reads_needed(register, read, share)
         if is_placeholder(got):
@@ -57,11 +57,11 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
         if got == want:
             continue
         if got == math.ceil(register / (share * read) - 1e-9) or got == math.floor(register / (share * read)):
-            return _hint("the share is of the TOTAL time, registration included, not of the reading time. Write the "
-                         "condition register / (register + k * read) <= share: what do you get when you solve it "
-                         "for k?",
-                         "multiply both sides by (register + k * read): register then appears on both sides; "
-                         "gather it on one side and the term with k on the other, then divide.")
+            return _hint("the share is of the TOTAL time, registration included, not of the reading time. What is "
+                         "the total time of registering once and reading k times, and what share of it is the "
+                         "registration?",
+                         "the condition is register / (register + k * read) <= share: multiply both sides by "
+                         "(register + k * read), gather the terms with k on one side, then divide.")
         if got == math.floor(exact) and got < want:
             return _hint(f"for register = {register} s, read = {read} s, share = {share} you returned {got}, one too "
                          "few. Should you round up or down so that the share is not exceeded?",
@@ -75,8 +75,8 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
         return _hint(f"for register = {register} s, read = {read} s, share = {share} you returned {got}. With k "
                      "reads, what share of the total time is the registration, and for which k does it first drop "
                      "to the share?",
-                     f"the fewest reads is {want} there: try your k and k - 1 in register / (register + k * read) "
-                     "and compare with share.")
+                     "compute the registration's share of the total with your k and with k - 1: the fewest k "
+                     "brings it to `share` or under, while k - 1 leaves it above.")
     extra = ""
     if measured is not None:
         per_gib, read = registration_seconds(measured)

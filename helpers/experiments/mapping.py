@@ -320,13 +320,15 @@ def describe_write_combined(result: Result) -> str:
         cpu = (f"The CPU's reads of write-combined memory took {1 / v['cpu_read_ratio']:.1f}x as long as of ordinary "
                f"pinned memory on {result.gpu}'s host: the flag reached the CPU's page tables, as the {guide} warns.")
     else:
+        host = "live, this machine" if result.live else "the host the record was made on"
         cpu = (f"The CPU read write-combined memory at {v['cpu_read_ratio']:.0%} of the ordinary rate on {result.gpu}'s "
-               "host: this machine does not give the CPU a write-combined mapping (in a virtual machine the hypervisor may "
-               "decide the memory type of its guest's pages), so the slowdown the " + guide + " warns of cannot show here; on bare metal, "
-               "where the flag reaches the CPU's page tables, expect CPU reads many times slower.")
+               f"host ({host}): it did not give the CPU a write-combined mapping (in a virtual machine the hypervisor "
+               "may decide the memory type of its guest's pages: Going deeper), so the slowdown the " + guide +
+               " warns of cannot show on it; on bare metal, where the flag reaches the CPU's page tables, expect CPU "
+               "reads many times slower.")
     gpu = (f" The GPU read both at the same rate (ratio {v['gpu_read_ratio']:.3f}, within the spread of the repeats): "
            "write-combining does not make GPU reads faster here. It is for buffers the CPU writes and the GPU reads: "
-           "the CPU's writes go out in whole lines, and the GPU's reads need not be snooped where the platform honours "
+           "the CPU's writes go out in bursts, usually whole lines, and the GPU's reads need not be snooped where the platform honours "
            "the type." if v["gpu_same"] else
            f" The GPU read write-combined memory at {v['gpu_read_ratio']:.2f}x the ordinary rate, beyond the spread.")
     return cpu + gpu
