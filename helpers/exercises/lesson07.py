@@ -105,7 +105,7 @@ def check_chase(source: str) -> Feedback:
             return _hint(question, step)
     for (table, start, steps), got in cases:
         if got != _reference_chase(table, start, steps):
-            return _hint(f"on a {table.size // PER_LINE}-line cycle from element {start}, after {steps} steps your "
+            return _hint(f"on the {table.size // PER_LINE}-line cycle from element {start}, after {steps} steps your "
                          f"kernel ended at element {got}. Follow two steps by hand: which element does each load "
                          "reach?", "start at j = start and replace j by the value stored at next[j], once per step.")
     return _correct_chase(source, live)

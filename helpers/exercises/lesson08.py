@@ -7,8 +7,10 @@ The kernel check launches the learner's ``read_inflight`` with a fixed, small gr
 several independent loads in flight. In both modes it first runs the kernel on the CPU backend (every element
 read exactly once, no access out of bounds), traces it (helpers.cpu) for the width of each load and whether a
 warp's loads are coalesced, and counts the independent loads of the loop body in the source. In replay it then
-checks Little's law with the recorded link rate and loaded latency: threads x bytes in flight per thread >= link
-x latency. Live the stopwatch decides instead: it times the kernel on mapped memory (helpers.timing.time_gpu,
+checks Little's law with section 1's figures (the pinned copy rate and one dependent zero-copy load, recorded) and
+the margin section 1's table judges by: threads x bytes in flight per thread >= :data:`MARGIN` x link x latency. A
+kernel whose sums are wrong gets a hint for its mistake: loads scattered over lines (traced), a missing tail (right
+when n4 is a multiple of 4 x the threads), gaps or repeats in one iteration's loads. Live the stopwatch decides instead: it times the kernel on mapped memory (helpers.timing.time_gpu,
 which holds the measurement slot of helpers.gpu_queue) against a pinned memcpy timed in the same call, and asks
 for :data:`TARGET` of that copy rate; a kernel that falls short gets the load count in its hint.
 """
@@ -29,8 +31,10 @@ KERNEL = "read_inflight"
 GRID, BLOCK = 16, 256                 # 4096 threads: one float4 each is 64 KiB in flight
 THREADS = GRID * BLOCK
 TARGET = 0.85                         # live: this fraction of the pinned copy rate of the same run
+MARGIN = 2.0                          # replay: bytes in flight >= this x Little's law (section 1's "above 2x")
 LIVE_BYTES = 256 * 2**20
 CPU_N4 = THREADS * 4 * 3 + 7          # not a multiple of the threads nor of 4 x threads: the tail matters
+CPU_N4_WHOLE = THREADS * 4 * 3        # a multiple of 4 x threads: right here and wrong above means the tail
 
 
 # --------------------------------------------------------------------------- threads_for_link
@@ -147,19 +151,16 @@ def independent_loads(source: str, pointer: str = "src") -> int:
     return (int(pragma.group(1)) if pragma else 1) * count(code[b:e])
 
 
-def needed_bytes(record: Any = None) -> tuple[float, float, float, str]:
-    """(bytes Little's law needs, link GB/s, latency ns, which latency) from the reference record (replay)."""
+def needed_bytes() -> tuple[float, float, float, str]:
+    """(bytes Little's law needs, link GB/s, latency ns, which latency) with section 1's figures: the pinned copy
+    rate and lesson 07's dependent zero-copy load (``experiments.memcpy()`` and ``experiments.latency()``, the
+    reference record's in replay)."""
     from .. import experiments
 
-    memcpy, loaded = experiments.memcpy(), experiments.loaded_latency()
+    memcpy, latency = experiments.memcpy(), experiments.latency()
     link = float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
-    rows = sorted((r for r in loaded.rows if r["load_threads"]), key=lambda r: r["load_threads"])
-    if rows:
-        lat, which = float(rows[0]["load_ns"]), (f"the recorded latency beside {rows[0]['load_threads']:,} streaming "
-                                                 "threads (lesson 08's loaded latency)")
-    else:
-        lat, which = float(loaded.one(load_threads=None)["load_ns"]), "the recorded idle latency"
-    return link * lat, link, lat, which
+    lat = float(latency.one(memory="zero_copy", cpu_cache="evicted")["load_ns"])
+    return link * lat, link, lat, "section 1's figures: the pinned copy and one dependent zero-copy load"
 
 
 def _build(source: str, live: bool) -> Any:
@@ -173,27 +174,37 @@ def _explain(exc: Exception) -> Feedback:
     return kernel_failure_hint(exc, KERNEL, "a read past the end of src",
                                ". In a loop that issues several loads per iteration, which of its loads must the "
                                "loop's condition keep in bounds?",
-                               "run that loop only while the LAST load of an iteration is in bounds, and finish "
-                               "what is left with a one-load tail loop.")
+                               "which load of an iteration reaches furthest? The loop's condition must keep that one "
+                               "in bounds; what it leaves over needs a loop of its own.")
 
 
-def _correctness(src: np.ndarray, partial: np.ndarray) -> Feedback | None:
+def _correctness(src: np.ndarray, partial: np.ndarray) -> str | None:
+    """None when the threads' sums add up to the data's; else "zero", "missed" (too little) or "twice" (too much)."""
     total, want = float(partial.astype(np.float64).sum()), float(src.astype(np.float64).sum())
     if total == want:
         return None
-    if total == 0:
+    return "zero" if total == 0 else "missed" if total < want else "twice"
+
+
+def _wrong_sums(kind: str, whole_ok: bool) -> Feedback:
+    """The hint for wrong sums: ``whole_ok`` says whether the kernel was right where n4 is a multiple of 4 x the
+    threads (then only the tail is missing)."""
+    if kind == "zero":
         return _hint("partial[] is all zero. Where does a thread's sum go when the thread is done?",
                      "at the end, each thread writes its sum to partial[its global index].")
-    if total < want:
-        return _hint(f"the threads' sums add up to {total:.0f}, the data to {want:.0f}: some float4 were not read. "
-                     "n4 is not a multiple of 4 x the threads: which elements does the loop with several loads per "
-                     "iteration leave over, and does a tail loop read them?",
-                     "after that loop, a one-load tail loop (from where the loop stopped, one step at a time, while "
-                     "i < n4) reads what is left.")
-    return _hint(f"the threads' sums add up to {total:.0f}, the data to {want:.0f}: some float4 were read twice. "
-                 "Where must the next iteration start, given the loads this one issued?",
-                 "after four loads at i, i + step, i + 2*step and i + 3*step, the next iteration starts past the last "
-                 "of them, not one step on.")
+    if kind == "missed" and whole_ok:
+        return _hint("some float4 were not read: your loop is right when n4 is a multiple of 4 x the threads, and "
+                     "here it is not. Which elements does the loop with several loads per iteration leave over, and "
+                     "does a tail loop read them?",
+                     "the elements left over lie past the point where that loop stopped: what could read them?")
+    if kind == "missed":
+        return _hint("some float4 were not read, even when n4 is a multiple of 4 x the threads: the loads of an "
+                     "iteration leave gaps. Which elements do one iteration's loads cover, over all the threads?",
+                     "write down the indices threads 0 and 1 load in their first two iterations, for a grid of "
+                     "step threads: which index does nobody load?")
+    return _hint("some float4 were read twice. Where must the next iteration start, given the loads this one issued?",
+                 "count the elements one iteration's loads cover over all the threads: the loop's increment must "
+                 "move past all of them.")
 
 
 def check_read_inflight(source: str) -> Feedback:
@@ -219,49 +230,72 @@ def check_read_inflight(source: str) -> Feedback:
     return _check_live(fn, source)
 
 
-def _check_on_cpu(fn: Any, source: str) -> tuple[Feedback | None, int]:
-    """Run and trace the kernel on the CPU backend: (a hint if it reads out of bounds, misses or repeats an element
-    or leaves a warp's loads uncoalesced, else None; the bytes one load reads)."""
+SCATTERED = ("a warp's load touches {per:.1f}x the 128-byte lines its bytes need. In each load, do consecutive "
+             "threads read consecutive float4s (lesson 09 shows what scattered lines cost)?")
+SCATTERED_STEP = ("in one load instruction, thread t + 1 should read the float4 right after thread t's: how far apart "
+                  "must one thread's own loads then be?")
+
+
+def _run_on_cpu(fn: Any, n4: int) -> tuple[str | None, tuple[Any, ...], tuple[np.ndarray, ...]]:
+    """Run the kernel over ``n4`` random float4 on the CPU backend: (what is wrong with the sums or None, the
+    arguments, to trace; the arrays, which must outlive the trace)."""
     from .. import cpu
-    from ..cpu.trace import LINE_BYTES
 
     rng = np.random.default_rng(8)
-    src = cpu.mapped_empty(CPU_N4 * 4, np.float32)
+    src = cpu.mapped_empty(n4 * 4, np.float32)
     partial = cpu.mapped_empty(THREADS, np.float32)
     src[:] = rng.integers(0, 4, src.size).astype(np.float32)
     partial[:] = 0
-    args = (cpu.device_pointer(src), np.uint64(CPU_N4), cpu.device_pointer(partial))
+    args = (cpu.device_pointer(src), np.uint64(n4), cpu.device_pointer(partial))
     fn(*args, block=(BLOCK, 1, 1), grid=(GRID, 1))
-    wrong = _correctness(src, partial)
-    if wrong:
-        return wrong, 0
+    return _correctness(src, partial), args, (src, partial)
+
+
+def _scattered(fn: Any, args: tuple[Any, ...]) -> tuple[float, int]:
+    """(lines a warp's loads touch over the lines their bytes need, the bytes one load reads), from the CPU
+    backend's trace."""
+    from ..cpu.trace import LINE_BYTES
+
     trace = fn.trace(*args, block=(BLOCK, 1, 1), grid=(GRID, 1), max_warps=8)
     rows = trace.instructions
     loads = rows[(~rows["is_store"]) & (~rows["is_atomic"]) & (rows["param"] == 0)]
     accesses = trace.accesses[(trace.accesses["flags"] == 0) & (trace.accesses["param"] == 0)]
     width = int(np.max(accesses["size"])) if len(accesses) else 0
-    if width and loads["lines"].sum() * LINE_BYTES > 1.5 * loads["useful_bytes"].sum():
-        per = loads["lines"].sum() * LINE_BYTES / loads["useful_bytes"].sum()
-        return _hint(f"the sums are right, but a warp's load touches {per:.1f}x the 128-byte lines its bytes need. "
-                     "In each load, do consecutive threads read consecutive float4s (lesson 09 shows what scattered "
-                     "lines cost)?",
-                     "give each load the addresses i, i + step, ... with step = all the threads, not a run of the "
-                     "thread's own elements."), 0
+    useful = loads["useful_bytes"].sum()
+    return (loads["lines"].sum() * LINE_BYTES / useful if useful else 1.0), width
+
+
+def _check_on_cpu(fn: Any, source: str) -> tuple[Feedback | None, int]:
+    """Run and trace the kernel on the CPU backend: (a hint for the mistake made: a read out of bounds raises, a
+    warp's loads scattered over lines, an element missed or read twice, else None; the bytes one load reads)."""
+    wrong, args, arrays = _run_on_cpu(fn, CPU_N4)
+    per, width = _scattered(fn, args)
+    del arrays
+    if per > 1.5:                        # scattered loads come first: they are often why elements were missed too
+        return _hint(("the sums are right, but " if wrong is None else "") + SCATTERED.format(per=per),
+                     SCATTERED_STEP), 0
+    if wrong:
+        whole_ok = _run_on_cpu(fn, CPU_N4_WHOLE)[0] is None
+        return _wrong_sums(wrong, whole_ok), 0
     return None, width
 
 
 def _judge_in_flight(source: str, width: int) -> Feedback:
-    """Replay: Little's law with the recorded link rate and loaded latency decides."""
+    """Replay: Little's law with section 1's figures decides, with the margin section 1's table showed the link needs
+    (:data:`MARGIN` x the estimate)."""
     loads_per_thread = independent_loads(source)
     in_flight = THREADS * width * loads_per_thread
     need, link, lat, which = needed_bytes()
     have = f"{THREADS:,} threads x {loads_per_thread} load(s) x {width} B = {in_flight / 1024:.0f} KiB in flight"
-    little = f"Little's law: {link:.1f} GB/s x {lat:.0f} ns = {need / 1024:.0f} KiB ({which})"
+    little = (f"{MARGIN:g} x Little's law ({link:.1f} GB/s x {lat:.0f} ns = {need / 1024:.0f} KiB, {which}; section "
+              f"1's table judges the link nearly full from {MARGIN:g}x the estimate) = "
+              f"{MARGIN * need / 1024:.0f} KiB")
     if loads_per_thread <= 1:
-        return _hint(f"every element is read once, but {have}; {little}. {ONE_LOAD}", ONE_LOAD_STEP)
-    if in_flight < need:
+        return _hint(f"every element is read once, but {have}; the check asks for {little}. {ONE_LOAD}", ONE_LOAD_STEP)
+    if in_flight < MARGIN * need:
         return _hint(f"every element is read once, but {have} is below {little}. How could each thread keep more "
-                     "bytes in flight?", "issue more, or wider, independent loads per iteration.")
+                     "bytes in flight?", "a float4 is already the widest load: how many of them does an "
+                     "iteration issue, and how many would reach the figure above?")
     return _correct(f"every element read once, coalesced, and {have} >= {little}: enough for the link (checked on the "
                     f"CPU backend and against the record; live, the check times it against {TARGET:.0%} of the "
                     "pinned copy rate).")
@@ -269,7 +303,8 @@ def _judge_in_flight(source: str, width: int) -> Feedback:
 
 ONE_LOAD = ("One load per iteration waits a whole round trip before the next: how could one thread keep several "
             "loads in flight at once?")
-ONE_LOAD_STEP = "issue several independent loads (at i, i + step, i + 2*step, ...) before using any of them."
+ONE_LOAD_STEP = ("a load whose value is not needed yet does not hold up the next load: what if one iteration loaded "
+                 "several float4 into separate variables before adding any of them?")
 
 
 def _check_live(fn: Any, source: str) -> Feedback:
@@ -291,7 +326,7 @@ def _check_live(fn: Any, source: str) -> Feedback:
                 gpu.synchronize()
                 wrong = _correctness(src, partial)
                 if wrong:
-                    return wrong
+                    return _wrong_sums(wrong, whole_ok=False)
                 kernel = time_gpu(lambda: fn(*args, block=(BLOCK, 1, 1), grid=(GRID, 1)), repeats=5)
                 copy = time_gpu(lambda: drv.memcpy_htod(dev, host), repeats=5)
             finally:
@@ -307,8 +342,8 @@ def _check_live(fn: Any, source: str) -> Feedback:
                      + (ONE_LOAD if loads_per_thread <= 1 else "How could each thread keep more bytes in flight "
                         f"(your loop body has {loads_per_thread} loads)?")
                      + " If another learner shares the GPU, run the check again.",
-                     ONE_LOAD_STEP if loads_per_thread <= 1 else "issue more, or wider, independent loads per "
-                     "iteration.")
+                     ONE_LOAD_STEP if loads_per_thread <= 1 else "a float4 is already the widest "
+                     "load: how many of them does an iteration issue now, and how many more would help?")
     return _correct(f"{rate:.1f} GB/s = {rate / link:.0%} of the {link:.1f} GB/s pinned copy measured in the same "
                     f"run, with only {THREADS:,} threads: their independent loads keep the link's round trip full.")
 
@@ -421,12 +456,13 @@ def _reread_sums(blocks: np.ndarray, chunks: np.ndarray) -> Feedback | None:
                                                                       for b in blocks):
         return _hint("the sums add up over the whole buffer, but not block by block: a block must re-read its OWN "
                      "chunk. Where does block b's chunk start?",
-                     "block b's chunk is src[b * chunk4] up to src[(b + 1) * chunk4 - 1]; threads of the block share "
-                     "it with a block-stride loop (i += blockDim.x).")
+                     "block b's chunk starts chunk4 float4 after block b - 1's: where does your kernel start block "
+                     "b, and which blockIdx does it use?")
     return _hint(f"block by block, the sums are {blocks.tolist()}, and `passes` x each chunk is "
                  f"{(REREAD_PASSES * chunks).tolist()}. Does every thread of a block cover its share of the chunk, "
                  "every pass, without reading past the chunk's end?",
-                 "for each pass: for (i = threadIdx.x; i < chunk4; i += blockDim.x) add up base[i].")
+                 "the threads of a block share its chunk: which element should thread t read first, and how far "
+                 "on is its next one, so that together they cover the chunk once a pass?")
 
 
 def _recorded_rate(path: str) -> tuple[float, float]:

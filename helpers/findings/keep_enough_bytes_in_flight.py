@@ -131,10 +131,10 @@ def what_you_saw(inflight: Any, memcpy: Any, latency: Any, result: Any, attribut
     same_link = float(result.one(memory="memcpy_htod_pinned")["delivered_GBps"])
     return bullets([
         f"Data from: {inflight.describe()}",
-        f"Little's law with a {lat:.0f} ns round trip and the {link:.1f} GB/s pinned copy: {link * lat / 1024:.0f} KiB "
+        f"Little's law with the {lat:.0f} ns round trip and the {link:.1f} GB/s pinned copy: {link * lat / 1024:.0f} KiB "
         f"in flight fill the link; {few} threads with one float4 each reached "
         f"{inflight.one(kernel='read_float4', threads=few)['GBps']:.2f} GB/s.",
-        f"Re-reading a {size >> 20} MiB mapped buffer by the same blocks: {reread[('ldg', 'same_sm')]:,.0f} GB/s "
+        f"Re-reading {size >> 20} MiB of mapped memory by the same blocks: {reread[('ldg', 'same_sm')]:,.0f} GB/s "
         f"through __ldg, {reread[('ldcg', 'same_sm')]:,.1f} GB/s through __ldcg (L2 only); by other SMs through "
         f"__ldg: {reread[('ldg', 'other_sm')]:,.1f} GB/s; the link: {same_link:.1f} GB/s.",
         caching_verdict(result, attributes).splitlines()[-1].lstrip("- ")])
