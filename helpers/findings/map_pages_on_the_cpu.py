@@ -171,7 +171,7 @@ def pinned_buffer(pinning: Result) -> Text:
     items = [f"a {size // 1024} KiB buffer ({row['pages']} pages) at address {start:#x}, {aligned} to 2 MiB; "
              f"{row['present_pages']} of {row['pages']} pages present",
              f"the driver's mapping around it: {row['mapping_bytes'] // 1024} KiB"
-             + (" (more than was asked for; the figure draws the buffer's own pages)"
+             + (" (more than was asked for)"
                 if row["mapping_bytes"] > size else "")]
     if None in pfns:
         items.append("frames physically consecutive: unknown (frames hidden)")

@@ -108,6 +108,8 @@ def locked(pinning: Result) -> Text:
 
 # --------------------------------------------------------------------------- section 2: copies
 def _size(nbytes: int) -> str:
+    if nbytes >= 2**30:
+        return f"{nbytes / 2**30:g} GiB"
     return f"{nbytes / 2**20:.0f} MiB" if nbytes >= 2**20 else f"{nbytes // 1024} KiB"
 
 
@@ -171,15 +173,12 @@ def scope(copies: Result) -> Text:
     pinned rates' (issue 30 §5)."""
     n = largest(copies)
     r = rates_across_records(n)
-    return Text(f"One run is one draw. Across the {r['htod pageable'].count} committed H200 records (data/), "
-                f"{_size(n)} pageable copies ran {r['htod pageable'].words('GB/s')} host to device and "
-                f"{r['dtoh pageable'].words('GB/s')} device to host, a pinned/pageable factor of "
-                f"{r['htod factor'].words('x')} and {r['dtoh factor'].words('x')}; pinned copies ran "
-                f"{r['htod pinned'].words('GB/s')} and {r['dtoh pinned'].words('GB/s')}, within "
-                f"{max(_percent(r['htod pinned']), _percent(r['dtoh pinned']))}. The pinned rate is the copy "
-                "engine's DMA over the link; the pageable rate also carries the host's side: the CPU's memcpy into "
-                f"the staging buffer (alone {r['htoh host_memcpy'].words('GB/s')} across the same records) and the "
-                "virtual machine the H200 ran in. Quote a pageable rate or factor with its range, not as one figure.")
+    return Text(f"Across the {r['htod pageable'].count} committed H200 records, {_size(n)} pageable copies ran "
+                f"{r['htod pageable'].words('GB/s')} host to device and {r['dtoh pageable'].words('GB/s')} device "
+                f"to host (pinned/pageable {r['htod factor'].words('x')} and {r['dtoh factor'].words('x')}); "
+                f"pinned ones stayed within {max(_percent(r['htod pinned']), _percent(r['dtoh pinned']))}. A "
+                "pageable copy also carries the host's memcpy (alone "
+                f"{r['htoh host_memcpy'].words('GB/s')}) and the VM: quote it with its range.")
 
 
 def _seconds(copies: Result, direction: str, memory: str, nbytes: int) -> float:
@@ -252,11 +251,8 @@ def staging(copies: Result, across: spread.Range | None = None) -> Text:
                     "**explains** its cost, with some overlap of the two steps.")
     why = (f"This run's gap, {gap_ms:+.1f} ms, lies within the pageable copy's own repeats ({low:.1f}-{high:.1f} "
            "ms)" if abs(gap_ms) <= own else f"This run's gap is {gap_ms:+.1f} ms")
-    if not across.one_sign():
-        sides = ("on both sides of zero: in some runs the pageable copy beat the two in series, in others it "
-                 "trailed them")
-    else:
-        sides = "all of one sign, but this run's gap is not beyond its own repeats or has the other sign"
+    sides = ("on both sides of zero" if not across.one_sign() else "all of one sign"
+             if (gap_ms > 0) == (across.low > 0) else "all of the other sign")
     return Text(head + f"Is the pageable copy slower than the two in series? {why}, and {records}, {sides}. The "
                 "records **cannot tell** whether moving the data twice explains the pageable copy.")
 
@@ -278,8 +274,7 @@ def what_you_saw(pinning: Result, copies: Result) -> Text:
         f"Host-to-device copies of {_size(n)}: pinned {pinned:.1f} GB/s against pageable {pageable:.1f} GB/s, a "
         f"factor of {pinned / pageable:.1f} ({_source(copies)}); pinning saved "
         f"{(gap['pageable'] - gap['dma']) * 1e3:.1f} ms per copy (medians). Across the committed H200 records "
-        f"the factor ran {rates_across_records(n)['htod factor'].words('x')}: the pageable side moves, the "
-        "pinned one barely.",
+        f"the factor ran {rates_across_records(n)['htod factor'].words('x')}.",
         f"A host memcpy plus a pinned DMA in series would take {gap['serial'] * 1e3:.1f} ms; the pageable copy took "
         f"{gap['pageable'] * 1e3:.1f} ms: whether staging explains it, the records "
         + {"cannot tell": "**cannot tell** (section 2).", "explains": "say it **explains** it (section 2).",

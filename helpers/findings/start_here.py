@@ -162,7 +162,7 @@ def pageable_range(nbytes: int) -> str:
                                                                nbytes=nbytes)["GBps"])
     except LookupError:
         return ""
-    return f"across the {span.count} committed H200 records: {span.words('GB/s')} at {_bytes(nbytes)}"
+    return f"{span.words('GB/s')} at {_bytes(nbytes)} across {span.count} committed H200 records"
 
 
 def headline(course: Any) -> Table:
