@@ -99,7 +99,7 @@ def test_the_prediction_asks_what_lesson_00_did_not_show_and_follows_the_records
     answer, why = lesson07.cpu_cache_truth(latency)
     across = spread.across_records("latency", cpu_cache.hot_minus_cold)
     assert answer == ("same" if not across.one_sign() else answer)
-    assert f"{cpu_cache.hot_minus_cold(latency):+,.0f} ns" in why and f"from {across.low:+,.0f} to {across.high:+,.0f}" in why
+    assert f"{round(cpu_cache.hot_minus_cold(latency)):+,d} ns" in why and f"from {round(across.low):+,d} to {round(across.high):+,d}" in why
     untouched = exercises.compare("07", ..., latency)
     assert "no prediction" in untouched and why in untouched
     assert f"says {answer!r}" in lesson07.compare_prediction(answer, latency)

@@ -80,7 +80,7 @@ def test_the_cpu_state_verdict_judges_the_difference_against_the_records(latency
             levels.append(load_ns_spread(by["evicted"])[1])
     text = fl.cpu_state(latency)
     assert f"Across {len(diffs)} H200 runs" in text
-    assert f"from {min(diffs):+,.0f} to {max(diffs):+,.0f} ns" in text
+    assert f"from {round(min(diffs)):+,d} to {round(max(diffs)):+,d} ns" in text
     assert f"from {min(levels):,.0f} to {max(levels):,.0f} ns" in text
     if not (min(diffs) > 0 or max(diffs) < 0):      # the sign changes across the records: no verdict of a cause
         assert "mattered" not in text
@@ -116,5 +116,5 @@ def test_the_prediction_and_the_ratios_agree_with_the_run(latency):
     from helpers.analysis.cpu_cache import hot_minus_cold
 
     diff = hot_minus_cold(latency)
-    assert f"{diff:+,.0f} ns" in exercises.compare("07", ..., latency)
+    assert f"{round(diff):+,d} ns" in exercises.compare("07", ..., latency)
     assert np.isclose(fl.ratio_values(latency)["zero-copy / device memory"], factor)

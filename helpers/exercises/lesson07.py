@@ -255,9 +255,9 @@ def cpu_cache_truth(latency: Any, directory: Any = None) -> tuple[str, str]:
     from ..analysis import cpu_cache
 
     j = cpu_cache.judge(latency, directory)
-    why = (f"Measured: just written minus pushed out of the CPU's caches = {j.difference:+,.0f} ns per load "
-           f"({latency.origin()}); across {j.across.count} H200 runs it ran from {j.across.low:+,.0f} to "
-           f"{j.across.high:+,.0f} ns. The next cell's table and sentence say what that supports.")
+    why = (f"Measured: just written minus pushed out of the CPU's caches = {round(j.difference):+,d} ns per load "
+           f"({latency.origin()}); across {j.across.count} H200 runs it ran from {round(j.across.low):+,d} to "
+           f"{round(j.across.high):+,d} ns. The next cell's table and sentence say what that supports.")
     return j.answer, why
 
 

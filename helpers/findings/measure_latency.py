@@ -58,10 +58,10 @@ def cpu_state(latency: Any, directory: Any = None) -> Text:
         return Text("")
     across, levels = j.across, j.levels
     said = (f"Zero-copy table just written by the CPU: {j.hot_ns:,.0f} ns per load; pushed out of the CPU's "
-            f"caches: {j.cold_ns:,.0f} ns ({j.difference:+,.0f} ns, {j.hot_ns / j.cold_ns - 1:+.1%}; "
+            f"caches: {j.cold_ns:,.0f} ns ({round(j.difference):+,d} ns, {j.hot_ns / j.cold_ns - 1:+.1%}; "
             f"{latency.origin()}). Across {across.count} H200 runs (the committed records"
-            f"{', and this run' if latency.live else ''}) the difference ran from {across.low:+,.0f} to "
-            f"{across.high:+,.0f} ns, and the figure pushed out of the caches alone from {levels.low:,.0f} to "
+            f"{', and this run' if latency.live else ''}) the difference ran from {round(across.low):+,d} to "
+            f"{round(across.high):+,d} ns, and the figure pushed out of the caches alone from {levels.low:,.0f} to "
             f"{levels.high:,.0f} ns.")
     if j.real:
         verdict = ("The difference is beyond this run's spread and has the same sign in every run: the CPU's cache "
