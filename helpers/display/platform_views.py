@@ -11,6 +11,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from ..experiments import quiet
 from ..experiments.result import Result
@@ -36,16 +37,26 @@ def managed_figure(result: Result) -> Figure:
     largest = max(r["nbytes"] for r in result.rows)
     with course_style():
         fig, ax = plt.subplots(figsize=(7, 3.8))
-        for kind, marker in zip(dict.fromkeys(r["memory"] for r in result.rows), "osD^v"):
+        # Lines that coincide (mapped and advised managed memory take the same road) stay told apart: each kind has its
+        # own line style and marker, the first drawn largest and hollow, so the next shows through it.
+        styles = zip(dict.fromkeys(r["memory"] for r in result.rows), "osD^v", ("-", "--", ":", "-.", "-"),
+                     (11, 7, 5, 5, 5))
+        for order, (kind, marker, style, size) in enumerate(styles):
             rows = sorted(result.select(memory=kind, nbytes=largest), key=lambda r: r["passes"])
             passes = [r["passes"] for r in rows]
             rates = [r["GBps"] for r in rows]
             low = [r["nbytes"] * r["passes"] / max(r["seconds"]) / 1e9 for r in rows]
             high = [r["nbytes"] * r["passes"] / min(r["seconds"]) / 1e9 for r in rows]
-            line, = ax.plot(passes, rates, marker=marker, label=kind)
+            line, = ax.plot(passes, rates, marker=marker, linestyle=style, markersize=size, label=kind,
+                            markerfacecolor="none" if order == 0 else None, zorder=2 + order)
             ax.fill_between(passes, low, high, color=line.get_color(), alpha=0.2)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        ticks = sorted({r["passes"] for r in result.rows})
+        ax.set_xticks(ticks, [str(k) for k in ticks])             # 1, 2, 4, 8: not 2^0 ... 2^3
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))   # 20, 30, ...: not 2x10^1
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_xlabel("passes over the data (the CPU wrote it just before)")
         ax.set_ylabel("delivered GB/s")
         ax.set_title(f"Reading {_size_label(largest)} the CPU has just written")

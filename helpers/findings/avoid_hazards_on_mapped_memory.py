@@ -197,7 +197,7 @@ def loop_listing(row: dict[str, Any]) -> str:
     return f"`{row['kernel']}` ({row['load']}):\n\n```text\n" + "\n".join(lines) + "\n```"
 
 
-def spin_sass(listing: Result, shown: tuple[str, ...] = ("volatile", "__ldcv")) -> Shown:
+def spin_sass(listing: Result, shown: tuple[str, ...] = ("__ldcv",)) -> Shown:
     """Per spin kernel: the flag's load instruction and where it sits (inside the loop or hoisted before it), from the
     SASS of hazards.cu, with the loops of the kernels named in ``shown``; says when no listing is recorded."""
     from ..experiments import sass

@@ -14,3 +14,19 @@ def kernel_share(traffic: Result, threads: int = 8) -> Text:
     share = share_with_threads(traffic, threads)
     return Text(f"With {threads} CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
                 f"({where}).")
+
+
+def whats_next(slug: str = "take-zero-copy-beyond-one-pcie-gpu") -> Text:
+    """What follows the lesson ``slug`` in the registry (helpers.lessons): the next lesson, or that it is the last."""
+    from .. import lessons
+
+    ids = lessons.ids()
+    here = lessons.lesson_id(slug)
+    if here == ids[-1]:
+        return Text(f"This is the last of the course's {len(ids)} lessons. "
+                    f"[Lesson {lessons.lesson_id('decide-when-zero-copy-wins')}]"
+                    f"({lessons.lesson('decide-when-zero-copy-wins').notebook().name})'s decision table and the "
+                    "[glossary](glossary.md) collect what the course measured; `python -m helpers doctor` says what "
+                    "your machine changes.")
+    following = lessons.lesson(ids[ids.index(here) + 1])
+    return Text(f"Next: [{following.label}]({following.notebook().name}).")
