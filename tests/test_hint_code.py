@@ -36,12 +36,10 @@ BARE = re.compile(r"(?<![\w.`/])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\((?:[^()\n]|\([^
 NOT_CODE = re.compile(r"\.(py|cu|ipynb|json|md|h|so)\b|^(e\.g|i\.e|etc)\b")
 # xfail(strict) for lessons whose hints fail today; the owner fixes them and removes the entry
 KNOWN = {
-    "01": "helpers.pages and pages.frames: the learner has zc, not helpers or pages",
     "07": "experiments.latency: the learner has zc.experiments",
     "08": "math.ceil without math imported in the lesson",
-    "09": "view.draw_warp: view is undefined in the lesson",
     "10": "np.unique without numpy imported in the lesson",
-    "11": "np.int32 without numpy imported in the lesson; stream.synchronize() with no stream defined",
+    "11": "stream.synchronize() with no stream defined",
 }
 
 
