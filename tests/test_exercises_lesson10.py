@@ -88,14 +88,16 @@ def test_predicted_seconds_reports_the_fitted_model(fitted):
 def test_no_prediction_says_so_and_shows_the_error(fitted):
     _, check = fitted
     text = lesson10.compare_prediction(..., check)
-    assert "no prediction" in text and f"{check['median_abs_error']:.1%}" in text
+    own = check.get("check_record_only", check)  # the held-out record's own points: its row in the lesson's table
+    assert "no prediction" in text and f"{own['median_abs_error']:.1%}" in text and f"{own['points']} points" in text
 
 
 # 3 times the error, not 10: a guess above 1 would be read as a percentage (a 10 % error guessed as 1.0 %)
 @pytest.mark.parametrize("factor, phrase", [(3, "better than you expected"), (0.1, "closer fit"), (1.1, "Close")])
 def test_a_prediction_is_compared_with_the_error(fitted, factor, phrase):
     _, check = fitted
-    assert phrase in lesson10.compare_prediction(check["median_abs_error"] * factor, check)
+    own = check.get("check_record_only", check)
+    assert phrase in lesson10.compare_prediction(own["median_abs_error"] * factor, check)
 
 
 def test_a_prediction_that_is_not_a_number_is_explained(fitted):

@@ -70,3 +70,20 @@ def test_misalignment_width_and_summary_quote_the_rows(offset):
     v = width.one(memory="device", vector_bytes=16)["useful_GBps"] / width.one(memory="device", vector_bytes=4)["useful_GBps"]
     assert f"{v:.2f}x" in str(f.vector_width(width))
     assert f"device memory {v:.2f}x" in f.what_you_saw(stride, offset, width)
+
+
+def test_requests_in_flight_quote_littles_law_and_say_when_tags_do_not_account_for_it():
+    from dataclasses import replace
+
+    from helpers import experiments
+    from helpers.findings import coalesce_and_align_accesses as found
+
+    stride, latency = experiments.reference("stride"), experiments.reference("latency")
+    rate = found.useful(stride, "zero_copy", stride=32) * 1e9 / 4
+    load_ns = float(latency.select(memory="zero_copy")[0]["load_ns"])
+    text = str(found.requests_in_flight(stride, latency))
+    assert f"{rate / 1e9:.2f} G requests/s" in text and f"about {rate * load_ns * 1e-9:,.0f}" in text
+    near = 0.8 <= rate * load_ns * 1e-9 / 768 <= 1.25
+    assert ("fits the figures" in text) == near and ("do not account for it" in text) == (not near)
+    rows = [dict(r, load_ns=r["load_ns"] / 3) if r.get("memory") == "zero_copy" else r for r in latency.rows]
+    assert "do not account for it" in str(found.requests_in_flight(stride, replace(latency, rows=rows)))

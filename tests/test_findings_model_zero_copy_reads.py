@@ -50,13 +50,41 @@ def test_counts_quote_the_fitted_race_and_the_header():
     assert f"{counted.header:.1f} bytes beyond its data" in text
 
 
-def test_errors_quote_the_check_and_say_which_target_is_missed(fit):
+def test_errors_quote_the_held_out_record_and_judge_it_against_its_own_floor(fit):
+    own = fit.check.get("check_record_only", fit.check)
     text = str(findings.errors(fit))
-    assert f"{fit.check['median_abs_error']:.1%}" in text and f"{fit.check['max_abs_error']:.1%}" in text
-    met = dict(fit.check, median_abs_error=0.01, max_abs_error=0.02)
-    assert "meets both" in str(findings.errors(replace(fit, check=met)))
-    missed = dict(fit.check, median_abs_error=0.2, max_abs_error=0.3)
-    assert "misses both" in str(findings.errors(replace(fit, check=missed)))
+    assert f"median error {own['median_abs_error']:.1%}" in text and f"largest {own['max_abs_error']:.1%}" in text
+    assert f"data/{fit.name}" in text and f"{own['points']} points" in text
+    floor = {"allocations": 3, "points": own["points"], "median": 0.012, "max": 0.05, "worst": "stride 64"}
+    with_floor = dict(fit.check, allocation_floor={"fit record": None, "check record": floor})
+    met = dict(with_floor, check_record_only=dict(own, meets_targets=True, points_beyond_floor=[]))
+    assert "disagree by 1.2% (median over the points) and up to 5.0% (stride 64)" in str(findings.errors(
+        replace(fit, check=met)))
+    assert "The model meets both." in str(findings.errors(replace(fit, check=met)))
+    missed = dict(with_floor, check_record_only=dict(own, median_abs_error=0.04, meets_targets=False,
+                                                     points_beyond_floor=["stride 32"]))
+    said = str(findings.errors(replace(fit, check=missed)))
+    assert "The median target is met; 1 of" in said and "beyond their floor: stride 32." in said
+    # a record timed on one allocation has no floor of its own: the fixed targets judge it
+    one = dict(fit.check, allocation_floor={"fit record": None, "check record": None})
+    good = dict(one, check_record_only=dict(own, median_abs_error=0.01, max_abs_error=0.02))
+    assert "meets both" in str(findings.errors(replace(fit, check=good)))
+    bad = dict(one, check_record_only=dict(own, median_abs_error=0.2, max_abs_error=0.3))
+    assert "misses both" in str(findings.errors(replace(fit, check=bad)))
+
+
+def test_spread_shows_each_allocation_and_names_link_and_request_bound_points(fit):
+    found = findings.spread(fit)
+    if not found.points:
+        assert "one allocation a point" in found._repr_markdown_()
+        return
+    assert {bound for _, bound, _ in found.points} == {"link", "requests"}
+    assert all(len(d) == found.floor["allocations"] for _, _, d in found.points)
+    text = found._repr_markdown_()
+    assert "link-bound points: allocations within" in text and "request-bound points" in text
+    from helpers.display import plots
+
+    assert len(plots.allocation_spread(found.points, found.source).axes[0].get_xticks()) == len(found.points)
 
 
 def test_tags_quote_littles_law_and_flip_above_and_below(fit):

@@ -441,6 +441,8 @@ def _with_rates(record: dict, rates: dict[int, float]) -> dict:
                       [r for r in other["experiments"]["stride"]["rows"] if r["memory"] == "zero_copy"]):
         if p.stride in rates:
             row["seconds"] = [p.useful_bytes / (rates[p.stride] * 1e9)] * len(row["seconds"])
+            if "allocation_seconds" in row:  # a record timed over fresh allocations: each allocation's median too
+                row["allocation_seconds"] = [row["seconds"][0]] * len(row["allocation_seconds"])
     return other
 
 
@@ -517,3 +519,60 @@ def test_records_say_whether_their_sweeps_were_timed_in_rounds(reference) -> Non
     assert pcie_model.timed_in_rounds(record)
     del record["experiments"]["offset"]["params"]["order"]
     assert not pcie_model.timed_in_rounds(record)
+
+
+# ---------------------------------------------------------------------------- the floor: fresh allocations
+def _over_allocations(record: dict, spread: dict[int, tuple[float, float, float]]) -> dict:
+    """The record with its zero-copy stride points timed over three allocations whose rates are ``spread`` (stride:
+    three GB/s): MADE UP, to test the floor's arithmetic."""
+    other = copy.deepcopy(record)
+    for kind in pcie_model.CHECK_SWEEPS:
+        for p, row in zip(pcie_model.sweep_points(record, (kind,)),
+                          [r for r in other["experiments"][kind]["rows"] if r["memory"] == "zero_copy"]):
+            rates = spread.get(p.stride, (1.0, 1.0, 1.0)) if kind == "stride" else (1.0, 1.0, 1.0)
+            base = p.seconds if kind != "stride" or p.stride not in spread else None
+            row["allocation_seconds"] = [base if base else p.useful_bytes / (g * 1e9) for g in rates]
+            row["seconds"] = [s for s in row["allocation_seconds"] for _ in range(3)]
+    return other
+
+
+def test_the_allocation_floor_is_each_points_spread_over_its_allocations(reference) -> None:
+    record = _over_allocations(reference[0], {32: (2.0, 2.2, 2.4), 1: (50.0, 50.0, 50.0)})
+    floor = pcie_model.allocation_floor(record)
+    assert floor["allocations"] == 3 and pcie_model.allocations(record) == 3
+    assert floor["by_point"]["stride 32"] == pytest.approx(0.4 / 2.2, rel=1e-9)
+    assert floor["by_point"]["stride 1"] == 0 and floor["worst"] == "stride 32"
+    # the point's time is the median of its allocations' medians
+    point = next(p for p in pcie_model.sweep_points(record, ("stride",)) if p.stride == 32)
+    assert point.useful_bytes / point.seconds / 1e9 == pytest.approx(2.2)
+    old = copy.deepcopy(reference[0])  # timed on one allocation: no floor of its own
+    for kind in pcie_model.CHECK_SWEEPS:
+        for row in old["experiments"][kind]["rows"]:
+            row.pop("allocation_seconds", None)
+    assert pcie_model.allocation_floor(old) is None and pcie_model.allocations(old) == 1
+
+
+def test_a_point_beyond_its_allocations_spread_plus_the_margin_misses_the_target(reference) -> None:
+    model = pcie_model.calibrate(reference[0])
+    stride32 = next(r for r in pcie_model.compare_with_record(reference[0], model) if r.stride == 32
+                    and r.kind == "stride")
+    predicted = stride32.predicted_GBps
+    # allocations within 2 % of the prediction: within the floor; 10 % below with a 1 % spread: beyond it
+    near = _over_allocations(reference[0], {32: (predicted * 0.99, predicted, predicted * 1.01)})
+    far = _over_allocations(reference[0], {32: (predicted * 0.895, predicted * 0.9, predicted * 0.905)})
+    rows_near = [r for r in pcie_model.compare_with_record(near, model) if r.kind == "stride" and r.stride == 32]
+    rows_far = [r for r in pcie_model.compare_with_record(far, model) if r.kind == "stride" and r.stride == 32]
+    assert pcie_model._floor_verdict(rows_near, pcie_model.allocation_floor(near))["points_beyond_floor"] == []
+    verdict = pcie_model._floor_verdict(rows_far, pcie_model.allocation_floor(far))
+    assert verdict["points_beyond_floor"] == ["stride 32"] and not verdict["meets_targets"]
+    assert "allocations' spread + 3%" in verdict["judged_by"]
+
+
+def test_the_fit_prefers_a_record_timed_over_fresh_allocations(reference) -> None:
+    one = copy.deepcopy(reference[0])
+    for kind in pcie_model.CHECK_SWEEPS:
+        for row in one["experiments"][kind]["rows"]:
+            row.pop("allocation_seconds", None)
+    over = _over_allocations(reference[0], {32: (2.0, 2.2, 2.4)})
+    fit, checks = pcie_model.choose_records([(one, Path("a-older.json")), (over, Path("b-newer.json"))])
+    assert fit[1] == Path("b-newer.json") and [p for _, p in checks] == [Path("a-older.json")]

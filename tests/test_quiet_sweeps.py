@@ -113,3 +113,12 @@ def test_inflight_rows_read_enough_for_min_seconds(monkeypatch, probe_seconds, e
     assert launched == [transfer.INFLIGHT_PROBE]  # the probe launch
     assert size == expected_mib << 20
     assert size == 256 << 20 or size / transfer.INFLIGHT_PROBE * probe_seconds >= 0.025  # >= min_seconds at the probe's rate
+
+
+def test_a_sweep_over_fresh_allocations_counts_its_repeats_on_every_allocation() -> None:
+    from helpers.experiments import quiet
+
+    base = {"repeats": 3, "nbytes": 1 << 30}
+    assert quiet.violations("stride", {**base, "allocations": 3}) == []
+    assert quiet.violations("stride", {**base, "allocations": 2})  # 6 repeats in all: too few
+    assert quiet.violations("stride", base)  # 3 repeats on one allocation

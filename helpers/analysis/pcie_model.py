@@ -628,7 +628,7 @@ def allocation_floor(record: Any) -> dict[str, Any] | None:
     n = min((len(v) for v in per_allocation.values()), default=0)
     if n < MIN_ALLOCATIONS:
         return None
-    spread = {key: float((seconds.max() - seconds.min()) / np.median(seconds))
+    spread = {key: float((1 / seconds.min() - 1 / seconds.max()) * np.median(seconds))  # rates, over the point's
               for key, seconds in per_allocation.items()}
     worst = max(spread, key=spread.__getitem__)
     return {"allocations": n, "points": len(spread), "median": float(np.median(list(spread.values()))),

@@ -291,6 +291,30 @@ def access_sweep(result: Result, key: str, *, reference: Result | None = None,
     return fig
 
 
+def allocation_spread(points: Sequence[tuple[str, str, Sequence[float]]], source: str) -> Figure:
+    """Each point's rate on each fresh allocation, against the point's median (model-zero-copy-reads): ``points`` are
+    (label, bound, deviations), bound ``link`` or ``requests``; the same kernel on a fresh buffer."""
+    colours = {"link": "C0", "requests": "C3"}
+    markers = {"link": "o", "requests": "s"}
+    with course_style():
+        fig, ax = plt.subplots(figsize=(11, 3.6))
+        for i, (_, bound, deviations) in enumerate(points):
+            ax.plot([i] * len(deviations), [100 * d for d in deviations], markers[bound], color=colours[bound],
+                    alpha=0.8, markersize=5)
+            ax.plot([i, i], [100 * min(deviations), 100 * max(deviations)], "-", color=colours[bound], linewidth=1)
+        for bound, words in (("link", "link-bound (the model's link term is the largest)"),
+                             ("requests", "request-bound (requests or halves of lines are)")):
+            ax.plot([], [], markers[bound], color=colours[bound], label=words)
+        ax.axhline(0, color="0.5", linewidth=0.8)
+        ax.set_xticks(range(len(points)), [label.replace("stride ", "s").replace("offset ", "o")
+                                           for label, _, _ in points], rotation=90, fontsize=7)
+        ax.set(ylabel="rate on each allocation\nagainst the median (%)",
+               title=f"The same kernel on three fresh buffers ({source})")
+        ax.legend(loc="lower left", fontsize=8)
+        fig.text(0.01, 0.01, "s = stride, o = offset (floats)", fontsize=7, color="0.4")
+    return fig
+
+
 # --------------------------------------------------------------------------- end to end, reuse
 def end_to_end(result: Result, reference: Result | None = None) -> Figure:
     """Time of a host-to-host vector add against n: copies + kernel, or zero-copy (overlap-copies-with-streams)."""

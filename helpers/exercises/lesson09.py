@@ -86,7 +86,7 @@ def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
     if np.array_equal(got_a, aligned):
         return _hint(f"right when the warp starts on a line, wrong for offset {offset}: add the offset to every "
                      "thread's element index. What does a misaligned start do to the sectors (draw it: "
-                     "view.draw_warp(1, 1))?",
+                     "zc.sector_explorer.draw_warp(1, 1))?",
                      "thread t reads element offset + t * stride: use the offset in every thread's address; a "
                      "misaligned start touches one sector more.")
     span = np.array([_span_sectors(*c) for c in cases])
@@ -105,7 +105,8 @@ def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
         return _hint("off by one. Do you count the distinct sectors themselves, or the distance between the first "
                      "and the last?", "collect the distinct sectors (a set) and count them, for example len(set(...)).")
     return _hint(f"for stride {stride}, offset {offset}, width {width} you returned {got_all[first_bad]}. Draw that "
-                 f"warp with view.draw_warp({stride}, {offset}, {width}): which sectors do its threads' bytes fall in?",
+                 f"warp with zc.sector_explorer.draw_warp({stride}, {offset}, {width}): which sectors do its "
+                 "threads' bytes fall in?",
                  f"the trace counts {want_all[first_bad]} sectors there: for each thread take its first and its last "
                  "byte, the sector of each (byte // 32), and count the distinct sectors of all 32 threads.")
 

@@ -204,7 +204,16 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
                         "time and the half-line time, plus the launch time.")
     for m in _models():
         for label, c in _count_cases():
-            got = predicted_seconds(c, m)
+            try:
+                got = predicted_seconds(c, m)
+            except (TypeError, KeyError) as exc:
+                if "subscriptable" not in str(exc) and not isinstance(exc, KeyError):
+                    raise
+                return _hint(f"your function raised {type(exc).__name__}: {exc}. `counts` and `model` are objects, "
+                             "not dicts: read their fields as attributes.",
+                             "write `counts.requests`, `counts.request_sectors`, `counts.half_lines`, "
+                             "`model.link_GBps`, `model.overhead_bytes`, `model.request_rate`, `model.half_line_rate` "
+                             "and `model.launch_seconds`.")
             if is_placeholder(got):
                 return _not_yet("write the body of predicted_seconds (it still returns `...`): compute the two "
                                 "terms of section 4's formula in seconds, and return the largest plus the launch "
@@ -248,20 +257,22 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
 def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
     """model-zero-copy-reads: the learner's guess of the model's median |error| on held-out points, against
     ``pcie_model.check`` (or the lesson's fit, whose ``check`` it is)."""
+    name = getattr(check, "name", None)
     check = getattr(check, "check", check)
+    own = check.get("check_record_only", check)  # the held-out record's own points: the row the table shows for it
     try:
-        measured = float(check["median_abs_error"])
-        largest = float(check["max_abs_error"])
+        measured = float(own["median_abs_error"])
+        largest = float(own["max_abs_error"])
     except Exception as exc:  # noqa: BLE001
         return f"Cannot compare: the check lacks its errors ({exc})."
-    spread = check.get("run_to_run") or {}
-    run = f"The model's median |error| on held-out points: {measured:.1%} (largest {largest:.1%})."
-    if spread:
-        floor = float(spread["median_abs_difference"])
-        run += (f" The two recorded runs differ from each other by {floor:.1%} (median) on the same points: no model "
-                "fitted on one run can predict the other much more closely.")
-    else:
-        floor = None
+    where = f"data/{name}" if name else "the held-out record"
+    run = (f"The model's median |error| on {where} ({own.get('points', '?')} points the model was not fitted on, "
+           f"its row in the table above): {measured:.1%} (largest {largest:.1%}).")
+    floor_found = (check.get("allocation_floor") or {}).get("check record")
+    floor = float(floor_found["median"]) if floor_found else None
+    if floor is not None:
+        run += (f" That record's own fresh allocations disagree by {floor:.1%} (median): no model can predict a point "
+                "more closely than its allocations agree with one another.")
     note = ""
     value = None if is_placeholder(predicted) else predicted
     if value is not None:
@@ -282,7 +293,7 @@ def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
                "lines, spans and requests from the trace captures most of what stride and offset do.")
     elif value < measured / 1.5:
         why = ("You expected a closer fit than the model achieved" +
-               (f"; part of the gap is the runs' own disagreement ({floor:.1%})" if floor is not None else "") +
+               (f"; part of the gap is the allocations' own disagreement ({floor:.1%})" if floor is not None else "") +
                ", the rest is what requests and their sectors do not explain (section 5 shows where).")
     else:
         why = "Close: within a factor 1.5 of the run."

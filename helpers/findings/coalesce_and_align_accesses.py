@@ -99,9 +99,9 @@ def sectors_by_offset(result: Any, trace: Callable[[int, int], Any]) -> Any:
                   [(s, n, ", ".join(map(str, offs))) for (s, n), offs in sorted(groups.items())],
                   caption="*traced on the CPU backend*")
     found = four_against_five(result, groups)
-    lines = [f"offset {f['offset']} (4 sectors), {f['GBps']:.1f} GB/s zero-copy: slower than {f['slower']}, faster "
-             f"than {f['faster']}, within the spread of {f['within']} of the {f['of']} 5-sector offsets"
-             for f in found]
+    lines = [f"offset {f['offset']} (4 sectors a warp): {f['GBps']:.1f} GB/s zero-copy. Against the {f['of']} "
+             f"offsets that touch 5 sectors it is faster than {f['faster']}, slower than {f['slower']}, and within "
+             f"the spread of {f['within']}." for f in found]
     beat = [f["offset"] for f in found if f["faster"] == f["of"]]
     rest = [f["offset"] for f in found if f["faster"] < f["of"]]
     if beat and rest:
@@ -148,3 +148,22 @@ def what_you_saw(stride_: Any, offset: Any, width: Any) -> Text:
         f"Misalignment cost zero-copy {loss['zero_copy']:.1%} and device memory {loss['device']:.1%} of useful "
         "bandwidth on average.",
         f"float4 instead of float: zero-copy {gain['zero_copy']:.2f}x, device memory {gain['device']:.2f}x."])
+
+
+def requests_in_flight(stride_: Any, latency: Any) -> Text:
+    """Why a rate of requests limits stride 32 (coalesce-and-align-accesses): Little's law with a dependent zero-copy
+    load's latency (measure-latency) gives the requests in flight, beside the 768 outstanding reads 10-bit tags allow."""
+    far = max(r["stride"] for r in stride_.select(memory="zero_copy"))
+    rate = useful(stride_, "zero_copy", stride=32) * 1e9 / 4  # one float, one PCIe read request
+    load_ns = float(latency.select(memory="zero_copy")[0]["load_ns"])
+    in_flight = rate * load_ns * 1e-9
+    near = 0.8 <= in_flight / 768 <= 1.25
+    return Text(f"At stride 32 every float is its own PCIe read request: {rate / 1e9:.2f} G requests/s "
+                f"({stride_.origin()}). By Little's law, requests in flight = rate x the time each is held; with a "
+                f"dependent zero-copy load's {load_ns:,.0f} ns ({latency.origin()}) that is about {in_flight:,.0f} "
+                f"requests, {in_flight / 768:.2f}x the 768 reads that 10-bit PCIe tags let one requester keep "
+                "outstanding (PCIe 5.0, sect. 2.2.6.2). "
+                + ("So a cap on requests in flight, not the link's bytes, fits the figures (the load's latency also "
+                   "counts the path inside the GPU, while a tag is held only on the link). " if near else
+                   "The tags alone do not account for it: something else caps the requests in flight. ")
+                + f"Strides 32 to {far} make the same requests per float; lesson 10 models that rate.")

@@ -1,7 +1,7 @@
 """model-zero-copy-reads: the sentences that quote the run's figures, computed from its results (no figure typed).
 
-``sweep`` (section 1), ``counters`` and ``counts`` (section 3), ``fit`` and ``errors`` (sections 4 and 5), ``seen``
-(what you saw); going deeper: ``counts_table``, ``header``, ``tags``. Live or recorded is said from each result's
+``sweep`` (section 1), ``counters`` and ``counts`` (section 3), ``fit`` (section 4), ``spread`` and ``errors``
+(section 5), ``seen`` (what you saw); going deeper: ``records_table``, ``counts_table``, ``header``, ``tags``. Live or recorded is said from each result's
 ``live``, never from the mode.
 """
 
@@ -119,13 +119,38 @@ class Fit:
     def _repr_markdown_(self) -> str:
         rows = [(r.stride, f"{r.measured_GBps:.2f}", f"{r.predicted_GBps:.2f}", f"{r.rel_error:+.1%}")
                 for r in self.comparison if r.kind == "stride"]
-        shown = join(Text(f"**The model:** {self.model.describe()}."), pcie_model.check_table(self.checks),
+        shown = join(Text(f"**The model:** {self.model.describe()}."), held_out_table(self.checks),
                      Table(["stride", "measured GB/s", "predicted GB/s", "error"], rows,
                            caption=f"*data/{self.name} (recorded), its stride sweep*"))
         return shown._repr_markdown_()
 
     def __str__(self) -> str:
         return f"model: {self.model.describe()}; held out: data/{self.name}"
+
+
+def _judged(check: dict[str, Any]) -> dict[str, Any]:
+    """A held-out record's own points and their verdict (pcie_model.check's ``check_record_only``)."""
+    return check.get("check_record_only", check)
+
+
+def held_out_table(checks: dict[str, dict[str, Any]]) -> Table:
+    """Section 4: one row per quiet held-out record, its points alone: the errors, and the floor it is judged
+    against (its allocations' spread, or the fixed targets for a record timed on one allocation)."""
+    rows = []
+    for name, c in checks.items():
+        if not c["quiet"]["check record"]:
+            continue
+        own = _judged(c)
+        floor = (c.get("allocation_floor") or {}).get("check record")
+        beyond = own.get("points_beyond_floor")
+        rows.append((name, own["points"], f"{own['median_abs_error']:.1%}", f"{own['max_abs_error']:.1%}",
+                     "one allocation: fixed 10 %" if floor is None else
+                     f"{floor['allocations']} allocations: {floor['median']:.1%} / {floor['max']:.1%}",
+                     "-" if beyond is None else str(len(beyond)), "yes" if own["meets_targets"] else "no"))
+    return Table(["held out: record", "points", "median error", "largest error",
+                  "floor: allocations' spread (median / largest)",
+                  f"points beyond floor + {pcie_model.FLOOR_MARGIN:.0%}", "meets targets?"], rows,
+                 caption="*Quiet records only; every record, with the runs' own disagreement: Going deeper.*")
 
 
 def fit() -> Fit:
@@ -145,22 +170,87 @@ def fit() -> Fit:
     return Fit(model, checks[name], name, checks, pcie_model.compare_with_record(record, model), states)
 
 
+@dataclass(frozen=True)
+class Spread:
+    """One record's zero-copy sweep points, each allocation's rate against the point's median, and what bounds each
+    point in the model: the floor of section 5, as a figure and its sentence."""
+
+    name: str
+    points: list[tuple[str, str, list[float]]]   # (label, bound, each allocation's rate / the point's rate - 1)
+    floor: dict[str, Any] | None
+
+    @property
+    def source(self) -> str:
+        """Where the points come from, as the figure's title says it."""
+        return f"data/{self.name}"
+
+    def _repr_markdown_(self) -> str:
+        return spread_sentence(self)._repr_markdown_()
+
+
+def spread(fit: Fit) -> Spread:
+    """Section 5: the shown held-out record's allocations, point by point (pcie_model.allocation_floor)."""
+    from .. import records
+
+    record = next((rec for rec, path in records.matching_records() if path.name == fit.name), None)
+    floor = pcie_model.allocation_floor(record) if record else None
+    if record is None or floor is None:
+        return Spread(fit.name, [], None)
+    per = pcie_model._allocation_seconds(record, ("stride", "offset"))
+    points = []
+    for p in pcie_model.sweep_points(record, ("stride", "offset")):
+        seconds = per[(p.kind, p.kernel, p.stride, p.offset)]
+        bound = fit.model.cost(pcie_model._counts(p, fit.model.race))[1]
+        label = f"stride {p.stride}" if p.kind == "stride" else f"offset {p.offset}"
+        points.append((label, "link" if bound == "link" else "requests",
+                       [float(np.median(seconds) / t - 1) for t in seconds]))
+    return Spread(fit.name, points, pcie_model.public_floor(floor))
+
+
+def spread_sentence(found: Spread) -> Text:
+    """What the figure of section 5 shows, computed: how far allocations disagree at link- and request-bound points."""
+    if not found.points:
+        return Text(f"data/{found.name} was timed on one allocation a point: it shows no allocation spread (records "
+                    "from nvidia-h200-2026-12-04-11 on are timed on three).")
+    widths = {kind: [max(d) - min(d) for label, b, d in found.points if b == kind] for kind in ("link", "requests")}
+    said = [f"{kind.removesuffix('s')}-bound points: allocations within {np.median(w):.1%} of one another (median), "
+            f"{max(w):.1%} at most" for kind, w in widths.items() if w]
+    return Text(f"In data/{found.name}, {found.floor['allocations']} fresh allocations a point: " + "; ".join(said) + ".")
+
+
 def errors(fit: Fit) -> Text:
-    """Section 5: the errors at the held-out offsets, against the targets and beside the runs' own disagreement."""
-    check = fit.check
-    offsets = ", ".join(f"{r.offset_floats}: {round(r.rel_error, 2) + 0.0:+.0%}" for r in fit.comparison if r.kind == "offset")
-    lines = [f"Errors at the offsets of data/{fit.name} (floats: error): {offsets}.",
-             f"All held-out points: median |error| {check['median_abs_error']:.1%}, largest "
-             f"{check['max_abs_error']:.1%} (the course's targets: median {pcie_model.TARGET_MEDIAN:.0%}, largest "
-             f"{pcie_model.TARGET:.0%}): the model {_verdict(check)}."]
-    spread = check.get("run_to_run")
-    if spread:
-        worst = spread["worst"]
-        where = f"offset {worst['offset_floats']}" if worst["kind"] == "offset" else f"{worst['kind']} {worst['stride']}"
-        lines.append(f"The same {spread['points']} points measured in the two records differ by "
-                     f"{spread['median_abs_difference']:.1%} (median) and up to {spread['max_abs_difference']:.1%} "
-                     f"({where}): no model fitted on one run can predict the other much more closely.")
-    return bullets(lines + levels(fit))
+    """Section 5: the model's errors on the shown held-out record, judged against that record's own floor."""
+    own = _judged(fit.check)
+    floor = (fit.check.get("allocation_floor") or {}).get("check record")
+    lines = [f"On data/{fit.name}, a record the model was not fitted on ({own['points']} points: its stride, offset "
+             f"and vector-width sweeps): median error {own['median_abs_error']:.1%}, largest "
+             f"{own['max_abs_error']:.1%}."]
+    if floor is None:
+        lines.append(f"That record was timed on one allocation a point, so it has no floor of its own: it is judged "
+                     f"against fixed targets (median {pcie_model.TARGET_MEDIAN:.0%}, largest {pcie_model.TARGET:.0%}):"
+                     f" the model {_verdict(own)}.")
+    else:
+        beyond = own.get("points_beyond_floor") or []
+        lines.append(f"Its {floor['allocations']} allocations disagree by {floor['median']:.1%} (median over the "
+                     f"points) and up to {floor['max']:.1%} ({floor['worst']}). The targets: median error at most "
+                     f"{pcie_model.TARGET_MEDIAN:.0%}, and no point further from the model than its allocations are "
+                     f"from one another plus {pcie_model.FLOOR_MARGIN:.0%}.")
+        lines.append("The model meets both." if own["meets_targets"] else
+                     f"The median target is {'met' if own['median_abs_error'] <= pcie_model.TARGET_MEDIAN else 'missed'}"
+                     f"; {len(beyond)} of {own['points']} points lie beyond their floor: {', '.join(beyond)}.")
+    counted = [n for n, c in fit.checks.items() if c["quiet"]["check record"]
+               and (c.get("allocation_floor") or {}).get("check record")]
+    if counted:
+        met = [n for n in counted if _judged(fit.checks[n])["meets_targets"]]
+        lines.append(f"Held-out records timed over several allocations: {len(counted)}; the model meets the "
+                     f"targets on {len(met)}" + (f" ({_names(met)})" if met else "") + ".")
+    return bullets(lines)
+
+
+def records_table(fit: Fit) -> Any:
+    """Going deeper: every held-out record, the runs' own disagreement, the request-bound levels, the machine's
+    states (pcie_model.check_table and :func:`levels`)."""
+    return join(pcie_model.check_table(fit.checks), bullets(levels(fit)))
 
 
 def _names(names: list[str]) -> str:
@@ -203,10 +293,9 @@ def levels(fit: Fit) -> list[str]:
         steal = max(st["steal_share"] for st in kept.values())
         replays = sum(st["pcie_replays"] for st in kept.values())
         boards = sorted({st["board"] for st in kept.values() if st.get("board")})
-        on = (f" They ran on {len(boards)} different GPUs (a hash of each GPU's UUID: "
-              f"{', '.join(boards)}): a device call does not always get the same board, one difference "
-              "this VM can see, though too few records carry it to tell whether it sets the level." if len(boards) > 1
-              else "")
+        on = (f" They ran on {len(boards)} different GPUs (a hash of each GPU's UUID: {', '.join(boards)}). The board "
+              "does not explain the levels: records timed on fresh allocations on one board in one call spread their "
+              "request-bound points allocation by allocation (section 5)." if len(boards) > 1 else "")
         lines.append(f"The records that keep the machine's state around their sweeps ({_names(list(kept))}) show {said}, "
                      f"{replays} new PCIe replays and at most {steal:.2%} of CPU time stolen by the hypervisor"
                      + ("; none of these differ between the records near the fit record's level and those further "

@@ -1,7 +1,8 @@
 """``python -m helpers model``: the PCIe model fitted on one record's sweeps, checked on the others.
 
 A model checked on the data it was fitted on proves little, so by default it is fitted on the oldest H200
-record with quiet sweeps and counters and checked on every other H200 record (:mod:`helpers.analysis.pcie_model`).
+record with quiet sweeps, counters and sweeps timed over fresh allocations, and checked on every other H200 record
+(:mod:`helpers.analysis.pcie_model`); each check reports the floor it is judged against (its allocations' spread).
 """
 
 from __future__ import annotations
@@ -49,7 +50,13 @@ def model(fit: str | None, check: list[str] | str | None, allow_same: bool) -> d
         summary.append({"check_file": str(c), "quiet": r["quiet"]["check record"], "points": own["points"],
                         "median_abs_error": own["median_abs_error"], "max_abs_error": own["max_abs_error"],
                         "meets_targets": own["meets_targets"] if "meets_targets" in own else r["meets_targets"],
+                        # the floor it is judged against: its allocations' spread (None: one allocation a point)
+                        "allocation_floor": (r.get("allocation_floor") or {}).get("check record"),
+                        "judged_by": own.get("judged_by"), "points_beyond_floor": own.get("points_beyond_floor"),
                         "counts": r["counts"].get("check record"), "run_to_run": r["run_to_run"]})
-    deciding = [s for s in summary if s["quiet"]] or summary
+    # the targets are stated against a record's own allocations: records that carry them decide; without any, the
+    # quiet ones (judged against the fixed targets)
+    deciding = [s for s in summary if s["quiet"] and s["allocation_floor"]] or [s for s in summary if s["quiet"]] \
+        or summary
     return {"fit_file": str(fit_path), "check_file": str(check_paths[head]), **results[head],
             "checks": summary, "all_quiet_checks_meet_targets": all(s["meets_targets"] for s in deciding)}
