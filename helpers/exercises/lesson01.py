@@ -92,9 +92,9 @@ def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedba
         agree = sum(int(pages_spanned(a, n, p)) == listed for a, n, p, listed in measured)
         if agree != len(measured):
             return _hint(f"your function disagrees with this process's own page table on {len(measured) - agree} of "
-                         f"{len(measured)} slices of a fresh buffer (pages.frames). Which page size does this "
+                         f"{len(measured)} slices of a fresh buffer (zc.pages.frames). Which page size does this "
                          "system use, and which does your function use?",
-                         "the check passes pages.PAGE_SIZE as page_size: use the argument, not a size of your own.")
+                         "the check passes zc.pages.PAGE_SIZE as page_size: use the argument, not a size of your own.")
         extra = (f" It agrees with this process's page table (/proc/self/pagemap) on {agree} slices of a fresh "
                  "buffer.")
     return _correct("a buffer needs a frame for every page it touches, partial pages included, so that is how many "
@@ -188,16 +188,16 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
 
         agree = sum(agrees(*row) for row in own)
         if agree != len(own):
-            return _hint(f"your decoder disagrees with helpers.pages on {len(own) - agree} of {len(own)} entries read "
+            return _hint(f"your decoder disagrees with zc.pages on {len(own) - agree} of {len(own)} entries read "
                          "from this process's /proc/self/pagemap. Which kind of entry did the fixed cases not "
                          "cover?",
-                         "print decode_entry(e) next to pages.frames' answer for the entries of a fresh buffer and "
+                         "print decode_entry(e) next to zc.pages.frames' answer for the entries of a fresh buffer and "
                          "compare them bit by bit (f\"{e:064b}\").")
         hidden = all(pfn is None for _, present, pfn in own if present)
-        extra = (f" On {len(own)} entries of this process's own pagemap it agrees with helpers.pages"
+        extra = (f" On {len(own)} entries of this process's own pagemap it agrees with zc.pages"
                  + (" (the PFNs read 0 here: the OS kernel hides them from users other than root)." if hidden else "."))
     return _correct("bit 63 says whether a frame backs the page, bits 0-54 which frame; this is all "
-                    "pages.frames_of does for each page." + extra)
+                    "zc.pages.frames_of does for each page." + extra)
 
 
 def compare_prediction(predicted: Any, present: int, total: int = 4) -> str:
