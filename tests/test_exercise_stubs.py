@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 import nbformat
+import matplotlib.pyplot as plt
 import pytest
 
 from helpers import exercises as course_exercises, mode
@@ -105,6 +106,7 @@ def replay(monkeypatch: pytest.MonkeyPatch):
     mode.detect(refresh=True)
     yield
     monkeypatch.undo()
+    plt.close("all")    # the cells run drew figures that no notebook shows here
     mode.detect(refresh=True)
 
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
 import pytest
 
 from helpers import lessons as course_lessons, mode, records
@@ -101,6 +102,7 @@ def watched(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     mode.detect(refresh=True)
     yield read
     monkeypatch.undo()
+    plt.close("all")    # the cells run drew figures that no notebook shows here
     forget_cached_records()
     mode.detect(refresh=True)
 
