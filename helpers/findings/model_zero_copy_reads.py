@@ -137,9 +137,10 @@ def held_out_table(checks: dict[str, dict[str, Any]]) -> Table:
     """Section 4: one row per quiet held-out record, its points alone: the errors, and the floor it is judged
     against (its allocations' spread, or the fixed targets for a record timed on one allocation)."""
     rows = []
-    for name, c in checks.items():
-        if not c["quiet"]["check record"]:
-            continue
+    with_floor = {n: c for n, c in checks.items() if c["quiet"]["check record"]
+                  and (c.get("allocation_floor") or {}).get("check record")}
+    others = sum(1 for c in checks.values() if c["quiet"]["check record"]) - len(with_floor)
+    for name, c in (with_floor or {n: c for n, c in checks.items() if c["quiet"]["check record"]}).items():
         own = _judged(c)
         floor = (c.get("allocation_floor") or {}).get("check record")
         beyond = own.get("points_beyond_floor")
@@ -150,7 +151,9 @@ def held_out_table(checks: dict[str, dict[str, Any]]) -> Table:
     return Table(["held out: record", "points", "median error", "largest error",
                   "floor: allocations' spread (median / largest)",
                   f"points beyond floor + {pcie_model.FLOOR_MARGIN:.0%}", "meets targets?"], rows,
-                 caption="*Quiet records only; every record, with the runs' own disagreement: Going deeper.*")
+                 caption=(f"*Records timed over fresh allocations; the {others} earlier quiet ones (one allocation a "
+                          "point) and the runs' own disagreement: Going deeper.*") if with_floor and others else
+                 "*Quiet records; every record, with the runs' own disagreement: Going deeper.*")
 
 
 def fit() -> Fit:
