@@ -23,9 +23,11 @@ LESSONS = ROOT / "lessons"
 CHECK_CALL = re.compile(r'exercises\.check\("(\d\d)",\s*"(\w+)"')
 # what a notebook cell has besides builtins: IPython's own names
 IPYTHON = {"display", "get_ipython", "In", "Out", "exit", "quit"}
-OWNERS = {**{f"{i:02d}": "h1" for i in range(0, 5)}, **{f"{i:02d}": "h2" for i in range(5, 9)},
-          "09": "the lead", "10": "the lead", **{f"{i:02d}": "h3" for i in range(11, 14)},
-          "14": "h4", "15": "h4"}
+def where(lesson: str) -> str:
+    """The files to change for a lesson's exercises and text: its exercise module and its notebook."""
+    from helpers.lessons import lesson as find
+
+    return f"helpers/exercises/lesson{lesson}.py, {find(lesson).notebook().relative_to(find(lesson).notebook().parents[1])}"
 
 
 def python_source(source: str) -> str:

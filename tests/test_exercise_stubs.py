@@ -4,7 +4,7 @@ exercise's instructions show (its stub's comments, the Markdown just above it) n
 
 Cheap by design: the names are checked with ast over the cells, and the run executes only the cells before the
 exercise that bind what the exercise and its check use (and, in turn, what those cells use), not the whole lesson.
-A lesson that fails today is marked xfail(strict) with its owner's name.
+A lesson known to fail may be marked xfail(strict) in KNOWN, with the files to change.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ EXERCISES = [(lesson, e.name) for lesson in course_exercises.LESSONS_WITH_EXERCI
 IDS = [f"{lesson}-{name}" for lesson, name in EXERCISES]
 MODULE_ROOTS = ("zc", "np", "math")
 COMMENT = re.compile(r"#\s?(.*)$", re.M)
-# xfail(strict) for exercises that fail today; the owner fixes them and removes the entry
+# xfail(strict) for exercises that fail today; fix them and remove the entry
 KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _param(lesson: str, name: str) -> Any:
     if (lesson, name) in KNOWN:
-        reason = f"{KNOWN[(lesson, name)]}; owner: {ln.OWNERS[lesson]}"
+        reason = f"{KNOWN[(lesson, name)]}; change {ln.where(lesson)}"
         return pytest.param(lesson, name, marks=pytest.mark.xfail(strict=True, reason=reason), id=f"{lesson}-{name}")
     return pytest.param(lesson, name, id=f"{lesson}-{name}")
 
@@ -82,7 +82,7 @@ def test_every_name_the_exercise_and_its_check_use_is_defined_before(lesson, nam
     assert ex.cell.tree is not None and ex.check.tree is not None, f"{lesson}/{name}: a cell is not Python"
     missing = free_names(ex.cell.tree) - defined
     missing |= free_names(ex.check.tree) - defined - set(ln.bound_names(ex.cell.tree))
-    assert not missing, f"lesson {lesson} ({ln.OWNERS[lesson]}), exercise {name}: not defined before it: {missing}"
+    assert not missing, f"lesson {lesson} (change {ln.where(lesson)}), exercise {name}: not defined before it: {missing}"
 
 
 def module_problems(span: str, where: Any) -> list[str]:
@@ -96,7 +96,7 @@ def test_the_code_an_exercise_shows_names_what_exists(lesson, name):
     where = scope(lesson, frozenset({name}))
     found = [f"{problem} (in {span!r})" for span in spans(instructions(lesson, name))
              for problem in module_problems(span, where)]
-    assert not found, f"lesson {lesson} ({ln.OWNERS[lesson]}), exercise {name}'s instructions: " + "; ".join(found)
+    assert not found, f"lesson {lesson} (change {ln.where(lesson)}), exercise {name}'s instructions: " + "; ".join(found)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ the check, the exercise's own names; and a call to a known function must fit its
 The messages are read from ``helpers/exercises/lessonNN.py`` statically (the string arguments of ``hint``,
 ``not_yet``, ``correct`` and their kin, an f-string's fields read as ``1``), so every branch's message is checked,
 not only those a wrong answer reaches. CUDA code in a message (a kernel line) is not Python and is left out.
-A lesson whose hints fail today is marked xfail(strict) with its owner's name; the failure lists each hint.
+A lesson whose hints are known to fail may be marked xfail(strict) in KNOWN; the failure lists each hint and the files to change.
 """
 
 from __future__ import annotations
@@ -34,13 +34,8 @@ BACKTICKS = re.compile(r"`([^`\n]+)`")
 # code in prose: a name followed by attributes, calls and subscripts, e.g. np.random.default_rng(seed).permutation(n)
 BARE = re.compile(r"(?<![\w.`/])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\((?:[^()\n]|\([^()\n]*\))*\)|\[[^\]\n]*\])*)")
 NOT_CODE = re.compile(r"\.(py|cu|ipynb|json|md|h|so)\b|^(e\.g|i\.e|etc)\b")
-# xfail(strict) for lessons whose hints fail today; the owner fixes them and removes the entry
-KNOWN = {
-    "07": "experiments.latency: the learner has zc.experiments",
-    "08": "math.ceil without math imported in the lesson",
-    "10": "np.unique without numpy imported in the lesson",
-    "11": "stream.synchronize() with no stream defined",
-}
+# xfail(strict) for lessons whose hints fail today; fix them and remove the entry
+KNOWN: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -251,7 +246,7 @@ LESSONS = [lesson for lesson in MODULES if ln.exercises(lesson)]
 
 def _param(lesson: str) -> Any:
     if lesson in KNOWN:
-        reason = f"{KNOWN[lesson]}; owner: {ln.OWNERS[lesson]}"
+        reason = f"{KNOWN[lesson]}; change {ln.where(lesson)}"
         return pytest.param(lesson, marks=pytest.mark.xfail(strict=True, reason=reason))
     return lesson
 
@@ -259,7 +254,7 @@ def _param(lesson: str) -> Any:
 @pytest.mark.parametrize("lesson", [_param(lesson) for lesson in LESSONS])
 def test_every_name_and_call_a_hint_shows_exists_in_the_lesson(lesson):
     found = failures(lesson)
-    assert not found, f"lesson {lesson} (owner: {ln.OWNERS[lesson]}), hints whose code fails:\n" + "\n".join(found)
+    assert not found, f"lesson {lesson} (change {ln.where(lesson)}), hints whose code fails:\n" + "\n".join(found)
 
 
 def test_the_reader_finds_the_code_in_messages():

@@ -29,9 +29,8 @@ from tests.test_exercise_stubs import _cells_needed, free_names
 
 ACROSS = re.compile(r"\b(across|over)\b[^.]{0,40}\b(records|runs)\b|\bcommitted (H200 )?records\b")
 QUOTING = re.compile(r"\bfindings\.|exercises\.compare\(")
-# xfail(strict) for lessons that fail today; the owner fixes them and removes the entry
-KNOWN = {"10": "fit(): the fit record is named by its date, not its file; the records read to choose the quiet ones "
-                "are not named"}
+# xfail(strict) for lessons that fail today; fix them and remove the entry
+KNOWN: dict[str, str] = {}
 
 
 class Watched(dict):
@@ -162,7 +161,7 @@ LESSONS = [lesson for lesson in course_lessons.ids() if quoting_cells(lesson)]
 
 
 def _param(lesson: str) -> Any:
-    marks = [pytest.mark.xfail(strict=True, reason=f"{KNOWN[lesson]}; owner: {ln.OWNERS[lesson]}")] \
+    marks = [pytest.mark.xfail(strict=True, reason=f"{KNOWN[lesson]}; change {ln.where(lesson)}")] \
         if lesson in KNOWN else []
     return pytest.param(lesson, marks=marks, id=lesson)
 
@@ -170,7 +169,7 @@ def _param(lesson: str) -> Any:
 @pytest.mark.parametrize("lesson", [_param(lesson) for lesson in LESSONS])
 def test_a_sentence_from_another_record_than_the_reference_names_it(lesson, watched, reference_name):
     unnamed = unnamed_records(lesson, watched, reference_name)
-    assert not unnamed, (f"lesson {lesson} ({ln.OWNERS[lesson]}): figures from records other than the reference, "
+    assert not unnamed, (f"lesson {lesson} (change {ln.where(lesson)}): figures from records other than the reference, "
                          f"{reference_name}, not named where they are shown:\n" + "\n".join(unnamed))
 
 

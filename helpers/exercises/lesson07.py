@@ -212,7 +212,7 @@ def check_line_cycle(line_cycle: Callable[[int, int], Any]) -> Feedback:
                          "leaves the hardware nothing to guess?",
                          "visit the lines in a random order: np.random.default_rng(seed).permutation(lines).")
     return _correct("one cycle through every line, each step to a line not seen for a whole cycle, in an order "
-                    "nothing can predict: no load can be served by a cache or a prefetch. experiments.latency "
+                    "nothing can predict: no load can be served by a cache or a prefetch. zc.experiments.latency "
                     "builds its tables this way.")
 
 

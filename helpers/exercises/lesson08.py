@@ -89,7 +89,7 @@ def check_threads_for_link(threads_for_link: Callable[[float, float, int], float
         if got.is_integer() and want - 1 < got < want * (1 - 1e-9):     # the whole number just below the quotient
             return _hint(f"you rounded down: {got:.0f} threads of {per} B keep fewer bytes in flight than the link "
                          "needs. Which way must a whole number of threads round for the link to stay full?",
-                         "round up (math.ceil), or return the quotient itself as a float.")
+                         "round up (for example -(-a // b)), or return the quotient itself as a float.")
         return _hint(f"for {link} GB/s, {lat} ns and {per} B per thread yours gave {got:.6g}. How many bytes must "
                      "be in flight to keep the link busy, and how many does one thread keep?",
                      "Little's law gives the bytes in flight from the bandwidth and the latency (GB/s x ns is "

@@ -114,10 +114,10 @@ def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
                          "the model makes one read request per distinct 128-byte line, so h is added once per line.")
         if len(np.unique(addresses)) < len(addresses):
             return _hint(f"for {what} you returned {got:g} bytes: the addresses repeat and come in any order. Does "
-                         "your code count each distinct sector and line once (np.unique), as the model's one read "
+                         "your code count each distinct sector and line once (a set), as the model's one read "
                          "per line assumes?",
-                         "take np.unique of the sectors first, then of their lines, and compute the spans from "
-                         "those.")
+                         "take the distinct sectors first (a set), then their distinct lines, and compute the spans "
+                         "from those.")
         return _hint(f"for {what} (size {size}, h = {h:g}) you returned {got:g} bytes. Which sectors do the loads "
                      "touch, which lines hold them, and how many sectors does each line's read carry?",
                      f"the model counts {span} span sectors in {lines} lines there: 32 bytes per span sector plus h "

@@ -265,10 +265,10 @@ def check_double_buffered_add(double_buffered_add: Callable[..., Any]) -> Feedba
             if not any(kind == "sync" for kind, _ in drv.log):
                 return _hint("no synchronisation. Is c written when an asynchronous copy call returns?",
                              "asynchronous copies return at once: wait for both streams at the end "
-                             "(stream.synchronize()).")
+                             "(each stream's synchronize method).")
             return _hint(f"{pending} operations were still queued when your function returned. Did you wait for "
                          "every stream you used?",
-                         "synchronise every stream, not only one (for stream in streams: stream.synchronize()).")
+                         "synchronise every stream, not only one: call each stream's synchronize method.")
         race = drv.race()
         if race:
             x, y = race

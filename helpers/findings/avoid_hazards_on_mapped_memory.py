@@ -149,7 +149,8 @@ def spin_turns(spin: Result, latency: Result) -> Shown:
     if hoisted:
         fastest = max(r["turn_ns"] for r in hoisted)
         said.append(f"A turn through {_names(hoisted)} took at most {fastest:,.0f} ns, {load_ns / fastest:,.0f} times "
-                    "less: the flag was loaded once, before the loop, and a flag raised later is never seen.")
+                    "less: the flag was loaded once, before the loop, into a register; a flag raised later is "
+                    "never seen.")
     if "__ldcv" in (r["load"] for r in kept):
         said.append("This build kept the __ldcv load in the loop; a weak load with a cache hint still does not "
                     "oblige the compiler to, and a volatile or atomic load does.")
@@ -220,7 +221,8 @@ def spin_listing(listing: Result, load: str = "__ldcv") -> Text:
     """Going deeper: the SASS loop of the spin kernel that loads its flag with ``load``, the flag's load marked."""
     found = next((r for r in listing.rows if r["load"] == load), None)
     text = loop_listing(found) if found else ""
-    return Text(f"`{found['kernel']}` ({load}), {listing.origin(dated=True)}:\n\n{text}" if text else
+    where = "" if listing.live else f", data/{listing.record_file}"
+    return Text(f"*SASS {listing.origin(dated=True)}{where}*\n\n{text}" if text else
                 f"No SASS listing of the {load} spin kernel is recorded in data/sass/ yet.")
 
 

@@ -152,7 +152,7 @@ def what_you_saw(stride_: Any, offset: Any, width: Any) -> Text:
 
 def requests_in_flight(stride_: Any, latency: Any) -> Text:
     """Why a rate of requests limits stride 32 (coalesce-and-align-accesses): Little's law with a dependent zero-copy
-    load's latency (measure-latency) gives the requests in flight, beside the 768 outstanding reads 10-bit tags allow."""
+    load's latency (measure-latency) gives the requests in flight, beside the 768 reads 10-bit tags allow."""
     far = max(r["stride"] for r in stride_.select(memory="zero_copy"))
     rate = useful(stride_, "zero_copy", stride=32) * 1e9 / 4  # one float, one PCIe read request
     load_ns = float(latency.select(memory="zero_copy")[0]["load_ns"])

@@ -110,6 +110,7 @@ class Fit:
     comparison: list[pcie_model.Row]   # the model against that record's points
     # per held-out record: what its snapshots say of the GPU and the VM (machine_state.summary; None before kept)
     states: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    fit_name: str = ""                 # the record the model was fitted on (its file in data/)
 
     @property
     def predicted(self) -> dict[int, float]:
@@ -119,7 +120,9 @@ class Fit:
     def _repr_markdown_(self) -> str:
         rows = [(r.stride, f"{r.measured_GBps:.2f}", f"{r.predicted_GBps:.2f}", f"{r.rel_error:+.1%}")
                 for r in self.comparison if r.kind == "stride"]
-        shown = join(Text(f"**The model:** {self.model.describe()}."), held_out_table(self.checks),
+        fitted = (f" Fitted on data/{self.fit_name}, chosen among the committed H200 records as the oldest with quiet "
+                  "sweeps, counters and fresh allocations." if self.fit_name else "")
+        shown = join(Text(f"**The model:** {self.model.describe()}.{fitted}"), held_out_table(self.checks),
                      Table(["stride", "measured GB/s", "predicted GB/s", "error"], rows,
                            caption=f"*data/{self.name} (recorded), its stride sweep*"))
         return shown._repr_markdown_()
@@ -170,7 +173,8 @@ def fit() -> Fit:
                 next((n for n, c in checks.items() if c["quiet"]["check record"]), next(iter(checks))))
     record = next((rec for rec, path in others if path.name == name), fit_record)
     states = {path.name: machine_state.summary(rec["provenance"]) for rec, path in others}
-    return Fit(model, checks[name], name, checks, pcie_model.compare_with_record(record, model), states)
+    return Fit(model, checks[name], name, checks, pcie_model.compare_with_record(record, model), states,
+               fit_path.name)
 
 
 @dataclass(frozen=True)
