@@ -152,3 +152,13 @@ def test_levels_quote_the_lowest_and_highest_request_bound_level(fit, ratios, sa
     text = " ".join(findings.levels(replace(fit, checks=checks, states={})))
     assert said in text and "within 0.4%" in text and "on 0 of the 2 further away (r0, r1)" in text
     assert "No held-out record's request-bound points sit within 3%" in text and "0 of the 0" not in text
+
+
+def test_errors_say_where_the_shown_record_moved_beyond_the_fit_records_allocations(fit):
+    from helpers.analysis import pcie_model
+
+    apart = findings._apart(fit)
+    text = str(findings.errors(fit))
+    assert (f"At {len(apart)} of" in text) == bool(apart)
+    if apart:
+        assert pcie_model.compact(apart) in text and f"data/{fit.fit_name}" in text

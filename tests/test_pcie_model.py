@@ -576,3 +576,18 @@ def test_the_fit_prefers_a_record_timed_over_fresh_allocations(reference) -> Non
     over = _over_allocations(reference[0], {32: (2.0, 2.2, 2.4)})
     fit, checks = pcie_model.choose_records([(one, Path("a-older.json")), (over, Path("b-newer.json"))])
     assert fit[1] == Path("b-newer.json") and [p for _, p in checks] == [Path("a-older.json")]
+
+
+def test_allocations_apart_are_points_whose_allocations_lie_beyond_the_margin(reference) -> None:
+    near = _over_allocations(reference[0], {32: (2.0, 2.1, 2.2)})
+    far = _over_allocations(reference[0], {32: (2.3, 2.35, 2.4)})   # 4.5 % above near's fastest allocation
+    touching = _over_allocations(reference[0], {32: (2.2, 2.25, 2.3)})
+    assert pcie_model.allocations_apart(near, far) == ["stride 32"]
+    assert pcie_model.allocations_apart(near, touching) == []
+    assert pcie_model.allocations_apart(near, near) == []
+
+
+def test_compact_writes_points_as_a_learner_reads_them() -> None:
+    labels = ["stride 12", "stride 16", "offset 2", "offset 3", "offset 4", "offset 9", "vector_width float4"]
+    assert pcie_model.compact(labels) == "strides 12, 16; offsets 2-4, 9; vector_width float4"
+    assert pcie_model.compact(["offset 16"]) == "offset 16"

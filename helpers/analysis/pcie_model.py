@@ -113,7 +113,7 @@ __all__ = ["Model", "Counts", "Prediction", "Row", "ModelError", "calibrate", "c
            "header_table", "explain_h", "check_table", "run_to_run", "same_counts_floor",
            "link_GBps", "launch_floor_seconds", "sweep_points", "strided_trace", "launch_counts",
            "levels", "level_groups", "timed_in_rounds", "LEVEL_TOLERANCE", "allocation_floor", "allocations",
-           "public_floor", "FIT_SWEEPS", "CHECK_SWEEPS", "TARGET", "TARGET_MEDIAN", "FLOOR_MARGIN", "MIN_ALLOCATIONS"]
+           "public_floor", "allocations_apart", "compact", "FIT_SWEEPS", "CHECK_SWEEPS", "TARGET", "TARGET_MEDIAN", "FLOOR_MARGIN", "MIN_ALLOCATIONS"]
 
 FIT_SWEEPS = ("stride",)                               # what :func:`calibrate` fits on
 CHECK_SWEEPS = ("stride", "offset", "vector_width")    # every sweep the model predicts
@@ -650,6 +650,42 @@ def _floor_verdict(rows: list["Row"], floor: dict[str, Any] | None) -> dict[str,
     beyond = [_label(k) for k, e in errors.items() if k in spread and e > spread[k] + FLOOR_MARGIN]
     return {"judged_by": f"its {floor['allocations']} allocations' spread + {FLOOR_MARGIN:.0%}",
             "meets_targets": median <= TARGET_MEDIAN and not beyond, "points_beyond_floor": beyond}
+
+
+def allocations_apart(first: Any, second: Any, margin: float = FLOOR_MARGIN) -> list[str]:
+    """The sweep points at which two records' allocations lie more than ``margin`` apart: the slowest allocation of one
+    is that much faster than the fastest of the other (model-zero-copy-reads). There the level moved between the two
+    runs by more than any allocation of either moved it, so a model fitted on one run cannot be held to the other's
+    floor plus ``margin``."""
+    a, b = _allocation_seconds(first), _allocation_seconds(second)
+
+    def gap(x: np.ndarray, y: np.ndarray) -> float:  # how far y's slowest allocation is faster than x's fastest
+        return float((x.min() - y.max()) / np.median(np.concatenate([x, y])))
+
+    return [_label(k) for k in a if k in b and max(gap(a[k], b[k]), gap(b[k], a[k])) > margin]
+
+
+def compact(labels: list[str]) -> str:
+    """Point labels as a learner reads them: ``stride 12, 16; offsets 2-7, 9-11``."""
+    groups: dict[str, list[int]] = {}
+    rest = []
+    for label in labels:
+        kind, _, number = label.rpartition(" ")
+        if kind in ("stride", "offset") and number.isdigit():
+            groups.setdefault(kind, []).append(int(number))
+        else:
+            rest.append(label)
+    parts = []
+    for kind, numbers in groups.items():
+        numbers, runs = sorted(numbers), []
+        for n in numbers:
+            if runs and n == runs[-1][1] + 1 and kind == "offset":
+                runs[-1][1] = n
+            else:
+                runs.append([n, n])
+        said = ", ".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in runs)
+        parts.append(f"{kind}{'s' if len(numbers) > 1 else ''} {said}")
+    return "; ".join(parts + rest)
 
 
 def public_floor(floor: dict[str, Any] | None) -> dict[str, Any] | None:

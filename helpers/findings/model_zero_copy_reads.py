@@ -118,13 +118,9 @@ class Fit:
         return {r.stride: r.predicted_GBps for r in self.comparison if r.kind == "stride"}
 
     def _repr_markdown_(self) -> str:
-        rows = [(r.stride, f"{r.measured_GBps:.2f}", f"{r.predicted_GBps:.2f}", f"{r.rel_error:+.1%}")
-                for r in self.comparison if r.kind == "stride"]
         fitted = (f" Fitted on data/{self.fit_name}, chosen among the committed H200 records as the oldest with quiet "
                   "sweeps, counters and fresh allocations." if self.fit_name else "")
-        shown = join(Text(f"**The model:** {self.model.describe()}.{fitted}"), held_out_table(self.checks),
-                     Table(["stride", "measured GB/s", "predicted GB/s", "error"], rows,
-                           caption=f"*data/{self.name} (recorded), its stride sweep*"))
+        shown = join(Text(f"**The model:** {self.model.describe()}.{fitted}"), held_out_table(self.checks))
         return shown._repr_markdown_()
 
     def __str__(self) -> str:
@@ -244,7 +240,20 @@ def errors(fit: Fit) -> Text:
                      f"from one another plus {pcie_model.FLOOR_MARGIN:.0%}.")
         lines.append("The model meets both." if own["meets_targets"] else
                      f"The median target is {'met' if own['median_abs_error'] <= pcie_model.TARGET_MEDIAN else 'missed'}"
-                     f"; {len(beyond)} of {own['points']} points lie beyond their floor: {', '.join(beyond)}.")
+                     f"; {len(beyond)} of {own['points']} points lie beyond their floor: "
+                     f"{pcie_model.compact(beyond)}.")
+        same = ((fit.check.get("noise_floor") or {}).get("same_counts") or {}).get("check record") or {}
+        if same.get("max_abs_error", 0) > pcie_model.FLOOR_MARGIN:
+            lines.append(f"Within data/{fit.name} alone, points with the same counts ({', '.join(same['group'])}) "
+                         f"differ so much that any model of the counts misses one of them by "
+                         f"{same['max_abs_error']:.1%}: counts do not set those points' level.")
+        apart = _apart(fit)
+        if apart:
+            lines.append(f"At {len(apart)} of {own['points']} points ({pcie_model.compact(apart)}) every allocation "
+                         f"of data/{fit.name} lies more than {pcie_model.FLOOR_MARGIN:.0%} from every allocation of "
+                         f"data/{fit.fit_name}, the fit record: there the level moved between the two device calls "
+                         "by more than any fresh allocation moved it, so no model fitted on one call can meet the "
+                         "other's floor target there.")
     counted = [n for n, c in fit.checks.items() if c["quiet"]["check record"]
                and (c.get("allocation_floor") or {}).get("check record")]
     if counted:
@@ -252,6 +261,16 @@ def errors(fit: Fit) -> Text:
         lines.append(f"Held-out records timed over several allocations: {len(counted)}; the model meets the "
                      f"targets on {len(met)}" + (f" ({_names(met)})" if met else "") + ".")
     return bullets(lines)
+
+
+def _apart(fit: Fit) -> list[str]:
+    """The points at which the shown record's allocations and the fit record's do not overlap."""
+    from .. import records
+
+    found = {path.name: rec for rec, path in records.matching_records()}
+    if fit.name not in found or fit.fit_name not in found or fit.name == fit.fit_name:
+        return []
+    return pcie_model.allocations_apart(found[fit.fit_name], found[fit.name])
 
 
 def records_table(fit: Fit) -> Any:
