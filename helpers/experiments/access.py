@@ -28,7 +28,7 @@ from .result import Result, Row, run
 STRIDES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 OFFSETS = tuple(range(33))
 NBYTES = 1 << 30  # mapped host memory every zero-copy point reads across: about 20 ms a launch at ~50 GB/s
-DEVICE_COUNT = 1 << 28  # 1 GiB of useful floats: far beyond the 60 MB L2, and long beside a launch
+DEVICE_COUNT = 1 << 28  # 1 GiB of useful floats: far beyond the 60 MiB L2, and long beside a launch
 # Useful floats a stride point reads at least (0: none). 2^25 would make strides >= 32 take ~45 ms a launch
 # instead of ~6 ms, but across up to 8 GiB of page-locked memory: too much for a learner's machine or a
 # classroom of 16 sharing one host (helpers/sharing/pinned_budget.py), so the default keeps every point within 1 GiB.
