@@ -56,6 +56,10 @@ VERDICTS: list[tuple[str, str, Callable[[], Any]]] = [
     ("measure-what-pinning-buys", "staging", _reference("measure_what_pinning_buys", "staging", "memcpy")),
     ("measure-what-pinning-buys", "speedups", _reference("measure_what_pinning_buys", "speedups", "memcpy")),
     ("measure-latency", "cpu_state", _reference("measure_latency", "cpu_state", "latency")),
+    ("coalesce-and-align-accesses", "misalignment",
+     _reference("coalesce_and_align_accesses", "misalignment", "offset")),
+    ("coalesce-and-align-accesses", "vector_width",
+     _reference("coalesce_and_align_accesses", "vector_width", "vector_width")),
 ]
 
 

@@ -7,13 +7,33 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..experiments.quiet import differ
+from ..analysis import spread
+from ..experiments.quiet import band
 from ..experiments.result import expect
 from ..tables import Table, Text, bullets, join
 
 
 def useful(result: Any, memory: str, **where: Any) -> float:
     return float(result.one(memory=memory, **where)["useful_GBps"])
+
+
+def apart(result: Any, name: str, first: dict[str, Any], second: dict[str, Any], key: str = "useful_GBps") -> bool:
+    """Whether row ``second`` of ``result`` differs from row ``first``: beyond both rows' spreads in this run, and of
+    one sign in every committed record of experiment ``name`` (the course's rule, helpers.analysis.spread)."""
+    a, b = result.one(**first), result.one(**second)
+    difference = float(b[key]) - float(a[key])
+    (a_lo, a_mid, a_hi), (b_lo, b_mid, b_hi) = band(a, key), band(b, key)
+    own = (b_mid - b_lo) + (a_hi - a_mid) if difference > 0 else (a_mid - a_lo) + (b_hi - b_mid)
+    try:
+        across = spread.across_records(name, lambda r: float(r.one(**second)[key]) - float(r.one(**first)[key]))
+    except LookupError:  # no committed record holds both rows: this run alone
+        across = spread.Range(difference, difference, ("this run",))
+    if getattr(result, "live", False):
+        across = across.including(difference)
+    return spread.beyond_spread(difference, across, own)
+
+
+_RULE = "by more than this run's spread (slowest to fastest repeat) and with one sign in every committed record"
 
 
 def traced(trace: Callable[[int, int], Any], patterns: Iterable[tuple[int, int]]) -> Table:
@@ -59,10 +79,9 @@ def misalignment(result: Any) -> Any:
         aligned = float(np.mean([useful(result, memory, offset_floats=o) for o in (0, 32)]))
         misaligned = float(np.mean([useful(result, memory, offset_floats=o) for o in range(1, 32)]))
         rows.append([memory, f"{aligned:,.1f}", f"{misaligned:,.1f}", f"{1 - misaligned / aligned:.1%}"])
-        beyond = [o for o in range(1, 32) if differ(result.one(memory=memory, offset_floats=0),
-                                                    result.one(memory=memory, offset_floats=o), "useful_GBps")]
-        counts.append(f"{memory}: {len(beyond)} of 31 misaligned offsets differ from offset 0 by more than both "
-                      "points' spread (slowest to fastest repeat).")
+        beyond = [o for o in range(1, 32) if apart(result, "offset", {"memory": memory, "offset_floats": 0},
+                                                   {"memory": memory, "offset_floats": o})]
+        counts.append(f"{memory}: {len(beyond)} of 31 misaligned offsets differ from offset 0 {_RULE}.")
     table = Table(["memory", "aligned (offsets 0, 32): mean useful GB/s", "misaligned (1..31): mean", "loss"], rows,
                   caption=f"*{result.origin()}*")
     return join(table, bullets(counts))
@@ -80,15 +99,17 @@ def sector_groups(trace: Callable[[int, int], Any], offsets: Iterable[int] = ran
 
 def four_against_five(result: Any, groups: dict[tuple[int, int], list[int]]) -> list[dict[str, Any]]:
     """For each misaligned 4-sector offset: against the 5-sector ones, how many it was slower than, faster than, and
-    within the spread of (zero-copy), beyond both points' spreads."""
-    five = [result.one(memory="zero_copy", offset_floats=o) for o in groups.get((5, 2), [])]
+    within the spread of (zero-copy), by :func:`apart`."""
+    five = groups.get((5, 2), [])
     found = []
     for o in groups.get((4, 2), []):
         row = result.one(memory="zero_copy", offset_floats=o)
-        apart = [r["useful_GBps"] for r in five if differ(row, r, "useful_GBps")]
-        slower = sum(row["useful_GBps"] < rate for rate in apart)
+        differing = [result.one(memory="zero_copy", offset_floats=f)["useful_GBps"] for f in five
+                     if apart(result, "offset", {"memory": "zero_copy", "offset_floats": f},
+                              {"memory": "zero_copy", "offset_floats": o})]
+        slower = sum(row["useful_GBps"] < rate for rate in differing)
         found.append({"offset": o, "GBps": float(row["useful_GBps"]), "slower": slower,
-                      "faster": len(apart) - slower, "within": len(five) - len(apart), "of": len(five)})
+                      "faster": len(differing) - slower, "within": len(five) - len(differing), "of": len(five)})
     return found
 
 
@@ -100,8 +121,9 @@ def sectors_by_offset(result: Any, trace: Callable[[int, int], Any]) -> Any:
                   caption="*traced on the CPU backend*")
     found = four_against_five(result, groups)
     lines = [f"offset {f['offset']} (4 sectors a warp): {f['GBps']:.1f} GB/s zero-copy. Against the {f['of']} "
-             f"offsets that touch 5 sectors it is faster than {f['faster']}, slower than {f['slower']}, and within "
-             f"the spread of {f['within']}." for f in found]
+             f"offsets that touch 5 sectors it is faster than {f['faster']}, slower than {f['slower']}, and not told "
+             f"apart from {f['within']} (the course's rule: beyond this run's spread, one sign in every record)."
+             for f in found]
     beat = [f["offset"] for f in found if f["faster"] == f["of"]]
     rest = [f["offset"] for f in found if f["faster"] < f["of"]]
     if beat and rest:
@@ -126,8 +148,10 @@ def vector_width(result: Any) -> Any:
         rows.append([memory, f"{scalar['useful_GBps']:,.1f}", f"{vector['useful_GBps']:,.1f}",
                      f"{vector['useful_GBps'] / scalar['useful_GBps']:.2f}x"])
         notes.append(f"{memory}: float4 and float " + (
-            "differ by more than their spread." if differ(scalar, vector, "useful_GBps") else
-            "differ by less than their spread: no difference this run can show."))
+            f"differ {_RULE}." if apart(result, "vector_width", {"memory": memory, "vector_bytes": 4},
+                                         {"memory": memory, "vector_bytes": 16}) else
+            "do not differ by the course's rule (beyond this run's spread, with one sign in every committed "
+            "record): no difference the records can show."))
     table = Table(["memory", "float: useful GB/s", "float4: useful GB/s", "float4 / float"], rows,
                   caption=f"*{result.origin()}*")
     return join(table, bullets(notes))
