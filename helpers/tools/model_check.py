@@ -18,7 +18,8 @@ __all__ = ["model"]
 def model(fit: str | None, check: list[str] | str | None, allow_same: bool) -> dict[str, Any]:
     """The ``model`` command's JSON: fit file, held-out errors on each check file, the fitted parameters.
 
-    The top-level errors are those of the first check record whose sweeps are quiet (else the first),
+    The top-level errors are those of the first quiet check record timed over fresh allocations (else the first quiet
+    one, else the first),
     together with the fit record's other sweeps; ``checks`` lists every check file with the errors on
     its own points alone, its counts against its counters, and its quiet label."""
     from ..analysis import pcie_model
@@ -43,7 +44,8 @@ def model(fit: str | None, check: list[str] | str | None, allow_same: bool) -> d
     fit_record = records.load_record(fit_path)
     results = [pcie_model.check(fit_record, records.load_record(c), allow_same=allow_same) for c in check_paths]
     quiet = [i for i, r in enumerate(results) if r["quiet"]["check record"]]
-    head = (quiet or [0])[0]
+    floored = [i for i in quiet if (results[i].get("allocation_floor") or {}).get("check record")]
+    head = (floored or quiet or [0])[0]  # the first record judged against its own allocations, else the first quiet
     summary = []
     for c, r in zip(check_paths, results):
         own = r.get("check_record_only", r)  # that record's points alone (a same-run check: its held-out sweeps)
