@@ -1,11 +1,13 @@
-"""Command line: ``python -m helpers record | summary | targets | model | doctor | classroom | book | times |
-sass``.
+"""Command line: ``python -m helpers record | summary | targets | model | doctor | classroom | class-record | book |
+times | sass``.
 
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
 targets  checks a record against the course's H200 performance targets; exits 1 if one is missed
 classroom runs every lesson live in N learners' processes at once on this GPU (after one learner alone) and
          writes data/classroom-<gpu>-<date>.json: failed cells, figures against the solo run, waits in the queue
+class-record  the instructor records every experiment on this GPU into the class's shared record: under the class
+         setting (ZC_CLASS_GPU_SECONDS) learners are shown its long experiments instead of data/'s reference
 model    fits the PCIe model (model-zero-copy-reads) on one record's stride sweep (and its race on the record's
          counters) and prints, as one JSON object, its errors on the points it was not fitted on and its counts
          against each record's Nsight Compute counters (default: fit on the oldest H200 record with quiet sweeps
@@ -18,6 +20,10 @@ times    per lesson: the estimated time and, from the cell timings JupyterLab sa
          the time the learner actually spent (first run cell to last, without breaks)
 sass     builds hazards.cu's spin kernels as the lessons do, disassembles them (cuobjdump -sass) and writes the
          listing with its provenance into data/sass/, which avoid-hazards-on-mapped-memory replays
+sync     writes what follows from the lessons and the registry (helpers/lessons.py): output words, estimated
+         minutes, each notebook's "Time to complete", the README's tables and course length, the instructor
+         guide's lesson headings and plans, data/README.md's lessons column
+check    the consistency checks: each problem as file:line and what to write there; exits 1 if there is one
 """
 
 from __future__ import annotations
@@ -136,6 +142,18 @@ def _classroom(args: argparse.Namespace) -> int:
     return 0
 
 
+def _class_record_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", help="file to write (default: $ZC_CLASS_RECORD, else <ZC_LOCK_DIR>/<gpu>.class-record.json)")
+    parser.add_argument("--only", nargs="+", metavar="EXPERIMENT", help="record only these experiments")
+
+
+def _class_record(args: argparse.Namespace) -> int:
+    from .tools.class_record import record_class
+
+    print(json.dumps(record_class(args.output, args.only)[1], indent=1))
+    return 0
+
+
 # --------------------------------------------------------------------------- doctor
 def _doctor_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -197,6 +215,35 @@ def _sass(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- sync and check
+def _sync_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-count-output", action="store_true",
+                        help="do not run changed lessons to count their output words (the estimate uses the stored)")
+
+
+def _sync(args: argparse.Namespace) -> int:
+    from .tools.consistency import problems, report
+    from .tools.derived import sync
+
+    for path in sync(count_output=not args.no_count_output):
+        print(f"wrote {path}")
+    left = problems()
+    print(report(left), file=sys.stderr if left else sys.stdout)
+    return 1 if left else 0
+
+
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    """``check`` takes no arguments."""
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .tools.consistency import problems, report
+
+    found = problems()
+    print(report(found), file=sys.stderr if found else sys.stdout)
+    return 1 if found else 0
+
+
 COMMANDS: dict[str, Command] = {
     "record": Command("record every experiment on this GPU into data/", _record_arguments, _record),
     "summary": Command("headline figures of a record as JSON", _record_file_argument, _summary),
@@ -205,12 +252,17 @@ COMMANDS: dict[str, Command] = {
                      _model_arguments, _model),
     "classroom": Command("run the lessons live as N learners at once; record what happened",
                          _classroom_arguments, _classroom),
+    "class-record": Command("the instructor records this GPU's figures for a class (the class setting shows them)",
+                            _class_record_arguments, _class_record),
     "doctor": Command("what this machine is for the course, and what each lesson does here",
                       _doctor_arguments, _doctor),
     "book": Command("execute every lesson and build the website into build/book/", _book_arguments, _book),
     "times": Command("estimated and measured (from saved cell timings) time per lesson", _times_arguments, _times),
     "sass": Command(f"the SASS of {lesson('avoid-hazards-on-mapped-memory').label}'s spin kernels, into data/sass/",
                     _sass_arguments, _sass),
+    "sync": Command("write what follows from the lessons and the registry (tables, times, plans, output words)",
+                    _sync_arguments, _sync),
+    "check": Command("the consistency checks: file, line and what to write", _check_arguments, _check),
 }
 
 

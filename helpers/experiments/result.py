@@ -13,7 +13,7 @@ import numpy as np
 from .. import records
 from ..errors import CourseError, RecordError
 from ..mode import detect
-from ..tables import Table, Text, bullets
+from ..tables import Table, Text, bullets, column_name
 
 Row = dict[str, Any]
 
@@ -32,6 +32,8 @@ class Result:
     other_gpu_processes: list[dict[str, Any]] | None = None
     # replayed although the mode is live: why (the class setting, :func:`class_replay_reason`)
     replay_reason: str = ""
+    # shown from the instructor's record of this GPU (the class setting): the local time it was measured, HH:MM
+    class_record: str = ""
 
     def select(self, **where: Any) -> list[Row]:
         """Rows whose fields equal every ``key=value`` given."""
@@ -70,6 +72,8 @@ class Result:
         ``dated``, "measured live on <GPU>" or "recorded on <GPU> on <date>"."""
         if self.live:
             return f"measured live on {self.gpu}" if dated else f"live on {self.gpu}"
+        if self.class_record:
+            return f"measured on this GPU at {self.class_record} by the instructor's run"
         date = f" on {str(self.provenance.get('date', '?'))[:10]}" if dated else ""
         return f"recorded on {self.gpu}{date}"
 
@@ -78,6 +82,10 @@ class Result:
         if self.live:
             return f"{self.name}: measured live on {self.gpu} just now." + self._contention_note()
         p = self.provenance
+        if self.class_record:
+            return (f"{self.name}: measured on this GPU ({self.gpu}) at {self.class_record} by the instructor's run "
+                    f"({self.record_file}), shown to the whole class." + (f" {self.replay_reason}"
+                                                                          if self.replay_reason else ""))
         return (f"{self.name}: REPLAY of a measurement recorded on {self.gpu} on {p.get('date', '?')[:10]} "
                 f"(driver {p.get('driver_version')}, CUDA {p.get('cuda_version')}, PyCUDA {p.get('pycuda_version')}; "
                 f"data/{self.record_file}), not on this machine." + (f" {self.replay_reason}" if self.replay_reason else ""))
@@ -124,7 +132,7 @@ def _shown(value: Any) -> Any:
 
 def _header(key: str, rows: list[Row]) -> str:
     first = rows[0].get(key) if rows else None
-    return f"{key} (median of {len(first)})" if _numbers(first) else key
+    return column_name(key, f"median of {len(first)}" if _numbers(first) else "")
 
 
 def check_figure(ok: bool, expected: str, got: str, why: str = "") -> Text:
@@ -156,7 +164,21 @@ class FigureCheckError(CourseError):
 
 
 def reference(name: str) -> Result:
-    """The recorded H200 result of experiment ``name``, in either mode (to plot beside a live run)."""
+    """The recorded H200 result of experiment ``name``, in either mode (to plot beside a live run); in a class
+    (live, the class setting, an instructor's record that holds ``name``), this GPU's from that record."""
+    if detect().live and class_limit() is not None:
+        shared, _ = class_record()
+        if shared is not None and name in shared.record["experiments"]:
+            found = _from_class_record(name, shared)
+            _log_result(found, "class-record")
+            return found
+        replayed = _reference(name)
+        _log_result(replayed, "reference")
+        return replayed
+    return _reference(name)
+
+
+def _reference(name: str) -> Result:
     record, path = records.reference_record()
     experiment = record["experiments"].get(name)
     if experiment is None:
@@ -202,16 +224,85 @@ def class_replay_reason(name: str) -> str:
             f"experiment held the GPU for {held:g} s in that run; unset {CLASS_SETTING} to measure it live.")
 
 
+_class_cache: dict[tuple[Any, ...], Any] = {}
+
+
+def class_record() -> tuple[Any, str]:
+    """The instructor's record of this GPU (:class:`helpers.sharing.class_record.ClassRecord`) and "", or None and
+    why it cannot be shown; checked again whenever the file changes."""
+    from ..memory import gpu
+    from ..platform import machine_state
+    from ..sharing import class_record as shared
+    from ..sharing.gpu_queue import gpu_key
+
+    try:
+        key = gpu_key()
+        path = shared.record_path(key)
+        st = os.lstat(path)
+        stamp: tuple[Any, ...] = (str(path), st.st_ino, st.st_mtime_ns, st.st_size, st.st_uid, st.st_mode)
+    except FileNotFoundError:
+        return None, f"there is no instructor's record at {path}"
+    except CourseError as exc:
+        return None, str(exc)
+    if stamp not in _class_cache:
+        try:
+            found = shared.load(path, gpu=gpu.device_name(), board=machine_state.board(), key=key)
+            _class_cache.clear()
+            _class_cache[stamp] = (found, "")
+        except shared.ClassRecordProblem as exc:
+            return None, str(exc)  # not cached: its age or the mount may change
+    return _class_cache[stamp]
+
+
+def _held_seconds(name: str, shared: Any) -> float | None:
+    """Seconds experiment ``name`` held the GPU: in the instructor's record's run on this GPU when it timed it,
+    else in the reference record's."""
+    if shared is not None:
+        held = shared.record["provenance"].get("experiment_wall_seconds", {}).get(name)
+        if held is not None:
+            return float(held)
+    record, _ = records.reference_record()
+    held = record["provenance"].get("experiment_wall_seconds", {}).get(name)
+    return None if held is None else float(held)
+
+
+def _from_class_record(name: str, shared: Any, why: str = "") -> Result:
+    experiment = shared.record["experiments"][name]
+    return Result(name, experiment["params"], experiment["rows"], False, shared.record["provenance"],
+                  str(shared.path), replay_reason=why, class_record=shared.clock())
+
+
+def class_result(name: str) -> Result | None:
+    """Under the class setting, what to show instead of measuring ``name`` live, or None to measure it: an
+    experiment that held the GPU longer than the limit comes from the instructor's record of this GPU when a
+    valid one holds it, else replays data/'s reference and says why (measure-bandwidth)."""
+    limit = class_limit()
+    if limit is None:
+        return None
+    shared, problem = class_record()
+    held = _held_seconds(name, shared)
+    if held is None or held <= limit:
+        return None
+    why = (f"It is shared because the instructor set {CLASS_SETTING}={limit:g} for a class sharing one GPU: this "
+           f"experiment held the GPU for {held:g} s.")
+    if shared is not None and name in shared.record["experiments"]:
+        return _from_class_record(name, shared, why)
+    replayed = _reference(name)
+    replayed.replay_reason = (f"It replays because the instructor set {CLASS_SETTING}={limit:g} for a class sharing "
+                              f"one GPU: this experiment held the GPU for {held:g} s; the instructor's record of this "
+                              f"GPU was not used: {problem or 'it holds no ' + name}.")
+    return replayed
+
+
 def run(name: str, params: dict[str, Any], measure: Callable[..., list[Row]]) -> Result:
     """Measure live, or replay the recording of ``name``: the mode is decided in one place (and, under
-    the class setting, :func:`class_replay_reason`)."""
+    the class setting, :func:`class_result`)."""
     if not detect().live:
-        return reference(name)
-    why = class_replay_reason(name)
-    if why:
-        replayed = reference(name)
-        replayed.replay_reason = why
-        return replayed
+        return _reference(name)
+    shown = class_result(name)
+    if shown is not None:
+        _log_result(shown, "class-record" if shown.class_record else "reference")
+        return shown
     from ..memory import gpu
 
     from ..sharing import contention
@@ -226,13 +317,16 @@ def run(name: str, params: dict[str, Any], measure: Callable[..., list[Row]]) ->
     return result
 
 
-def _log_result(result: Result) -> None:
-    """Append a live result to ``$ZC_RESULT_LOG`` (a JSON-lines file) when it is set: how
-    ``python -m helpers classroom`` reads each simulated learner's figures."""
+def _log_result(result: Result, source: str = "live") -> None:
+    """Append a result to ``$ZC_RESULT_LOG`` (a JSON-lines file) when it is set: how ``python -m helpers
+    classroom`` reads each simulated learner's figures (``live``, with its rows) and counts those shown from
+    the instructor's record (``class-record``) or from another machine (``reference``)."""
     path = os.environ.get("ZC_RESULT_LOG")
     if not path:
         return
-    entry = {"name": result.name, "params": result.params, "rows": result.rows,
-             "other_gpu_processes": result.other_gpu_processes}
+    entry: dict[str, Any] = {"name": result.name, "source": source, "gpu": result.gpu,
+                             "date": result.provenance.get("date"), "record": result.record_file}
+    if source == "live":
+        entry.update(params=result.params, rows=result.rows, other_gpu_processes=result.other_gpu_processes)
     with open(path, "a") as f:
         f.write(json.dumps(entry, default=str) + "\n")

@@ -15,7 +15,7 @@ from .. import records
 from ..display.progress import progress_bar
 from ..errors import ProfilerUnavailableError
 
-__all__ = ["record"]
+__all__ = ["record", "measure_into"]
 
 
 def record(output: str | None, only: list[str] | None) -> Path:
@@ -23,7 +23,6 @@ def record(output: str | None, only: list[str] | None) -> Path:
     from .. import experiments
     from ..experiments.result import CLASS_SETTING, class_limit
     from ..mode import require_live
-    from ..platform import machine_state
     from ..platform.provenance import provenance
 
     records.check_can_save(output)  # a run of minutes must not be lost at the end (issue 20)
@@ -36,6 +35,16 @@ def record(output: str | None, only: list[str] | None) -> Path:
     unknown = sorted(set(names) - set(experiments.ALL))
     if unknown:
         raise SystemExit(f"Unknown experiment(s): {', '.join(unknown)}. Known: {', '.join(experiments.ALL)}")
+    measure_into(new, names)
+    return records.save_record(new, output)
+
+
+def measure_into(new: records.Record, names: list[str]) -> records.Record:
+    """Run the experiments ``names`` live into the record ``new`` with a progress bar; an experiment that needs
+    a profiler this machine lacks is skipped. Returns ``new``, its provenance completed."""
+    from .. import experiments
+    from ..platform import machine_state
+
     elapsed = {}
     states = {}
     with progress_bar(names) as bar:
@@ -57,4 +66,4 @@ def record(output: str | None, only: list[str] | None) -> Path:
     new["provenance"]["experiment_wall_seconds"] = elapsed
     new["provenance"]["gpu_board"] = machine_state.board() or "unknown"  # a hash of the GPU's UUID
     new["provenance"]["machine_state"] = states  # what may differ between two runs (helpers/platform/machine_state.py)
-    return records.save_record(new, output)
+    return new

@@ -1,0 +1,193 @@
+"""The instructor's record of a class: this GPU's figures, measured today, shown to every learner (measure-bandwidth).
+
+Under the class setting (``ZC_CLASS_GPU_SECONDS``) an experiment too long for N learners to run one after another
+is shown from a record the instructor made on this GPU at the start of the class (``python -m helpers
+class-record``), not from data/'s reference, which another board measured on another day. The file is shared,
+so it is trusted only as far as the kernel vouches for it, the same rules as the queue's folder:
+
+- opened without following a symbolic link, a regular file;
+- owned by root, by the reader, or by the instructor (``ZC_CLASS_INSTRUCTOR``, a user name or uid), and not
+  writable by group or others; with ``ZC_CLASS_RECORD_READONLY=1`` (a hub whose learners share one uid) it must
+  also sit on a read-only mount;
+- its content a valid record (:func:`helpers.records.validate`) marked as a class record, measured on a GPU of
+  this name and board (``gpu_board``, a hash of its UUID, else the PCI bus id) at most ``ZC_CLASS_RECORD_MAX_HOURS``
+  (default 12) hours ago.
+
+A learner can only fool themself: whatever a learner writes, another learner's check refuses it. Nothing here
+touches the GPU: the caller (:mod:`helpers.experiments.result`) says which GPU it is on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import stat
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from .. import records
+from ..errors import CourseError
+
+__all__ = ["ClassRecordProblem", "ClassRecord", "record_path", "trusted_owners", "load", "save", "MARK",
+           "CLASS_RECORD", "INSTRUCTOR", "READONLY", "MAX_HOURS"]
+
+CLASS_RECORD = "ZC_CLASS_RECORD"        # the file's path (default: <lock folder>/<gpu key>.class-record.json)
+INSTRUCTOR = "ZC_CLASS_INSTRUCTOR"      # the user (name or uid) whose record the class trusts, besides root
+READONLY = "ZC_CLASS_RECORD_READONLY"   # 1: the file must sit on a read-only mount (learners sharing one uid)
+MAX_HOURS = "ZC_CLASS_RECORD_MAX_HOURS"  # how old the record may be (default 12 hours: the day of the class)
+MARK = "class_record"                   # the provenance key that marks a class record
+MAX_BYTES = 64 << 20
+FUTURE_SLACK = timedelta(minutes=10)
+
+
+class ClassRecordProblem(CourseError):
+    """The instructor's record cannot be shown: why, in a sentence (measure-bandwidth)."""
+
+
+@dataclass(frozen=True)
+class ClassRecord:
+    """A checked class record, where it lies and when it was measured."""
+
+    record: dict[str, Any]
+    path: Path
+    measured_at: datetime
+
+    def clock(self) -> str:
+        """The local time it was measured, ``HH:MM``."""
+        return self.measured_at.astimezone().strftime("%H:%M")
+
+
+def record_path(key: str, lock_folder: Path | None = None) -> Path:
+    """``$ZC_CLASS_RECORD``, else ``<lock folder>/<key>.class-record.json`` (one per physical GPU)."""
+    named = os.environ.get(CLASS_RECORD, "").strip()
+    if named:
+        return Path(named)
+    if lock_folder is None:
+        from .gpu_queue import lock_dir
+
+        lock_folder = lock_dir()
+    return lock_folder / f"{key}.class-record.json"
+
+
+def _uid(name: str) -> int | None:
+    if name.isdigit():
+        return int(name)
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        return None
+
+
+def trusted_owners() -> set[int]:
+    """Root, this process's user, and ``$ZC_CLASS_INSTRUCTOR``'s (a name or uid) when it names one."""
+    owners = {0, os.getuid()}
+    named = os.environ.get(INSTRUCTOR, "").strip()
+    uid = _uid(named) if named else None
+    if uid is not None:
+        owners.add(uid)
+    return owners
+
+
+def max_age() -> timedelta:
+    """``$ZC_CLASS_RECORD_MAX_HOURS`` (default 12) as a time span."""
+    text = os.environ.get(MAX_HOURS, "").strip()
+    try:
+        hours = float(text) if text else 12.0
+    except ValueError:
+        hours = -1.0
+    if not 0 < hours <= 24 * 7:
+        raise ClassRecordProblem(f"{MAX_HOURS}={text!r} is not a number of hours between 0 and 168.")
+    return timedelta(hours=hours)
+
+
+def _check_file(st: os.stat_result, fd: int, path: Path) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise ClassRecordProblem(f"{path} is not a regular file")
+    if st.st_uid not in trusted_owners():
+        raise ClassRecordProblem(f"{path} belongs to uid {st.st_uid}, not to root, you or the instructor "
+                                 f"({INSTRUCTOR}={os.environ.get(INSTRUCTOR, '')!r}): anyone could have written it")
+    if st.st_mode & 0o022:
+        raise ClassRecordProblem(f"{path} is writable by group or others (mode {st.st_mode & 0o777:o})")
+    if os.environ.get(READONLY, "") not in ("", "0") and not os.fstatvfs(fd).f_flag & os.ST_RDONLY:
+        raise ClassRecordProblem(f"{path} is not on a read-only mount, and {READONLY} asks for one (learners "
+                                 "who share one uid could have written it)")
+    if st.st_size > MAX_BYTES:
+        raise ClassRecordProblem(f"{path} is larger than {MAX_BYTES >> 20} MiB")
+
+
+def _read(path: Path) -> tuple[dict[str, Any], os.stat_result]:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise ClassRecordProblem(f"there is no instructor's record at {path}") from None
+    except OSError as exc:
+        raise ClassRecordProblem(f"{path} cannot be opened ({exc.strerror or exc}; a symbolic link is "
+                                 "refused)") from None
+    try:
+        st = os.fstat(fd)
+        _check_file(st, fd, path)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        return json.loads(data), st
+    except (ValueError, RecursionError):
+        raise ClassRecordProblem(f"{path} is not JSON") from None
+
+
+def load(path: Path, *, gpu: str, board: str | None, key: str, now: datetime | None = None) -> ClassRecord:
+    """The class record at ``path``, checked (module docstring) against this GPU's name, board and queue key;
+    :class:`ClassRecordProblem` says why it cannot be shown."""
+    record, _ = _read(path)
+    try:
+        records.validate(record, str(path))
+    except records.RecordError as exc:
+        raise ClassRecordProblem(str(exc)) from None
+    prov = record["provenance"]
+    mark = prov.get(MARK)
+    if not isinstance(mark, dict):
+        raise ClassRecordProblem(f"{path} is a record but not a class record (`python -m helpers class-record`)")
+    if prov["gpu"] != gpu:
+        raise ClassRecordProblem(f"{path} was measured on {prov['gpu']}, not on this {gpu}")
+    theirs = prov.get("gpu_board")
+    if board and theirs and theirs != "unknown":
+        if theirs != board:
+            raise ClassRecordProblem(f"{path} was measured on another board ({theirs}, this is {board})")
+    elif mark.get("gpu_key") != key:
+        raise ClassRecordProblem(f"{path} was measured on the GPU at {mark.get('gpu_key')!r}, this is {key!r}")
+    measured = records.parse_date(prov["date"])
+    now = now or datetime.now(timezone.utc)
+    if measured > now + FUTURE_SLACK:
+        raise ClassRecordProblem(f"{path} is dated in the future ({prov['date']})")
+    if now - measured > max_age():
+        raise ClassRecordProblem(f"{path} was measured at {prov['date']}, more than {max_age()} ago: run "
+                                 "`python -m helpers class-record` again today")
+    return ClassRecord(record, path, measured)
+
+
+def save(record: dict[str, Any], path: Path) -> Path:
+    """Write the class record atomically, mode 0644, replacing the previous one of the same owner."""
+    records.validate(record, "the class record to save")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=".class-record-", suffix=".json")
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            os.fchmod(handle.fileno(), 0o644)
+            handle.write(records.dumps(record))
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.replace(tmp, path)
+        except PermissionError:
+            raise ClassRecordProblem(f"{path} belongs to another user in a sticky folder: remove it as root "
+                                     f"(`sudo rm {path}`), or set {CLASS_RECORD} to a file in a folder of "
+                                     "your own") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
