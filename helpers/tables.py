@@ -6,7 +6,27 @@ and the lesson shows it as a cell's last expression, never through ``print``.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Sequence
+
+# A record's field names carry their unit as the last word (useful_GBps, offset_floats, after_launch_ms); a table's
+# header says it in words (issue 33: no raw field names in what a learner reads). Counter names (lts__t_...) stay.
+_UNITS = {"GBps": "GB/s", "ns": "ns", "us": "µs", "ms": "ms", "s": "s", "bytes": "bytes", "B": "B", "KiB": "KiB",
+          "MiB": "MiB", "GiB": "GiB", "floats": "floats", "pct": "%"}
+_WORDS = {"cpu": "CPU", "gpu": "GPU", "sm": "SM", "sms": "SMs", "l2": "L2", "numa": "NUMA", "pcie": "PCIe", "id": "ID"}
+_FIELD = re.compile(r"^[a-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+$")
+
+
+def column_name(key: str, note: str = "") -> str:
+    """A record's field name as a table header: ``useful_GBps`` -> "useful (GB/s)", ``offset_floats`` ->
+    "offset (floats)"; ``note`` joins the unit in the brackets. Other headers are kept as they are."""
+    if not _FIELD.match(key):
+        return f"{key} ({note})" if note else key
+    words = key.split("_")
+    units = [_UNITS[w] for w in words if w in _UNITS]
+    name = " ".join(_WORDS.get(w, w) for w in words if w not in _UNITS) or key
+    inside = ", ".join(units[:1] + ([note] if note else []))
+    return f"{name} ({inside})" if inside else name
 
 
 def _cell(value: Any) -> str:
@@ -19,7 +39,7 @@ class Table:
     """Rows of cells under a header; ``display(table)`` in a notebook shows a Markdown table."""
 
     def __init__(self, header: Sequence[str], rows: Sequence[Sequence[Any]], caption: str = "") -> None:
-        self.header = [str(h) for h in header]
+        self.header = [column_name(str(h)) for h in header]
         self.rows = [[_cell(v) for v in row] for row in rows]
         self.caption = caption
         if any(len(row) != len(self.header) for row in self.rows):

@@ -27,3 +27,25 @@ def test_the_book_counts_the_tables_a_lesson_shows(tmp_path):
     assert book.html_tables(page) == 0
     page.write_text("<table class='table'><tr><td>1</td></tr></table>")
     assert book.html_tables(page) == 1
+
+
+def test_no_table_header_shows_a_raw_field_name():
+    """Issue 33: lessons 04, 10 and 13 showed `useful_GBps` as a header. A record's field names reach a table as
+    words with their unit; Nsight Compute's counter names (two underscores) are kept, as the lessons name them."""
+    import re
+
+    from helpers import experiments, records
+    from helpers.tables import column_name
+
+    assert column_name("useful_GBps") == "useful (GB/s)"
+    assert column_name("offset_floats", "median of 9") == "offset (floats, median of 9)"
+    assert column_name("cpu_GBps_alone") == "CPU alone (GB/s)"
+    assert column_name("lts__t_sectors_op_read") == "lts__t_sectors_op_read"
+    raw = re.compile(r"^[a-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+    record, _ = records.reference_record()
+    for name in record["experiments"]:
+        result = experiments.reference(name)
+        if not result.rows:
+            continue
+        header = result.table().header
+        assert not [h for h in header if raw.match(h)], f"{name}: raw field names in {header}"
