@@ -119,3 +119,83 @@ def test_alt_text_names_categories_on_the_x_axis():
     ax.plot(["pinned", "pageable", "mapped"], [55.0, 7.0, 51.0], label="H2D")
     ax.set(title="By memory", ylabel="GB/s")
     assert "H2D: from 7 at pageable to 55 at pinned" in alt_text.describe(fig)
+
+
+# --------------------------------------------------------------------------- coinciding series (issue 33)
+def every_figure() -> dict[str, object]:
+    """Every figure function of helpers.display.plots and platform_views, drawn from the reference record as the
+    lessons draw it."""
+    from helpers.display import platform_views
+
+    ref = experiments.reference
+    drawn = dict(figures())
+    drawn.update({
+        "stale_read": plots.stale_read(ref("stale_read")),
+        "caching_bars": plots.caching_bars(ref("caching")),
+        "out_of_core": plots.out_of_core(ref("out_of_core")),
+        "write_combined": plots.write_combined(ref("write_combined")),
+        "offset_sweep": plots.access_sweep(ref("offset"), "offset_floats"),
+        "managed_figure": platform_views.managed_figure(ref("managed")),
+        "cpu_traffic_figure": platform_views.cpu_traffic_figure(ref("cpu_traffic")),
+    })
+    return drawn
+
+
+def _apart(a: object, b: object) -> bool:
+    """Two lines drawn over the same points can both be seen: one of them has larger markers (by 30 % or more), or
+    different marker shapes with one of them hollow, so the other shows through it."""
+    if a.get_marker() in (None, "None", "") or b.get_marker() in (None, "None", ""):
+        return False
+    hollow = any(str(line.get_markerfacecolor()) == "none" or line.get_fillstyle() == "none" for line in (a, b))
+    sizes = sorted((a.get_markersize(), b.get_markersize()))
+    return sizes[1] >= 1.3 * sizes[0] or (hollow and a.get_marker() != b.get_marker())
+
+
+def coinciding(ax: object, tolerance: float = 0.02) -> list[tuple[str, str]]:
+    """Pairs of labelled lines of ``ax`` whose every point lies within ``tolerance`` of the axes' span of the other's
+    (in display space, so log axes count as drawn), and which nothing else tells apart."""
+    import numpy as np
+
+    lines = [line for line in ax.get_lines() if not str(line.get_label()).startswith("_")]
+    width, height = ax.bbox.width, ax.bbox.height
+    pairs = []
+    for i, a in enumerate(lines):
+        for b in lines[i + 1:]:
+            pa = ax.transData.transform(np.column_stack(a.get_data()).astype(float))
+            pb = ax.transData.transform(np.column_stack(b.get_data()).astype(float))
+            if pa.shape != pb.shape:
+                continue
+            close = (np.abs(pa[:, 0] - pb[:, 0]) <= tolerance * width) & (np.abs(pa[:, 1] - pb[:, 1]) <= tolerance * height)
+            if close.all() and not _apart(a, b):
+                pairs.append((a.get_label(), b.get_label()))
+    return pairs
+
+
+def test_every_figure_function_is_checked_for_coinciding_series():
+    import inspect
+
+    from helpers.display import platform_views
+
+    drawn = every_figure()
+    for module in (plots, platform_views):
+        for name, function in inspect.getmembers(module, inspect.isfunction):
+            if function.__module__ == module.__name__ and not name.startswith("_") \
+                    and inspect.signature(function).return_annotation in ("Figure", "Any"):
+                assert name in drawn or name == "allocation_spread", \
+                    f"{module.__name__}.{name} draws a figure this test does not check: add it to every_figure()"
+    for name, fig in drawn.items():
+        fig.canvas.draw()
+        for ax in fig.axes:
+            assert not coinciding(ax), f"{name}: these series lie on each other and look alike: {coinciding(ax)}"
+
+
+def test_a_hidden_series_is_found_and_a_hollow_larger_marker_shows_it():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 4], [51, 51.2, 51.1], marker="o", label="managed, preferred CPU")
+    ax.plot([1, 2, 4], [51, 51.1, 51.2], marker="s", label="mapped")
+    ax.plot([1, 2, 4], [10, 20, 30], marker="D", label="device")
+    fig.canvas.draw()
+    assert coinciding(ax) == [("managed, preferred CPU", "mapped")]
+    ax.get_lines()[0].set_markerfacecolor("none")
+    ax.get_lines()[0].set_markersize(11)
+    assert coinciding(ax) == []

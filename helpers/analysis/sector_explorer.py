@@ -101,15 +101,26 @@ def draw_warp(stride: int, offset: int, width: int = 1, model: Model | None = No
         gaps = int(lines[-1] - lines[0] + 1 - len(lines))
         t = trace.totals()
         ax.set_title(f"one warp, {trace.kernel}: {t['useful_bytes']} B asked for, {t['sectors']} sectors "
-                     f"({t['sectors'] * SECTOR_BYTES} B), {t['lines']} lines\n"
-                     f"model: the lines' spans, {t['span_sectors'] * SECTOR_BYTES} B, read in {t['lines']} requests "
+                     f"({t['sectors'] * SECTOR_BYTES} B), {_count(t['lines'], 'line')}\n"
+                     f"model: the lines' spans, {t['span_sectors'] * SECTOR_BYTES} B, "
+                     f"read in {_count(t['lines'], 'request')} "
                      "(hatched: moved, unused)"
-                     + (f" ({gaps} untouched lines not drawn)" if gaps else "")
+                     + (f" ({_count(gaps, 'untouched line')} not drawn)" if gaps else "")
                      + f"\npredicted zero-copy useful bandwidth: {prediction.useful_GBps:.1f} GB/s "
-                     f"(bound by {prediction.bound})", fontsize=9)
+                     f"(bound by {BOUNDS.get(prediction.bound, prediction.bound)})", fontsize=9)
         if fig.get_layout_engine() is None:
             fig.tight_layout()
     return fig
+
+
+# What limits a predicted rate, in words (helpers.analysis.pcie_model's ``bound``), for the drawing's title.
+BOUNDS = {"link": "the link's bandwidth", "requests": "the read-request rate",
+          "half_lines": "the rate of 64-byte halves", "writes": "the write rate"}
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 line``, ``2 lines``: a count with its noun in the right number."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 class _null_context:

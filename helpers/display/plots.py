@@ -121,8 +121,11 @@ def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
             for rows, key, label, color, style in series:
                 if skip_device and "device-memory" in label:
                     continue
+                # not by colour alone; the dotted one of each pair (the other direction, which runs at about the
+                # same rate) is hollow and larger, so where the two coincide both stay visible
+                hollow = {"markerfacecolor": "none", "markersize": 10} if style == ":" else {}
                 ax.plot([r["nbytes"] for r in rows], [r[key] for r in rows], style, color=color, label=label,
-                        marker={"C0": "o", "C3": "^", "C1": "s", "C2": "D"}[color])  # not by colour alone
+                        marker={"C0": "o", "C3": "^", "C1": "s", "C2": "D"}[color], **hollow)
             _size_axis(ax, memcpy.column("nbytes"))
             ax.set(xlabel="bytes moved")
         ax_link.set(ylabel="GB/s", title="Over PCIe (linear scale)")
@@ -444,37 +447,42 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
 
 # --------------------------------------------------------------------------- start-here
 def data_paths() -> Figure:
-    """Where the data of a vector add move: explicit copies against zero-copy (start-here)."""
+    """Where the data of a vector add move: explicit copies against zero-copy (start-here). The two panels are
+    stacked and every label sits beside its arrow, not on it, so the text stays legible in a narrow column."""
     def box(ax: Any, x: float, y: float, w: float, h: float, text: str, color: str) -> None:
         ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="0.3"))
-        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=9)
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=11)
 
     def arrow(ax: Any, start: tuple[float, float], end: tuple[float, float], text: str, color: str,
-              style: str = "-|>") -> None:
-        ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=14, color=color, lw=1.8))
-        ax.text((start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 0.18, text, ha="center", fontsize=8, color=color,
-                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+              below: bool = False, style: str = "-|>") -> None:
+        ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=16, color=color, lw=2))
+        y = (start[1] + end[1]) / 2 + (-0.15 if below else 0.15)
+        ax.text((start[0] + end[0]) / 2, y, text, ha="center", va="top" if below else "bottom", fontsize=10.5,
+                color=color, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
 
     with course_style():
-        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+        fig, (left, right) = plt.subplots(2, 1, figsize=(7.5, 7.2))
         for ax, title in ((left, "explicit copies: cudaMalloc + cudaMemcpy"),
                           (right, "zero-copy: cudaHostAlloc(..., cudaHostAllocMapped)")):
-            ax.set(xlim=(0, 10), ylim=(0, 4), title=title)
+            ax.set(xlim=(0, 10), ylim=(0, 4.2), title=title)
             ax.axis("off")
-            ax.axvline(5, ymin=0.05, ymax=0.9, color="0.6", linestyle=":")
-            ax.text(2.4, 3.6, "host (CPU side)", ha="center", fontsize=9, color="0.3")
-            ax.text(7.6, 3.6, "GPU", ha="center", fontsize=9, color="0.3")
-            ax.text(5, 0.1, "PCIe link", ha="center", fontsize=8, color="0.4")
-        box(left, 0.5, 1.4, 3.0, 1.2, "host RAM\na, b, c", "#dbe9f6")
-        box(left, 6.0, 2.2, 3.5, 0.9, "device memory (HBM)\nd_a, d_b, d_c", "#e5f5e0")
-        box(left, 6.0, 0.5, 3.5, 0.9, "SMs run\nc = a + b", "#fdebd0")
-        arrow(left, (3.5, 2.3), (6.0, 2.75), "1. copy a, b in", "C0")
-        arrow(left, (7.75, 2.2), (7.75, 1.4), "2. kernel reads a, b, writes c", "C2", style="<|-|>")
-        arrow(left, (6.0, 2.45), (3.5, 1.7), "3. copy c out", "C3")
-        box(right, 0.5, 1.4, 3.0, 1.2, "host RAM, page-locked\nand mapped: a, b, c", "#dbe9f6")
-        box(right, 6.0, 1.4, 3.5, 1.2, "SMs run\nc = a + b", "#fdebd0")
-        arrow(right, (3.5, 2.3), (6.0, 2.3), "loads of a, b cross PCIe", "C0")
-        arrow(right, (6.0, 1.7), (3.5, 1.7), "stores of c cross PCIe", "C3")
-        right.text(7.75, 0.7, "no device buffers, no copy step:\nthe kernel itself moves the data", ha="center",
-                   fontsize=8, color="0.3")
+            ax.axvline(4.9, ymin=0.04, ymax=0.88, color="0.6", linestyle=":")
+            ax.text(1.8, 3.85, "host (CPU side)", ha="center", fontsize=10.5, color="0.3")
+            ax.text(8.1, 3.85, "GPU", ha="center", fontsize=10.5, color="0.3")
+            ax.text(4.9, 0.05, "PCIe link", ha="center", va="bottom", fontsize=10, color="0.4",
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+        box(left, 0.3, 1.0, 3.0, 2.4, "host RAM\na, b, c", "#dbe9f6")
+        box(left, 6.5, 2.3, 3.2, 1.1, "device memory\n(HBM): d_a, d_b, d_c", "#e5f5e0")
+        box(left, 6.5, 0.3, 3.2, 1.0, "SMs run\nc = a + b", "#fdebd0")
+        arrow(left, (3.3, 3.05), (6.5, 3.05), "1. copy a, b in", "C0")
+        arrow(left, (6.5, 2.6), (3.3, 2.6), "3. copy c out", "C3", below=True)
+        left.add_patch(FancyArrowPatch((8.1, 2.3), (8.1, 1.3), arrowstyle="<|-|>", mutation_scale=16, color="C2",
+                                       lw=2))
+        left.text(8.3, 1.8, "2. read a, b;\nwrite c", va="center", fontsize=10.5, color="C2")
+        box(right, 0.3, 1.0, 3.0, 2.4, "host RAM,\npage-locked\nand mapped:\na, b, c", "#dbe9f6")
+        box(right, 6.5, 1.6, 3.2, 1.2, "SMs run\nc = a + b", "#fdebd0")
+        arrow(right, (3.3, 2.55), (6.5, 2.55), "loads of a, b", "C0")
+        arrow(right, (6.5, 1.85), (3.3, 1.85), "stores of c", "C3", below=True)
+        right.text(8.1, 0.75, "no device buffers, no copy:\nthe kernel moves the data", ha="center", va="center",
+                   fontsize=10, color="0.3")
     return fig
