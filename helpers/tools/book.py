@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import lessons as course_lessons, paths, records
+from . import repository
 from ..errors import CourseError
 from ..mode import detect
 
@@ -60,8 +61,14 @@ def lesson_minutes(nb: Any, name: str = "lesson") -> int:
     raise BookError(f"{name} has no 'Time to complete: N minutes' line; add one to its introduction.")
 
 
+def relative_command(command: str, record_name: str) -> str:
+    """A record's command with the recording machine's folder for the record replaced by ``data/`` (the course's)."""
+    return re.sub(r"(?:\S*/)?" + re.escape(record_name), "data/" + record_name, command)
+
+
 def provenance_note() -> str:
-    """Markdown saying how this build ran: mode, and the recorded data replayed (or kept as reference)."""
+    """Markdown for the front page saying how this build ran: the mode (once), and the record replayed or kept as
+    reference, with paths relative to the course."""
     mode = detect()
     built = time.strftime("%Y-%m-%d %H:%M %Z")
     try:
@@ -72,11 +79,19 @@ def provenance_note() -> str:
         p = record["provenance"]
         data = (f"Recorded data: `data/{path.name}`, measured on an {p['gpu']} on {p['date'][:10]} "
                 f"(driver {p['driver_version']}, CUDA {p['cuda_version']}, PyCUDA {p['pycuda_version']}, "
-                f"command `{p['command']}`).")
+                f"command `{relative_command(p['command'], path.name)}`).")
         if not mode.live:
-            data += " Every measurement on this page is a replay of it."
-    return (f"```{{note}}\nThis page was executed on {built} in **{'live' if mode.live else 'replay'}** mode: "
-            f"{mode.describe()}\n\n{data}\n```")
+            data += " Every measurement on this site is a replay of it."
+    why = mode.reason.rstrip(".")
+    return (f"This site was executed on {built} in **{'live' if mode.live else 'replay'}** mode ({why}).\n\n"
+            f"{data}")
+
+
+def page_note() -> str:
+    """The one line a lesson's page carries under its title: when it was executed; the lesson's first output says
+    the mode, the GPU and the record, so the line does not repeat them."""
+    return (f"<small>Executed for this site on {time.strftime('%Y-%m-%d')}; "
+            '<a href="../index.html#how-this-site-was-built">how the site was built</a>.</small>')
 
 
 def execute(nb: Any, cwd: Path, on_cell: Callable[[], None] | None = None, timeout: int = 900) -> Any:
@@ -111,22 +126,32 @@ def give_figures_alt_text(nb: Any, name: str = "lesson") -> int:
 
 
 def _config(title: str) -> str:
-    # Offline: no intersphinx inventories, no launch buttons, no analytics, no repository links. Markdown outputs
+    # Offline: no intersphinx inventories, no analytics, nothing fetched; the repository, issue, edit and launch
+    # buttons are plain links to the one repository named in CITATION.cff (helpers.tools.repository). Markdown outputs
     # (the course's tables and findings) are rendered as GitHub-flavoured Markdown, which has tables; myst-nb's
     # default, CommonMark, has none and would show a table as a paragraph of pipes.
     return f"""\
 title: "{title}"
-author: "The course's authors"
+author: "{AUTHORS}"
 only_build_toc_files: true
 exclude_patterns: [_build, "**.ipynb_checkpoints"]
 execute:
   execute_notebooks: "off"
+repository:
+  url: {repository.url()}
+  branch: {repository.BRANCH}
+  path_to_book: ""
 html:
-  use_repository_button: false
-  use_issues_button: false
-  use_edit_page_button: false
+  use_repository_button: true
+  use_issues_button: true
+  use_edit_page_button: true
   home_page_in_navbar: true
+  extra_footer: |
+    {footer()}
 launch_buttons:
+  notebook_interface: jupyterlab
+  binderhub_url: https://mybinder.org
+  colab_url: https://colab.research.google.com
   thebe: false
 sphinx:
   config:
@@ -134,6 +159,30 @@ sphinx:
     html_show_copyright: false
     nb_merge_streams: true
     nb_render_markdown_format: gfm
+"""
+
+
+AUTHORS = "The zero-copy course contributors"
+
+
+def footer() -> str:
+    """The footer of every page: the licences and the repository (one HTML line)."""
+    url = repository.url()
+    return (f'<p>Code under the <a href="{url}/blob/{repository.BRANCH}/LICENSE">MIT licence</a>, text, notebooks and '
+            f'data under <a href="{url}/blob/{repository.BRANCH}/LICENSE-CONTENT">CC BY 4.0</a>. '
+            f'Source, issues and how to cite: <a href="{url}">{repository.slug()}</a>.</p>')
+
+
+# Phones (issue 33): wide two-panel figures keep a legible width and scroll sideways instead of shrinking; tables
+# and long names scroll instead of running off the page.
+CSS = """\
+.cell_output { overflow-x: auto; }
+.cell_output table { display: block; overflow-x: auto; max-width: 100%; }
+.cell_output td, .cell_output th { overflow-wrap: anywhere; }
+@media (max-width: 640px) {
+  .cell_output img.zc-wide { max-width: none !important; width: 600px; }
+  .cell_output table { font-size: 0.8em; }
+}
 """
 
 
@@ -147,19 +196,50 @@ def companion_pages(lessons: Path | None = None) -> list[Path]:
 
 
 def _index(rows: list[tuple[str, str, int]]) -> str:
-    table = "\n".join(f"| [{title}](lessons/{name}.ipynb) | {minutes} min |" for name, title, minutes in rows)
+    table = "\n".join(f"| [{title}](lessons/{name}.ipynb) | {minutes} min | "
+                      f"[Binder]({repository.lesson_links(name)['Binder']}) · "
+                      f"[Colab]({repository.lesson_links(name)['Colab']}) |" for name, title, minutes in rows)
     total = sum(minutes for _, _, minutes in rows)
+    url = repository.url()
     return f"""\
 # CUDA zero-copy memory, from pinned pages to PCIe transactions
 
-Every lesson of the course, executed. Run them yourself in JupyterLab (`make lab`) to change
-the code and move the sliders; on this site the outputs are those of the build below.
+A hands-on JupyterLab course on CUDA zero-copy memory: how host memory is pinned, how its pages are mapped for the
+CPU and for the GPU, how a kernel reads it directly over the bus, and when that beats copying. This site shows every
+lesson executed; to change the code and move the sliders, run the course yourself.
 
-| Lesson | Time |
-|---|---|
+## Get and run the course
+
+On your machine (Linux, macOS or WSL2; Python 3, `make`, git and a C++ compiler), with an NVIDIA GPU the lessons
+run **live**, without one they **replay** measurements recorded on a real GPU:
+
+```bash
+git clone {url}.git
+cd {repository.slug().split("/")[1]}
+make lab     # sets everything up and opens lesson 00 in JupyterLab
+```
+
+In the browser, nothing to install: [open the course on Binder]({repository.lesson_links("00-start-here")["Binder"]})
+(JupyterLab, replay mode), or open one lesson in [Colab]({repository.lesson_links("00-start-here")["Colab"]}) (a T4
+GPU when you choose a GPU runtime; the [README]({url}#on-colab) gives the set-up cell). Each lesson page has the
+same launch buttons at its top (the rocket icon). Instructors: the [instructor guide](lessons/instructor-guide.md),
+and the slides (`make slides`, or present the lessons live in JupyterLab with RISE).
+
+## Lessons
+
+| Lesson | Time | Run it |
+|---|---|---|
 {table}
 
-In all about {total} minutes ({total / 60:.1f} hours).
+In all about {total} minutes ({total / 60:.1f} hours). Terms are collected in the [glossary](lessons/glossary.md).
+
+## Contribute, cite and reuse
+
+Found an error? [Open an issue]({url}/issues); every page has an edit button (the pencil icon). The code is under
+the MIT licence, the text, notebooks and data under CC BY 4.0; `CITATION.cff` says how to cite the course
+([the repository]({url})).
+
+## How this site was built
 
 {provenance_note()}
 """
@@ -177,7 +257,7 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
         warnings.simplefilter("ignore")
         notebooks = [nbformat.read(p, as_version=4) for p in notebook_paths]
     rows = [(entry.name, f"{entry.id} · {entry.title}", entry.minutes) for entry in course_lessons.LESSONS]
-    note = provenance_note()
+    note = page_note()
 
     shutil.rmtree(source, ignore_errors=True)
     (source / "lessons").mkdir(parents=True)
@@ -187,9 +267,12 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
             bar.set_postfix_str(path.stem)
             execute(nb, path.parent, on_cell=lambda: bar.update(1))
             give_figures_alt_text(nb, path.name)
+            mark_wide_figures(nb)
             title_at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
             nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
             nbformat.write(nb, source / "lessons" / path.name)
+    (source / "_static").mkdir()
+    (source / "_static" / "course.css").write_text(CSS, encoding="utf-8")
     (source / "_config.yml").write_text(_config("CUDA zero-copy memory"), encoding="utf-8")
     pages = companion_pages(lessons)
     for page in pages:
@@ -218,6 +301,27 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
     shutil.rmtree(output, ignore_errors=True)
     shutil.move(str(html), str(output))
     return output / "index.html"
+
+
+def mark_wide_figures(nb: Any, ratio: float = 2.3) -> int:
+    """Give the ``<img>`` of each figure wider than ``ratio`` times its height (two panels side by side) the class
+    ``zc-wide``, which the book's CSS keeps legible on a phone; return how many."""
+    import base64
+    import struct
+
+    done = 0
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            html = "".join(data.get("text/html", ""))
+            if "image/png" not in data or not html.startswith("<img "):
+                continue
+            png = base64.b64decode("".join(data["image/png"])[:64])
+            width, height = struct.unpack(">II", png[16:24])
+            if width > ratio * height:
+                data["text/html"] = html.replace("<img ", '<img class="zc-wide" ', 1)
+                done += 1
+    return done
 
 
 def markdown_tables(nb: nbformat.NotebookNode) -> int:
