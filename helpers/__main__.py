@@ -1,5 +1,5 @@
 """Command line: ``python -m helpers record | summary | targets | model | doctor | classroom | class-record | book |
-times | sass``.
+times | sass | sync | check``.
 
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from helpers.tools import classroom
-from helpers import records
+from helpers import lessons, records
 from helpers.experiments import FigureCheckError, Result, check_figure
 
 
@@ -25,7 +25,8 @@ def test_classroom_refuses_in_replay_mode():
 def test_lessons_are_chosen_by_number_or_name():
     chosen = classroom.resolve_lessons(["05", "8", "00-start-here"])
     assert [p.name[:2] for p in chosen] == ["05", "08", "00"]
-    assert len(classroom.resolve_lessons(None)) == 16
+    every = classroom.resolve_lessons(None)
+    assert every == lessons.notebooks(), "the classroom runs every lesson helpers/lessons.py registers, in order"
     with pytest.raises(classroom.ClassroomError, match="06-measure-bandwidth.ipynb"):
         classroom.resolve_lessons(["42"])
 

@@ -1,5 +1,6 @@
-"""One registry knows the lessons (helpers/lessons.py): the files, the README, the notebooks and the guide agree
-with it, and helpers name lessons by slug, so a lesson number appears in the code only a few times."""
+"""One registry knows the lessons (helpers/lessons.py): the files agree with it, what repeats it is written from it by
+``python -m helpers sync`` and current (each failure names the file, the line and what to write), and helpers name
+lessons by slug, so a lesson number appears in the code only a few times."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ import nbformat
 import pytest
 
 from helpers import experiments, lessons, paths
-from helpers.tools import book, lesson_times
+from helpers.tools import book, consistency, derived, lesson_times
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def _notebook(entry: lessons.Lesson) -> nbformat.NotebookNode:
@@ -21,21 +21,51 @@ def _notebook(entry: lessons.Lesson) -> nbformat.NotebookNode:
 
 
 def test_the_registry_lists_every_lesson_file_in_order():
-    on_disk = sorted(p.stem for p in (ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))
-    assert [entry.name for entry in lessons.LESSONS] == on_disk
-    assert list(lessons.ids()) == [f"{n:02d}" for n in range(len(lessons.LESSONS))]
+    found = consistency.registry_and_notebooks()
+    assert not found, consistency.report(found)
     assert paths.LESSONS == ROOT / "lessons" and paths.ROOT == ROOT
 
 
-@pytest.mark.parametrize("entry", lessons.LESSONS, ids=lambda e: e.name)
-def test_each_notebook_has_the_registry_s_title_and_time(entry):
-    nb = _notebook(entry)
-    assert book.lesson_title(nb) == f"{entry.id} · {entry.title}"
-    assert book.lesson_minutes(nb, entry.name) == entry.minutes, (
-        f"{entry.name} announces {book.lesson_minutes(nb, entry.name)} minutes, helpers/lessons.py says {entry.minutes}")
-    assert lesson_times.estimate_minutes(entry.notebook()) == entry.minutes, (
-        f"the estimate of {entry.name} changed: set its minutes in helpers/lessons.py, the notebook, the README and "
-        "the instructor guide to it")
+def test_every_lesson_brings_its_own_files():
+    found = consistency.missing_files()
+    assert not found, consistency.report(found)
+
+
+def test_every_file_derived_from_the_registry_is_current():
+    """The registry's minutes are the estimate, and what repeats the registry (each notebook's time, the README's
+    tables and course length, the guide's headings and plans, data/README.md's lessons column, the output words) is
+    as ``python -m helpers sync`` writes it."""
+    found = derived.stale()
+    assert not found, consistency.report(found)
+
+
+def test_the_course_keeps_its_length_promise():
+    found = consistency.promise()
+    assert not found, consistency.report(found)
+
+
+def test_a_stale_file_is_named_with_its_line_and_the_command():
+    text = derived._with_block("a\n" + derived.begin_marker("x") + "\nold\n" + derived.end_marker("x") + "\nb\n",
+                               "F.md", "x", "new")
+    assert text.split("\n")[2] == "new" and derived._first_difference("a\nb\nold", "a\nb\nnew") == (3, "new")
+    with pytest.raises(ValueError, match="F.md lacks the markers of its y block"):
+        derived._with_block("a\n", "F.md", "y", "new")
+    problem = consistency.Problem("README.md", 60, "behind helpers/lessons.py: run `python -m helpers sync`")
+    assert str(problem).startswith("README.md:60: ")
+
+
+def test_sync_writes_the_estimate_into_the_registry_source():
+    source = (paths.PACKAGE / "lessons.py").read_text(encoding="utf-8")
+    coalesce = lessons.lesson("coalesce-and-align-accesses")   # its title holds Chinese: columns count bytes
+    written = derived.registry_with_minutes(source, {coalesce.id: 5, "00": 7})
+    assert written.count("\n") == source.count("\n")
+    assert f'"{coalesce.title}", 5,' in written and '"Start here: find your mode and meet your GPU", 7,' in written
+
+
+def test_the_plans_cover_the_course_from_the_registry():
+    rows = derived.plans()
+    assert rows[-1]["ids"].endswith(lessons.last().id) and rows[0]["ids"].startswith(lessons.ids()[0])
+    assert all(row["minutes"] > 0 for row in rows)
 
 
 @pytest.mark.parametrize("entry", lessons.LESSONS, ids=lambda e: e.name)
@@ -53,19 +83,6 @@ def test_the_registry_names_the_kernels_a_lesson_shows(entry):
     shown = set(re.findall(r"(?:kernels\.\w+|load_kernel)\(\s*\"(\w+)\"", code))
     assert shown <= set(entry.kernels), f"add {sorted(shown - set(entry.kernels))} to {entry.name}"
     assert all((paths.KERNELS / f"{k}.cu").exists() for k in entry.kernels)
-
-
-def test_the_readme_table_agrees_with_the_registry():
-    rows = re.findall(r"^\| \[(\d\d-[\w-]+)\]\(lessons/([\w-]+)\.ipynb\) \| (\d+) min \|", README, re.M)
-    assert [(name, minutes) for name, _, minutes in rows] == [(e.name, str(e.minutes)) for e in lessons.LESSONS]
-    assert all(name == target for name, target, _ in rows)
-
-
-def test_the_instructor_guide_agrees_with_the_registry():
-    guide = (ROOT / "lessons" / "instructor-guide.md").read_text(encoding="utf-8")
-    for entry in lessons.LESSONS:
-        heading = re.search(rf"^### {entry.id} · .*\((\d+) min\)$", guide, re.M)
-        assert heading and int(heading.group(1)) == entry.minutes, entry.name
 
 
 def test_a_lesson_is_found_by_id_number_slug_or_file():

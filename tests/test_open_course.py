@@ -147,7 +147,7 @@ def test_the_readme_has_badges_for_ci_the_book_binder_and_licences():
 def test_every_lesson_has_a_colab_badge_and_binder_opens_lesson_00():
     for lesson in LESSONS:
         url = f"https://colab.research.google.com/github/{SLUG}/blob/main/lessons/{lesson}.ipynb"
-        assert url in README, f"no Colab badge for {lesson}"
+        assert url in README, f"README.md: no Colab badge for {lesson}: run `python -m helpers sync`"
     assert f"https://mybinder.org/v2/gh/{SLUG}/HEAD?urlpath=lab/tree/lessons/00-start-here.ipynb" in README
     slugs = set(re.findall(r"github(?:\.com)?/([\w-]+/zero-copy-course)", README))
     assert slugs == {SLUG}, f"the README names several repositories: {slugs}"

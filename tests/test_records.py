@@ -236,7 +236,10 @@ def test_data_readme_names_the_lessons_that_show_each_experiment():
     for name, column in rows:
         slugs = lessons.showing(name)
         if name in experiments.ALL and slugs:
-            assert column.strip() == ", ".join(lessons.lesson(s).id for s in slugs), name
+            want = ", ".join(lessons.lesson(s).id for s in slugs)
+            line = text[:text.index(f"| `{name}` |")].count("\n") + 1
+            assert column.strip() == want, (f"data/README.md:{line}: the lessons column of `{name}` should read "
+                                            f"'{want}' (helpers/lessons.py): run `python -m helpers sync`")
             checked += 1
     assert checked >= 20
 
