@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from helpers import exercises
+from helpers.exercises import lesson00
+from typical_wrong import Typical, fixed
 
 ATTRIBUTES = {"L2_CACHE_SIZE": 60 * 2**20}
 
@@ -83,3 +85,21 @@ def test_bus_bytes_placeholder_and_solution():
     exec(compile(exercises.solution("00", "bus_bytes"), "<solution>", "exec"), namespace)
     feedback = exercises.check("00", "bus_bytes", namespace["bus_bytes"])
     assert feedback.correct and "same bytes" in feedback.message, feedback
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("00", "l2_mib"): [
+        Typical(fixed(lambda attributes: float(attributes["L2_CACHE_SIZE"])), ("2**20",),
+                lambda: [(a,) for a in lesson00.l2_cases()]),
+        Typical(fixed(lambda attributes: attributes["L2_CACHE_SIZE"] / 1e6), ("2**20",),
+                lambda: [(a,) for a in lesson00.l2_cases()])],
+    ("00", "bus_bytes"): [
+        Typical(fixed(lambda n, reads: (12 * n, 12 * n)), ("reads * 2 * 4 * n",), lambda: lesson00.BUS_CASES),
+        Typical(fixed(lambda n, reads: (12 * n * reads, 8 * n * reads + 4 * n)), ("3 * 4 * n", "reads * 2 * 4 * n"),
+                lambda: lesson00.BUS_CASES)],
+}

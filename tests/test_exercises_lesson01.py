@@ -10,6 +10,7 @@ import pytest
 from helpers import exercises
 from helpers.memory import pages
 from helpers.exercises import lesson01
+from typical_wrong import Typical, fixed
 
 
 @pytest.mark.parametrize("wrong, phrase", [
@@ -60,3 +61,26 @@ def test_the_mlock_prediction_says_no_prediction_then_compares():
     partly = exercises.compare("01", 4, 3)
     assert "you predicted 4" in partly and "left 1 of them without a frame" in partly
     assert "could not read" in exercises.compare("01", "all", 4)
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+
+def _off_by_one_pages(address: int, nbytes: int, page_size: int) -> int:
+    return (address + nbytes) // page_size - address // page_size + 1
+
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("01", "pages_spanned"): [
+        Typical(fixed(_off_by_one_pages), ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES),
+        Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size + 3),
+                ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES)],
+    ("01", "decode_entry"): [
+        Typical(fixed(lambda entry: (entry >> 63, entry & ((1 << 54) - 1))), ("(1 << 55) - 1",),
+                lambda: [(e,) for e in lesson01.ENTRY_CASES]),
+        Typical(fixed(lambda entry: (entry >> 63, entry >> 1)), ("(1 << 55) - 1",),
+                lambda: [(e,) for e in lesson01.ENTRY_CASES])],
+}

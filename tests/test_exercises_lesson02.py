@@ -15,6 +15,7 @@ import pytest
 from helpers import exercises, experiments
 from helpers.tables import Text
 from helpers.exercises import lesson02
+from typical_wrong import Typical, fixed
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "lessons" / "02-measure-what-pinning-buys.ipynb"
 
@@ -90,3 +91,28 @@ def test_the_prediction_cell_and_its_comparison():
     live = dataclasses.replace(copies, live=True)
     assert "live" in lesson02.compare_prediction(measured, live) and "recorded" not in lesson02.compare_prediction(
         measured, live)
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+
+def _seconds_saved_cases() -> list[tuple]:
+    copies = lesson02._fixed_copies()
+    return [(copies, n, d) for n in lesson02._SIZES for d in ("htod", "dtoh")]
+
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("02", "seconds_saved"): [
+        Typical(fixed(lambda c, n, d: _time(c, d, "pageable", n)), ("nbytes / (", '- one_copy("pinned")'),
+                _seconds_saved_cases),
+        Typical(fixed(lambda c, n, d: _time(c, d, "pinned", n) - _time(c, d, "pageable", n)),
+                ("nbytes / (", '- one_copy("pinned")'), _seconds_saved_cases)],
+    ("02", "staged_seconds"): [
+        Typical(fixed(lambda n, c, hr, dr: n / (hr * 1e9) + n / (dr * 1e9)), ("(k - 1) * max(h, d)",),
+                lambda: lesson02.STAGE_CASES),
+        Typical(fixed(lambda n, c, hr, dr: n / (hr * 1e9) * 0.75), ("(k - 1) * max(h, d)",),
+                lambda: lesson02.STAGE_CASES)],
+}

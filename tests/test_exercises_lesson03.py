@@ -10,6 +10,7 @@ import pytest
 from helpers import exercises
 from helpers.memory import pages
 from helpers.exercises import lesson03
+from typical_wrong import Typical, fixed
 
 PAGE = lesson03.PAGE
 
@@ -90,3 +91,32 @@ def test_compare_prediction_untouched_and_answered():
     assert "zero page" in lesson03.compare_prediction(0, _walk(8))
     assert "fewer pages" in lesson03.compare_prediction(8, _walk(0))
     assert "from 0 to 8" in lesson03.compare_prediction("eight", _walk(8))
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+
+def _physical_cases() -> list[tuple]:
+    cases = []
+    for row in lesson03._recorded_rows():
+        if all(p is not None for p in row["pfns"]):
+            start, pfns = int(row["address"], 16), list(row["pfns"])
+            cases += [(start + page * lesson03.PAGE + offset, start, pfns)
+                      for page, offset in ((0, 0), (1, 0x123), (2, 4095), (len(pfns) - 1, 8))]
+    return cases
+
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("03", "physical_address"): [
+        Typical(fixed(lambda address, start, pfns: None if pfns[(address - start) // 4096] is None
+                      else pfns[(address - start) // 4096] * 4096),
+                ("address % PAGE", "(address - start) // PAGE"), _physical_cases),
+        Typical(fixed(lambda address, start, pfns: None if pfns[0] is None else pfns[0] * 4096 + address % 4096),
+                ("address % PAGE", "(address - start) // PAGE"), _physical_cases)],
+    ("03", "could_be_huge"): [
+        Typical(fixed(lambda address, pfns: address % (2 << 20) == 0), ("pfns[0] + i",),
+                lambda: [(a, p) for _, a, p in lesson03._huge_cases()])],
+}

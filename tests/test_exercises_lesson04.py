@@ -10,6 +10,7 @@ import pytest
 
 from helpers import exercises, experiments
 from helpers.exercises import lesson04
+from typical_wrong import Typical, fixed
 
 
 @pytest.fixture(autouse=True)
@@ -101,3 +102,27 @@ def test_the_prediction_follows_a_run_with_fewer_equal_kinds():
     live = dataclasses.replace(identity, rows=rows, live=True, provenance={"gpu": "Some GPU"})
     said = exercises.compare("04", len(rows), live)
     assert f"{len(rows) - 1} of {len(rows)}" in said and "live on Some GPU" in said and "Fewer" in said
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+
+def _same_address_cases() -> list[tuple]:
+    return [(kind, {"UNIFIED_ADDRESSING": uva, "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can})
+            for uva in (0, 1) for can in (1, 0) for kind in lesson04.KINDS]
+
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("04", "device_address"): [
+        Typical(fixed(lambda a, i, d_a: d_a + i), ("i * a.itemsize",), lambda: lesson04.address_cases()),
+        Typical(fixed(lambda a, i, d_a: a.ctypes.data + i * a.itemsize), ("d_a + i * a.itemsize",),
+                lambda: lesson04.address_cases())],
+    ("04", "same_address"): [
+        Typical(fixed(lambda allocation, attributes: True), ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',),
+                _same_address_cases),
+        Typical(fixed(lambda allocation, attributes: bool(attributes["UNIFIED_ADDRESSING"])),
+                ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',), _same_address_cases)],
+}

@@ -8,6 +8,7 @@ import dataclasses
 
 from helpers import exercises, experiments
 from helpers.exercises import lesson05
+from typical_wrong import Typical, edited
 
 
 def test_the_prediction_names_where_the_figure_comes_from():
@@ -31,3 +32,20 @@ def test_the_prediction_follows_a_run_that_was_not_refused():
     said = exercises.compare("05", "garbage", quiet)
     assert "Right" in said and "not refused" in said and "live on Some GPU" in said
     assert "Right" not in exercises.compare("05", "refused", quiet)
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("05", "add_on_gpu"): [
+        Typical(edited("05", "add_on_gpu", "add_on_gpu", "blocks = (n + threads - 1) // threads",
+                       "blocks = max(n // threads, 1)"), ("(n + threads - 1) // threads",))],
+    ("05", "saxpy"): [
+        Typical(edited("05", "saxpy", "SAXPY_SOURCE", "blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x"),
+                ("blockIdx.x * blockDim.x + threadIdx.x",), variable="SAXPY_SOURCE"),
+        Typical(edited("05", "saxpy", "SAXPY_SOURCE", "if (i < n) {", "{"), ("blockIdx.x * blockDim.x + threadIdx.x",),
+                variable="SAXPY_SOURCE")],
+}

@@ -7,6 +7,7 @@ import pytest
 
 from helpers import exercises, experiments
 from helpers.exercises import lesson06
+from typical_wrong import Typical, fixed
 
 
 @pytest.mark.parametrize("wrong, phrase", [
@@ -85,3 +86,30 @@ def test_a_field_that_is_not_there_gets_the_real_fields():
 
     feedback = exercises.check("06", "fraction_of_copy", wrong_key)
     assert feedback.status == "hint" and "'GBps'" in feedback.message
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+
+def _fraction_cases() -> list[tuple]:
+    memcpy, streams = experiments.reference("memcpy"), experiments.reference("kernel_bandwidth")
+    return [(memcpy, streams, n) for n in sorted({int(n) for n in memcpy.column("nbytes")})]
+
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("06", "model_GBps"): [
+        Typical(fixed(lambda nbytes, t0, peak_GBps: peak_GBps * nbytes / (nbytes + 1e6 * t0)),
+                ("t0 + nbytes / (peak_GBps * 1e9)",), lambda: lesson06.MODEL_CASES),
+        Typical(fixed(lambda nbytes, t0, peak_GBps: nbytes / t0 / 1e9 + peak_GBps),
+                ("t0 + nbytes / (peak_GBps * 1e9)",), lambda: lesson06.MODEL_CASES)],
+    ("06", "fraction_of_copy"): [
+        Typical(fixed(lambda memcpy, streams, nbytes: streams.one(nbytes=nbytes, memory="zero_copy", op="read")["GBps"]
+                      / memcpy.one(nbytes=nbytes, direction="htod", host_memory="pageable")["GBps"]),
+                ('host_memory="pinned"',), _fraction_cases),
+        Typical(fixed(lambda memcpy, streams, nbytes: streams.one(nbytes=nbytes, memory="device", op="read")["GBps"]
+                      / memcpy.one(nbytes=nbytes, direction="htod", host_memory="pinned")["GBps"]),
+                ('memory="zero_copy", op="read"', 'host_memory="pinned"'), _fraction_cases)],
+}

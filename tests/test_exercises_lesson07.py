@@ -8,6 +8,7 @@ import pytest
 
 from helpers import exercises, experiments
 from helpers.exercises import lesson07
+from typical_wrong import Typical, edited, fixed
 
 LOOP = "        j = next[j];        // the next address is the value just loaded: this load waits for the last one\n"
 
@@ -148,3 +149,22 @@ def test_the_live_path_of_the_chase_check(monkeypatch):
     monkeypatch.setattr(lesson07, "LIVE_BYTES", 2**20)
     feedback = exercises.check("07", "chase", _source())
     assert feedback.correct and "on the GPU, where it timed 0 ns per load over 1 MiB" in feedback.message, feedback
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("07", "chase"): [
+        Typical(edited("07", "chase", "CHASE_SOURCE", "j = next[j];", "j = next[start];"), ("j = next[j]",),
+                variable="CHASE_SOURCE"),
+        Typical(edited("07", "chase", "CHASE_SOURCE", "s < steps", "s <= steps"), ("s < steps",),
+                variable="CHASE_SOURCE")],
+    ("07", "line_cycle"): [
+        Typical(fixed(lambda lines, seed: np.roll(np.arange(lines * 32, dtype=np.uint32), -32) // 32 * 32),
+                ("np.roll(order, -1)", "permutation(lines)"), lambda: lesson07.CYCLE_CASES),
+        Typical(fixed(lambda lines, seed: np.repeat(np.random.default_rng(seed).permutation(lines) * 32, 32)),
+                ("np.roll(order, -1)",), lambda: lesson07.CYCLE_CASES)],
+}

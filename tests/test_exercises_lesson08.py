@@ -6,6 +6,7 @@ import pytest
 
 from helpers import exercises
 from helpers.exercises import lesson08
+from typical_wrong import Typical, edited, fixed
 
 
 @pytest.mark.parametrize("wrong, phrase", [
@@ -205,3 +206,27 @@ def test_second_hints_leave_the_learner_a_step():
     exercises.check("08", "read_inflight", one_load)
     second = exercises.check("08", "read_inflight", one_load)
     assert "i + step" not in second.message and "i + 2*step" not in second.message, second
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("08", "threads_for_link"): [
+        Typical(fixed(lambda link, lat, per: link * lat), ("link_GBps * latency_ns",),
+                lambda: lesson08.THREADS_CASES),
+        Typical(fixed(lambda link, lat, per: link * lat / per / 3), ("link_GBps * latency_ns",),
+                lambda: lesson08.THREADS_CASES)],
+    ("08", "read_inflight"): [
+        Typical(edited("08", "read_inflight", "READ_INFLIGHT_SOURCE", "i + 3 * step < n4", "i < n4"),
+                ("i + 3 * step < n4",), variable="READ_INFLIGHT_SOURCE"),
+        Typical(edited("08", "read_inflight", "READ_INFLIGHT_SOURCE", "i += 4 * step", "i += step"),
+                ("i += 4 * step",), variable="READ_INFLIGHT_SOURCE")],
+    ("08", "reread_load"): [
+        Typical(edited("08", "reread_load", "REREAD_SOURCE", "__ldg(&base[i])", "__ldcg(&base[i])"),
+                ("__ldg(&base[i])",), variable="REREAD_SOURCE"),
+        Typical(edited("08", "reread_load", "REREAD_SOURCE", "__ldg(&base[i])", "__ldcv(&base[i])"),
+                ("__ldg(&base[i])",), variable="REREAD_SOURCE")],
+}

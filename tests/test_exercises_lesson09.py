@@ -8,6 +8,7 @@ import pytest
 from helpers.exercises import coalescing as ex
 from helpers import exercises, experiments
 from helpers.exercises import lesson09
+from typical_wrong import Typical, edited, fixed, solution_value
 
 
 def _solution(name: str, variable: str):
@@ -99,3 +100,22 @@ def test_every_exercise_of_lesson_09_is_in_the_notebook():
 
     assert {name for _, lesson, name, _, _ in CELLS if lesson == "09"} == set(lesson09.CHECKS)
     assert sum(lesson == "09" for _, lesson, _, _, _ in CELLS) >= 2
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("09", "sectors_per_warp"): [
+        Typical(lambda: (lambda s, o, w=1: solution_value("09", "sectors_per_warp")(s, o, w) + 1), ("len(set(",),
+                lambda: lesson09.SECTOR_CASES),
+        Typical(fixed(lambda s, o, w=1: 2 * s + o), ("len(set(", "offset + np.arange(32) * stride"),
+                lambda: lesson09.SECTOR_CASES)],
+    ("09", "coalesce"): [
+        Typical(edited("09", "coalesce", "COPY_SOURCE", "int r = t / cols;", "int r = t / rows;"),
+                ("t / cols", "t % cols"), variable="COPY_SOURCE"),
+        Typical(edited("09", "coalesce", "COPY_SOURCE", "int c = t % cols;", "int c = t % rows;"),
+                ("t / cols", "t % cols"), variable="COPY_SOURCE")],
+}

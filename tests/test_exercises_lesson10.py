@@ -9,6 +9,7 @@ import pytest
 from helpers import exercises, experiments, records
 from helpers.analysis import pcie_model
 from helpers.exercises import lesson10
+from typical_wrong import Typical, fixed
 
 
 def _solution(name: str):
@@ -147,3 +148,36 @@ def test_predict_stride_hints(wrong, phrase):
 
 def test_predict_stride_placeholder_is_not_yet():
     assert exercises.check("10", "predict_stride", lambda sweep, s: None).status == "not yet"
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+
+def _predicted_cases() -> list[tuple]:
+    return [(c, m) for m in lesson10._models() for _, c in lesson10._count_cases()]
+
+
+
+def _stride_cases() -> list[tuple]:
+    sweep = experiments.reference("stride")
+    return [(sweep, s) for s in lesson10.NEW_STRIDES]
+
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("10", "link_bytes"): [
+        Typical(fixed(lambda addresses, size, h: 32 * len(np.unique(np.asarray(addresses) // 32)) + 2 * h),
+                ("(addresses + size - 1) // 32", "mine.max() - mine.min() + 1"),
+                lambda: [(a, size, h) for _, a, size, h in lesson10._link_cases()])],
+    ("10", "predicted_seconds"): [
+        Typical(fixed(lambda c, m: c.requests / m.request_rate), ("max(on_link, on_requests, on_halves)",), _predicted_cases),
+        Typical(fixed(lambda c, m: 2 * c.requests / m.request_rate + m.launch_seconds),
+                ("max(on_link, on_requests, on_halves)", "model.overhead_bytes * counts.requests"), _predicted_cases)],
+    ("10", "predict_stride"): [
+        Typical(fixed(lambda sweep, s: sweep.one(memory="zero_copy", stride=1)["useful_GBps"] / s),
+                ("row[\"stride\"] >= 32", "4 * requests_per_s / 1e9"), _stride_cases, "predict_useful_GBps"),
+        Typical(fixed(lambda sweep, s: sweep.one(memory="zero_copy", stride=1)["useful_GBps"]),
+                ("row[\"stride\"] >= 32",), _stride_cases, "predict_useful_GBps")],
+}

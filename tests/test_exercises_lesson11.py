@@ -10,6 +10,7 @@ import pytest
 
 from helpers import exercises, experiments
 from helpers.exercises import lesson11
+from typical_wrong import Typical, edited, fixed
 
 
 def _solution(name: str, edit: tuple[str, str] | None = None):
@@ -125,3 +126,22 @@ def test_a_correct_loop_written_in_the_exercise_cell_runs_as_given():
     stub: dict = {}
     exec(compile(cell.source, "<cell>", "exec"), stub)
     assert exercises.check("11", "double_buffered_add", stub["double_buffered_add"]).status == "not yet"
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("11", "double_buffered_add"): [
+        Typical(edited("11", "double_buffered_add", "double_buffered_add", "range(0, a.size, chunk)",
+                       "range(0, a.size // chunk * chunk, chunk)"), ("min(first + chunk",)),
+        Typical(edited("11", "double_buffered_add", "double_buffered_add", "grid=((m + 255) // 256, 1)",
+                       "grid=(m // 256, 1)"), ("(m + 255) // 256",))],
+    ("11", "transfer_seconds"): [
+        Typical(fixed(lambda n, r, both: 12 * n / (r * 1e9)), ("max(bytes_in, bytes_out)",),
+                lambda: [(n, rate, both) for n, rate in lesson11.TRANSFER_CASES for both in (False, True)]),
+        Typical(fixed(lambda n, r, both: 10 * n / (r * 1e9)), ("max(bytes_in, bytes_out)",),
+                lambda: [(n, rate, both) for n, rate in lesson11.TRANSFER_CASES for both in (False, True)])],
+}

@@ -11,6 +11,7 @@ import pytest
 
 from helpers import exercises, experiments
 from helpers.exercises import lesson12
+from typical_wrong import Typical, fixed
 
 
 def _solution(name: str):
@@ -85,3 +86,24 @@ def test_compare_prediction():
     assert "number" in lesson12.compare_prediction("soon", reuse)
     shown = exercises.compare("12", first, reuse)
     assert shown.startswith("**Prediction.**") and "Right" in shown
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("12", "model_seconds"): [
+        Typical(fixed(lambda k, n, link, device, zc: (12 * n / (link * 1e9) + k * 12 * n / (device * 1e9),
+                                                      12 * n / (zc * 1e9))),
+                ("k * nbytes / (zc_GBps * 1e9)",), lambda: lesson12.MODEL_CASES),
+        Typical(fixed(lambda k, n, link, device, zc: (12 * n / (link * 1e9) + k * 12 * n / (device * 1e9),
+                                                      k * 20 * n / (zc * 1e9))),
+                ("k * nbytes / (zc_GBps * 1e9)",), lambda: lesson12.MODEL_CASES)],
+    ("12", "break_even_k"): [
+        Typical(fixed(lambda link, device, zc: int(zc / link) + 1), ("(1 / zc_GBps - 1 / device_GBps)",),
+                lambda: lesson12.BREAK_EVEN_CASES),
+        Typical(fixed(lambda link, device, zc: int((1 / link) / (1 / zc - 1 / device))),
+                ("int(crossing) + 1",), lambda: lesson12.BREAK_EVEN_CASES)],
+}

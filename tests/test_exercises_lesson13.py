@@ -10,6 +10,7 @@ import pytest
 
 from helpers import exercises, experiments
 from helpers.exercises import lesson13
+from typical_wrong import Typical, fixed
 
 
 @pytest.mark.parametrize("wrong, phrase", [
@@ -84,3 +85,21 @@ def test_compare_prediction():
     slow = dataclasses.replace(wc, rows=[dict(r, GBps=r["GBps"] / 20) if r["allocation"] != "mapped" else r
                                          for r in wc.rows])
     assert "slower than you expected" in lesson13.compare_prediction(2, slow)
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("13", "reads_needed"): [
+        Typical(fixed(lambda r, t, share=0.1: math.ceil(r / (share * t))), ("share) / (share *",),
+                lambda: lesson13.READ_CASES),
+        Typical(fixed(lambda r, t, share=0.1: math.ceil(r / t)), ("share) / (share *",), lambda: lesson13.READ_CASES)],
+    ("13", "neighbours_pinned"): [
+        Typical(fixed(lambda a, n, page_size=4096: (a % page_size, page_size - (a + n) % page_size)),
+                ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES),
+        Typical(fixed(lambda a, n, page_size=4096: (a % page_size, -n % page_size)),
+                ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES)],
+}

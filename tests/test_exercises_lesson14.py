@@ -9,6 +9,7 @@ import pytest
 
 from helpers import exercises
 from helpers.exercises import lesson14
+from typical_wrong import Typical, edited, fixed
 
 
 def _shared_register(schedule):
@@ -169,3 +170,25 @@ def test_compare_prediction_from_the_results():
     said = str(exercises.compare("14", 10, atomics, latency))
     assert f"{found.atomic_ratio(atomics):,.0f}x" in said and "round trip" in said, said
     assert "no prediction" in str(exercises.compare("14", ..., atomics, latency)).lower()
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("14", "final_count"): [
+        Typical(fixed(lambda schedule: sum(step == "write" for _, step in schedule)), ("register[thread] + 1",),
+                lambda: [(s,) for s, _ in lesson14.RACE_CASES])],
+    ("14", "publish"): [
+        Typical(edited("14", "publish", "PUBLISH_SOURCE", "        __threadfence_system();", ""),
+                ("__threadfence_system()",), variable="PUBLISH_SOURCE"),
+        Typical(edited("14", "publish", "PUBLISH_SOURCE", "__threadfence_system();", "__threadfence();"),
+                ("__threadfence_system()",), variable="PUBLISH_SOURCE")],
+    ("14", "wait_for_flag"): [
+        Typical(edited("14", "wait_for_flag", "WAIT_SOURCE", "const volatile unsigned int *flag",
+                       "const unsigned int *flag"), ("volatile",), variable="WAIT_SOURCE"),
+        Typical(edited("14", "wait_for_flag", "WAIT_SOURCE", "__threadfence_system();", "__threadfence();"),
+                ("__threadfence_system()",), variable="WAIT_SOURCE")],
+}

@@ -7,6 +7,7 @@ import pytest
 
 from helpers import exercises
 from helpers.exercises import lesson15
+from typical_wrong import Typical, fixed
 
 
 def _class_ignoring(*ignored: str):
@@ -84,3 +85,20 @@ def test_compare_prediction_from_the_result():
     where = "live on" if traffic.live else "recorded on"
     assert f"{found.share_with_threads(traffic):.0%}" in said and where in said, said
     assert "no prediction" in str(exercises.compare("15", ..., traffic)).lower()
+
+
+# --------------------------------------------------------------------------- typical wrong answers
+# This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
+# smaller step, then the way to the solution.
+
+TYPICAL: dict[tuple[str, str], list[Typical]] = {
+    ("15", "platform_class"): [
+        Typical(fixed(lambda a: "integrated" if a["INTEGRATED"] else
+                      "coherent_c2c" if a["PAGEABLE_MEMORY_ACCESS"] else "discrete_pcie"),
+                ('USES_HOST_PAGE_TABLES"] and attributes["HOST_NATIVE_ATOMIC_SUPPORTED',),
+                lambda: [(dict(a),) for _, a, _ in lesson15.PLATFORM_CASES])],
+    ("15", "passes_until_migration_wins"): [
+        Typical(fixed(lambda z, m: 8), ("m_step >= z_step",), lambda: lesson15.MIGRATION_CASES),
+        Typical(fixed(lambda z, m: 3), ("m_step >= z_step",), lambda: lesson15.MIGRATION_CASES)],
+}

@@ -3,10 +3,12 @@ concept to revisit, without the solution's key expression or its value; the seco
 answer comes only from ``exercises.solution(...)``, which the third try points to. The untouched placeholder still
 says "not yet" and counts as no try.
 
-Every registered exercise needs an entry in :data:`TYPICAL`; a new exercise without one fails
-:func:`test_every_exercise_has_a_typical_wrong_answer`, which lists it. The key expressions are fragments of the
-solution's own text (the test checks they are there); the key value is what the solution returns on the check's
-first case that the wrong answer gets wrong, computed here from lessons/solutions/, never typed by hand.
+The typical wrong answers live with each lesson's exercise tests, in its tests/test_exercises_lessonNN.py's
+``TYPICAL`` (one list per exercise; tests/typical_wrong.py gives their shape and gathers them). A new exercise without
+one fails :func:`test_every_exercise_has_a_typical_wrong_answer`, which names the file to add it to. The key
+expressions are fragments of the solution's own text (the test checks they are there); the key value is what the
+solution returns on the check's first case that the wrong answer gets wrong, computed from lessons/solutions/, never
+typed by hand.
 """
 
 from __future__ import annotations
@@ -14,276 +16,22 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 import pytest
 
-from helpers import exercises, experiments
-from helpers.exercises import (lesson00, lesson01, lesson02, lesson03, lesson04, lesson06, lesson07, lesson08, lesson09,
-                               lesson10, lesson11, lesson12, lesson13, lesson14, lesson15)
+from helpers import exercises
+from helpers.exercises import lesson01
 from tests.test_exercises import CELLS, IDS
+from test_exercises_lesson01 import _off_by_one_pages
+from typical_wrong import Typical, collect, solution_text, solution_value, typical_file
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE_MODULES = sorted((ROOT / "helpers" / "exercises").glob("lesson[0-9][0-9].py"))
+TYPICAL = collect()
 
-
-# --------------------------------------------------------------------------- the solutions, run
-def solution_text(lesson: str, name: str) -> str:
-    """The solution's source, from lessons/solutions/."""
-    text = exercises.solution(lesson, name)
-    assert "not here" not in text and "no solution" not in text, text
-    return text
-
-
-def solution_value(lesson: str, variable: str, name: str | None = None) -> Any:
-    """What a solution defines under ``variable`` (its function, or its CUDA source)."""
-    namespace = exercises.namespace(lesson)
-    exec(compile(solution_text(lesson, name or variable), "<solution>", "exec"), namespace)
-    return namespace[variable]
-
-
-def edited(lesson: str, name: str, variable: str, old: str, new: str) -> Callable[[], Any]:
-    """A wrong answer made from the solution by one edit (the solution must contain ``old``)."""
-    def build() -> Any:
-        text = solution_text(lesson, name)
-        assert old in text, old
-        namespace = exercises.namespace(lesson)
-        exec(compile(text.replace(old, new), "<wrong answer>", "exec"), namespace)
-        return namespace[variable]
-    return build
-
-
-def fixed(answer: Any) -> Callable[[], Any]:
-    """A wrong answer given as it is (a lambda)."""
-    return lambda: answer
-
-
-# --------------------------------------------------------------------------- the check modules' own cases
-def _time(copies: Any, direction: str, memory: str, nbytes: int) -> float:
-    return nbytes / (copies.one(direction=direction, host_memory=memory, nbytes=nbytes)["GBps"] * 1e9)
-
-
-def _seconds_saved_cases() -> list[tuple]:
-    copies = lesson02._fixed_copies()
-    return [(copies, n, d) for n in lesson02._SIZES for d in ("htod", "dtoh")]
-
-
-def _physical_cases() -> list[tuple]:
-    cases = []
-    for row in lesson03._recorded_rows():
-        if all(p is not None for p in row["pfns"]):
-            start, pfns = int(row["address"], 16), list(row["pfns"])
-            cases += [(start + page * lesson03.PAGE + offset, start, pfns)
-                      for page, offset in ((0, 0), (1, 0x123), (2, 4095), (len(pfns) - 1, 8))]
-    return cases
-
-
-def _same_address_cases() -> list[tuple]:
-    return [(kind, {"UNIFIED_ADDRESSING": uva, "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can})
-            for uva in (0, 1) for can in (1, 0) for kind in lesson04.KINDS]
-
-
-def _fraction_cases() -> list[tuple]:
-    memcpy, streams = experiments.reference("memcpy"), experiments.reference("kernel_bandwidth")
-    return [(memcpy, streams, n) for n in sorted({int(n) for n in memcpy.column("nbytes")})]
-
-
-def _predicted_cases() -> list[tuple]:
-    return [(c, m) for m in lesson10._models() for _, c in lesson10._count_cases()]
-
-
-def _stride_cases() -> list[tuple]:
-    sweep = experiments.reference("stride")
-    return [(sweep, s) for s in lesson10.NEW_STRIDES]
-
-
-@dataclass(frozen=True)
-class Typical:
-    """One exercise's typical wrong answer: ``wrong`` builds it; ``keys`` are fragments of the solution's text the
-    first hint must not contain; ``cases`` gives the check's own cases as argument tuples (None for a kernel or a
-    procedure), from which the key value comes; ``variable`` names what the solution defines."""
-
-    wrong: Callable[[], Any]
-    keys: tuple[str, ...]
-    cases: Callable[[], Sequence[tuple]] | None = None
-    variable: str | None = None
-
-
-def _off_by_one_pages(address: int, nbytes: int, page_size: int) -> int:
-    return (address + nbytes) // page_size - address // page_size + 1
-
-
-TYPICAL: dict[tuple[str, str], list[Typical]] = {
-    ("00", "l2_mib"): [
-        Typical(fixed(lambda attributes: float(attributes["L2_CACHE_SIZE"])), ("2**20",),
-                lambda: [(a,) for a in lesson00.l2_cases()]),
-        Typical(fixed(lambda attributes: attributes["L2_CACHE_SIZE"] / 1e6), ("2**20",),
-                lambda: [(a,) for a in lesson00.l2_cases()])],
-    ("00", "bus_bytes"): [
-        Typical(fixed(lambda n, reads: (12 * n, 12 * n)), ("reads * 2 * 4 * n",), lambda: lesson00.BUS_CASES),
-        Typical(fixed(lambda n, reads: (12 * n * reads, 8 * n * reads + 4 * n)), ("3 * 4 * n", "reads * 2 * 4 * n"),
-                lambda: lesson00.BUS_CASES)],
-    ("01", "pages_spanned"): [
-        Typical(fixed(_off_by_one_pages), ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES),
-        Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size + 3),
-                ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES)],
-    ("01", "decode_entry"): [
-        Typical(fixed(lambda entry: (entry >> 63, entry & ((1 << 54) - 1))), ("(1 << 55) - 1",),
-                lambda: [(e,) for e in lesson01.ENTRY_CASES]),
-        Typical(fixed(lambda entry: (entry >> 63, entry >> 1)), ("(1 << 55) - 1",),
-                lambda: [(e,) for e in lesson01.ENTRY_CASES])],
-    ("02", "seconds_saved"): [
-        Typical(fixed(lambda c, n, d: _time(c, d, "pageable", n)), ("nbytes / (", '- one_copy("pinned")'),
-                _seconds_saved_cases),
-        Typical(fixed(lambda c, n, d: _time(c, d, "pinned", n) - _time(c, d, "pageable", n)),
-                ("nbytes / (", '- one_copy("pinned")'), _seconds_saved_cases)],
-    ("02", "staged_seconds"): [
-        Typical(fixed(lambda n, c, hr, dr: n / (hr * 1e9) + n / (dr * 1e9)), ("(k - 1) * max(h, d)",),
-                lambda: lesson02.STAGE_CASES),
-        Typical(fixed(lambda n, c, hr, dr: n / (hr * 1e9) * 0.75), ("(k - 1) * max(h, d)",),
-                lambda: lesson02.STAGE_CASES)],
-    ("03", "physical_address"): [
-        Typical(fixed(lambda address, start, pfns: None if pfns[(address - start) // 4096] is None
-                      else pfns[(address - start) // 4096] * 4096),
-                ("address % PAGE", "(address - start) // PAGE"), _physical_cases),
-        Typical(fixed(lambda address, start, pfns: None if pfns[0] is None else pfns[0] * 4096 + address % 4096),
-                ("address % PAGE", "(address - start) // PAGE"), _physical_cases)],
-    ("03", "could_be_huge"): [
-        Typical(fixed(lambda address, pfns: address % (2 << 20) == 0), ("pfns[0] + i",),
-                lambda: [(a, p) for _, a, p in lesson03._huge_cases()])],
-    ("04", "device_address"): [
-        Typical(fixed(lambda a, i, d_a: d_a + i), ("i * a.itemsize",), lambda: lesson04.address_cases()),
-        Typical(fixed(lambda a, i, d_a: a.ctypes.data + i * a.itemsize), ("d_a + i * a.itemsize",),
-                lambda: lesson04.address_cases())],
-    ("04", "same_address"): [
-        Typical(fixed(lambda allocation, attributes: True), ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',),
-                _same_address_cases),
-        Typical(fixed(lambda allocation, attributes: bool(attributes["UNIFIED_ADDRESSING"])),
-                ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',), _same_address_cases)],
-    ("05", "add_on_gpu"): [
-        Typical(edited("05", "add_on_gpu", "add_on_gpu", "blocks = (n + threads - 1) // threads",
-                       "blocks = max(n // threads, 1)"), ("(n + threads - 1) // threads",))],
-    ("05", "saxpy"): [
-        Typical(edited("05", "saxpy", "SAXPY_SOURCE", "blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x"),
-                ("blockIdx.x * blockDim.x + threadIdx.x",), variable="SAXPY_SOURCE"),
-        Typical(edited("05", "saxpy", "SAXPY_SOURCE", "if (i < n) {", "{"), ("blockIdx.x * blockDim.x + threadIdx.x",),
-                variable="SAXPY_SOURCE")],
-    ("06", "model_GBps"): [
-        Typical(fixed(lambda nbytes, t0, peak_GBps: peak_GBps * nbytes / (nbytes + 1e6 * t0)),
-                ("t0 + nbytes / (peak_GBps * 1e9)",), lambda: lesson06.MODEL_CASES),
-        Typical(fixed(lambda nbytes, t0, peak_GBps: nbytes / t0 / 1e9 + peak_GBps),
-                ("t0 + nbytes / (peak_GBps * 1e9)",), lambda: lesson06.MODEL_CASES)],
-    ("06", "fraction_of_copy"): [
-        Typical(fixed(lambda memcpy, streams, nbytes: streams.one(nbytes=nbytes, memory="zero_copy", op="read")["GBps"]
-                      / memcpy.one(nbytes=nbytes, direction="htod", host_memory="pageable")["GBps"]),
-                ('host_memory="pinned"',), _fraction_cases),
-        Typical(fixed(lambda memcpy, streams, nbytes: streams.one(nbytes=nbytes, memory="device", op="read")["GBps"]
-                      / memcpy.one(nbytes=nbytes, direction="htod", host_memory="pinned")["GBps"]),
-                ('memory="zero_copy", op="read"', 'host_memory="pinned"'), _fraction_cases)],
-    ("07", "chase"): [
-        Typical(edited("07", "chase", "CHASE_SOURCE", "j = next[j];", "j = next[start];"), ("j = next[j]",),
-                variable="CHASE_SOURCE"),
-        Typical(edited("07", "chase", "CHASE_SOURCE", "s < steps", "s <= steps"), ("s < steps",),
-                variable="CHASE_SOURCE")],
-    ("07", "line_cycle"): [
-        Typical(fixed(lambda lines, seed: np.roll(np.arange(lines * 32, dtype=np.uint32), -32) // 32 * 32),
-                ("np.roll(order, -1)", "permutation(lines)"), lambda: lesson07.CYCLE_CASES),
-        Typical(fixed(lambda lines, seed: np.repeat(np.random.default_rng(seed).permutation(lines) * 32, 32)),
-                ("np.roll(order, -1)",), lambda: lesson07.CYCLE_CASES)],
-    ("08", "threads_for_link"): [
-        Typical(fixed(lambda link, lat, per: link * lat), ("link_GBps * latency_ns",),
-                lambda: lesson08.THREADS_CASES),
-        Typical(fixed(lambda link, lat, per: link * lat / per / 3), ("link_GBps * latency_ns",),
-                lambda: lesson08.THREADS_CASES)],
-    ("08", "read_inflight"): [
-        Typical(edited("08", "read_inflight", "READ_INFLIGHT_SOURCE", "i + 3 * step < n4", "i < n4"),
-                ("i + 3 * step < n4",), variable="READ_INFLIGHT_SOURCE"),
-        Typical(edited("08", "read_inflight", "READ_INFLIGHT_SOURCE", "i += 4 * step", "i += step"),
-                ("i += 4 * step",), variable="READ_INFLIGHT_SOURCE")],
-    ("08", "reread_load"): [
-        Typical(edited("08", "reread_load", "REREAD_SOURCE", "__ldg(&base[i])", "__ldcg(&base[i])"),
-                ("__ldg(&base[i])",), variable="REREAD_SOURCE"),
-        Typical(edited("08", "reread_load", "REREAD_SOURCE", "__ldg(&base[i])", "__ldcv(&base[i])"),
-                ("__ldg(&base[i])",), variable="REREAD_SOURCE")],
-    ("09", "sectors_per_warp"): [
-        Typical(lambda: (lambda s, o, w=1: solution_value("09", "sectors_per_warp")(s, o, w) + 1), ("len(set(",),
-                lambda: lesson09.SECTOR_CASES),
-        Typical(fixed(lambda s, o, w=1: 2 * s + o), ("len(set(", "offset + np.arange(32) * stride"),
-                lambda: lesson09.SECTOR_CASES)],
-    ("09", "coalesce"): [
-        Typical(edited("09", "coalesce", "COPY_SOURCE", "int r = t / cols;", "int r = t / rows;"),
-                ("t / cols", "t % cols"), variable="COPY_SOURCE"),
-        Typical(edited("09", "coalesce", "COPY_SOURCE", "int c = t % cols;", "int c = t % rows;"),
-                ("t / cols", "t % cols"), variable="COPY_SOURCE")],
-    ("10", "link_bytes"): [
-        Typical(fixed(lambda addresses, size, h: 32 * len(np.unique(np.asarray(addresses) // 32)) + 2 * h),
-                ("(addresses + size - 1) // 32", "mine.max() - mine.min() + 1"),
-                lambda: [(a, size, h) for _, a, size, h in lesson10._link_cases()])],
-    ("10", "predicted_seconds"): [
-        Typical(fixed(lambda c, m: c.requests / m.request_rate), ("max(on_link, on_requests, on_halves)",), _predicted_cases),
-        Typical(fixed(lambda c, m: 2 * c.requests / m.request_rate + m.launch_seconds),
-                ("max(on_link, on_requests, on_halves)", "model.overhead_bytes * counts.requests"), _predicted_cases)],
-    ("10", "predict_stride"): [
-        Typical(fixed(lambda sweep, s: sweep.one(memory="zero_copy", stride=1)["useful_GBps"] / s),
-                ("row[\"stride\"] >= 32", "4 * requests_per_s / 1e9"), _stride_cases, "predict_useful_GBps"),
-        Typical(fixed(lambda sweep, s: sweep.one(memory="zero_copy", stride=1)["useful_GBps"]),
-                ("row[\"stride\"] >= 32",), _stride_cases, "predict_useful_GBps")],
-    ("11", "double_buffered_add"): [
-        Typical(edited("11", "double_buffered_add", "double_buffered_add", "range(0, a.size, chunk)",
-                       "range(0, a.size // chunk * chunk, chunk)"), ("min(first + chunk",)),
-        Typical(edited("11", "double_buffered_add", "double_buffered_add", "grid=((m + 255) // 256, 1)",
-                       "grid=(m // 256, 1)"), ("(m + 255) // 256",))],
-    ("11", "transfer_seconds"): [
-        Typical(fixed(lambda n, r, both: 12 * n / (r * 1e9)), ("max(bytes_in, bytes_out)",),
-                lambda: [(n, rate, both) for n, rate in lesson11.TRANSFER_CASES for both in (False, True)]),
-        Typical(fixed(lambda n, r, both: 10 * n / (r * 1e9)), ("max(bytes_in, bytes_out)",),
-                lambda: [(n, rate, both) for n, rate in lesson11.TRANSFER_CASES for both in (False, True)])],
-    ("12", "model_seconds"): [
-        Typical(fixed(lambda k, n, link, device, zc: (12 * n / (link * 1e9) + k * 12 * n / (device * 1e9),
-                                                      12 * n / (zc * 1e9))),
-                ("k * nbytes / (zc_GBps * 1e9)",), lambda: lesson12.MODEL_CASES),
-        Typical(fixed(lambda k, n, link, device, zc: (12 * n / (link * 1e9) + k * 12 * n / (device * 1e9),
-                                                      k * 20 * n / (zc * 1e9))),
-                ("k * nbytes / (zc_GBps * 1e9)",), lambda: lesson12.MODEL_CASES)],
-    ("12", "break_even_k"): [
-        Typical(fixed(lambda link, device, zc: int(zc / link) + 1), ("(1 / zc_GBps - 1 / device_GBps)",),
-                lambda: lesson12.BREAK_EVEN_CASES),
-        Typical(fixed(lambda link, device, zc: int((1 / link) / (1 / zc - 1 / device))),
-                ("int(crossing) + 1",), lambda: lesson12.BREAK_EVEN_CASES)],
-    ("13", "reads_needed"): [
-        Typical(fixed(lambda r, t, share=0.1: math.ceil(r / (share * t))), ("share) / (share *",),
-                lambda: lesson13.READ_CASES),
-        Typical(fixed(lambda r, t, share=0.1: math.ceil(r / t)), ("share) / (share *",), lambda: lesson13.READ_CASES)],
-    ("13", "neighbours_pinned"): [
-        Typical(fixed(lambda a, n, page_size=4096: (a % page_size, page_size - (a + n) % page_size)),
-                ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES),
-        Typical(fixed(lambda a, n, page_size=4096: (a % page_size, -n % page_size)),
-                ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES)],
-    ("14", "final_count"): [
-        Typical(fixed(lambda schedule: sum(step == "write" for _, step in schedule)), ("register[thread] + 1",),
-                lambda: [(s,) for s, _ in lesson14.RACE_CASES])],
-    ("14", "publish"): [
-        Typical(edited("14", "publish", "PUBLISH_SOURCE", "        __threadfence_system();", ""),
-                ("__threadfence_system()",), variable="PUBLISH_SOURCE"),
-        Typical(edited("14", "publish", "PUBLISH_SOURCE", "__threadfence_system();", "__threadfence();"),
-                ("__threadfence_system()",), variable="PUBLISH_SOURCE")],
-    ("14", "wait_for_flag"): [
-        Typical(edited("14", "wait_for_flag", "WAIT_SOURCE", "const volatile unsigned int *flag",
-                       "const unsigned int *flag"), ("volatile",), variable="WAIT_SOURCE"),
-        Typical(edited("14", "wait_for_flag", "WAIT_SOURCE", "__threadfence_system();", "__threadfence();"),
-                ("__threadfence_system()",), variable="WAIT_SOURCE")],
-    ("15", "platform_class"): [
-        Typical(fixed(lambda a: "integrated" if a["INTEGRATED"] else
-                      "coherent_c2c" if a["PAGEABLE_MEMORY_ACCESS"] else "discrete_pcie"),
-                ('USES_HOST_PAGE_TABLES"] and attributes["HOST_NATIVE_ATOMIC_SUPPORTED',),
-                lambda: [(dict(a),) for _, a, _ in lesson15.PLATFORM_CASES])],
-    ("15", "passes_until_migration_wins"): [
-        Typical(fixed(lambda z, m: 8), ("m_step >= z_step",), lambda: lesson15.MIGRATION_CASES),
-        Typical(fixed(lambda z, m: 3), ("m_step >= z_step",), lambda: lesson15.MIGRATION_CASES)],
-}
 
 WRONG = [(lesson, name, i) for (lesson, name), typical in TYPICAL.items() for i in range(len(typical))]
 WRONG_IDS = [f"{lesson}-{name}-{i}" for lesson, name, i in WRONG]
@@ -375,9 +123,12 @@ def _normal(text: str) -> str:
 # --------------------------------------------------------------------------- the tests
 def test_every_exercise_has_a_typical_wrong_answer():
     uncovered = sorted(set(exercises.registered()) - set(TYPICAL))
-    assert not uncovered, ("exercises without a typical wrong answer in tests/test_hints.py TYPICAL: "
-                           + ", ".join(f"{lesson}/{name}" for lesson, name in uncovered))
-    assert not set(TYPICAL) - set(exercises.registered()), "TYPICAL names an exercise that is not registered"
+    assert not uncovered, "exercises without a typical wrong answer: " + "; ".join(
+        f"add (\"{lesson}\", \"{name}\"): [Typical(...)] to TYPICAL in tests/{typical_file(lesson).name}"
+        for lesson, name in uncovered)
+    unknown = sorted(set(TYPICAL) - set(exercises.registered()))
+    assert not unknown, "TYPICAL names exercises no lesson registers (its CHECKS): " + "; ".join(
+        f"{lesson}/{name} in tests/{typical_file(lesson).name}" for lesson, name in unknown)
 
 
 @pytest.mark.parametrize("lesson, name, i", WRONG, ids=WRONG_IDS)
@@ -409,6 +160,8 @@ def test_the_untouched_placeholder_still_says_not_yet_and_is_no_try(notebook, le
     untouched = namespace[variable]
     assert exercises.check(lesson, name, untouched).status == "not yet"
     assert exercises.tries(lesson, name) == 0
+    assert (lesson, name) in TYPICAL, (f"{notebook}: add a typical wrong answer for {lesson}/{name} to TYPICAL in "
+                                       f"tests/{typical_file(lesson).name}")
     exercises.check(lesson, name, TYPICAL[(lesson, name)][0].wrong())
     again = exercises.check(lesson, name, untouched)
     assert again.status == "not yet" and exercises.tries(lesson, name) == 1, again

@@ -1,0 +1,74 @@
+"""Typical wrong answers, the shape each lesson's tests/test_exercises_lessonNN.py gives them in (its ``TYPICAL``),
+and :func:`collect`, which gathers every lesson's list for tests/test_hints.py.
+
+A typical wrong answer is built from the solution by one edit (:func:`edited`) or given as it is (:func:`fixed`); its
+key expressions are fragments of the solution's own text, and the key value is what the solution returns on the
+check's first case the wrong answer gets wrong, computed from lessons/solutions/, never typed by hand.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from helpers import exercises, lessons
+
+TESTS = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Typical:
+    """One exercise's typical wrong answer: ``wrong`` builds it; ``keys`` are fragments of the solution's text the
+    first hint must not contain; ``cases`` gives the check's own cases as argument tuples (None for a kernel or a
+    procedure), from which the key value comes; ``variable`` names what the solution defines."""
+
+    wrong: Callable[[], Any]
+    keys: tuple[str, ...]
+    cases: Callable[[], Sequence[tuple]] | None = None
+    variable: str | None = None
+
+
+def solution_text(lesson: str, name: str) -> str:
+    """The solution's source, from lessons/solutions/."""
+    text = exercises.solution(lesson, name)
+    assert "not here" not in text and "no solution" not in text, text
+    return text
+
+
+def solution_value(lesson: str, variable: str, name: str | None = None) -> Any:
+    """What a solution defines under ``variable`` (its function, or its CUDA source)."""
+    namespace = exercises.namespace(lesson)
+    exec(compile(solution_text(lesson, name or variable), "<solution>", "exec"), namespace)
+    return namespace[variable]
+
+
+def edited(lesson: str, name: str, variable: str, old: str, new: str) -> Callable[[], Any]:
+    """A wrong answer made from the solution by one edit (the solution must contain ``old``)."""
+    def build() -> Any:
+        text = solution_text(lesson, name)
+        assert old in text, old
+        namespace = exercises.namespace(lesson)
+        exec(compile(text.replace(old, new), "<wrong answer>", "exec"), namespace)
+        return namespace[variable]
+    return build
+
+
+def fixed(answer: Any) -> Callable[[], Any]:
+    """A wrong answer given as it is (a lambda)."""
+    return lambda: answer
+
+
+def typical_file(lesson: str) -> Path:
+    """The lesson's exercise tests, which hold its ``TYPICAL``."""
+    return TESTS / f"test_exercises_lesson{lesson}.py"
+
+
+def collect() -> dict[tuple[str, str], list[Typical]]:
+    """Every lesson's ``TYPICAL``, from its tests/test_exercises_lessonNN.py (a lesson without exercises has none)."""
+    found: dict[tuple[str, str], list[Typical]] = {}
+    for lesson in lessons.ids():
+        if typical_file(lesson).exists():
+            found.update(getattr(importlib.import_module(typical_file(lesson).stem), "TYPICAL", {}))
+    return found
