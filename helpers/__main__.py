@@ -122,7 +122,11 @@ def _classroom_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop after the solo run if the classroom is estimated to take longer than this")
     parser.add_argument("--class-gpu-seconds", type=float, metavar="S",
                         help="the class setting ZC_CLASS_GPU_SECONDS: experiments that held the GPU longer than S "
-                             "seconds in the reference record's run replay it (default: the environment's, else off)")
+                             "seconds are shown from the instructor's record of this GPU (python -m helpers "
+                             "class-record), else replay data/'s reference (default: the environment's, else off)")
+    parser.add_argument("--class-record-first", action="store_true",
+                        help="first make the instructor's record of this GPU (python -m helpers class-record), "
+                             "which the class setting then shows")
     parser.add_argument("--merge", nargs="+", metavar="FILE",
                         help="instead of running: merge classroom files of one class, each over other lessons")
 
@@ -137,7 +141,7 @@ def _classroom(args: argparse.Namespace) -> int:
         raise ClassroomError("--learners N is required (or --merge FILE FILE ...).")
     run_classroom(args.learners, args.lessons, solo=args.solo, output=args.output,
                   cell_timeout=args.cell_timeout, max_seconds=args.max_seconds,
-                  class_gpu_seconds=args.class_gpu_seconds,
+                  class_gpu_seconds=args.class_gpu_seconds, record_first=args.class_record_first,
                   say=lambda line: print(line, file=sys.stderr, flush=True))
     return 0
 

@@ -6,6 +6,9 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
@@ -200,3 +203,108 @@ def test_parts_of_different_classes_or_sharing_a_lesson_are_refused(tmp_path):
         classroom.merge_parts([a, b], str(tmp_path / "m.json"))
     with pytest.raises(classroom.ClassroomError, match="share lessons"):
         classroom.merge_parts([a, c], str(tmp_path / "m2.json"))
+
+
+# --------------------------------------------------------------------------- nobody stalls (issue 32)
+def test_a_cell_past_its_timeout_is_reported_with_its_stack_and_the_run_goes_on(tmp_path, monkeypatch):
+    import nbformat
+
+    stuck, next_one = tmp_path / "05-stuck.ipynb", tmp_path / "06-next.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_code_cell("import time\n\ndef wait_for_the_gpu():\n    time.sleep(60)\n\nwait_for_the_gpu()"),
+        nbformat.v4.new_code_cell("y = 2")]), stuck)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("z = 3")]), next_one)
+    monkeypatch.setenv("ZC_QUEUE_TAG", "learner-07")
+    t0 = time.monotonic()
+    report = classroom.run_learner([stuck, next_one], tmp_path / "learner.json", cell_timeout=6)
+    assert time.monotonic() - t0 < 90
+    [late] = report["timed_out_cells"]
+    assert (late["learner"], late["lesson"], late["cell"], late["source"]) == ("learner-07", "05-stuck", 1,
+                                                                              "import time")
+    assert "wait_for_the_gpu" in late["stack"] and "line 4" in late["stack"], late["stack"]
+    assert [f["error"] for f in report["failed_cells"]] == ["CellTimeoutError"]
+    assert set(report["lessons"]) == {"05-stuck", "06-next"}  # the next lesson ran
+    assert json.loads((tmp_path / "learner.json").read_text())["timed_out_cells"][0]["cell"] == 1
+
+
+def test_the_stack_is_written_a_little_before_the_timeout_and_a_silent_learner_is_stalled_after_it():
+    assert classroom.stack_after(300) == 295 and classroom.stack_after(6) == pytest.approx(5.4)
+    assert classroom.stall_limit(300) == 300 + classroom.STALL_GRACE_S
+    assert classroom.stall_limit(10) == classroom.STARTUP_TIMEOUT_S + classroom.STALL_GRACE_S
+
+
+def _silent_learner(tmp_path, tag):
+    """A learner process whose kernel (a child of it, with the cell watchdog) hangs; its heartbeat is old."""
+    stack = tmp_path / f"{tag}.stack"
+    code = textwrap.dedent(f"""
+        import faulthandler, os, signal, subprocess, sys, time
+        faulthandler.register(signal.SIGUSR1)  # as run_learner does: its stacks into its log
+        kernel = subprocess.Popen([sys.executable, "-c", "import time\\n"
+            "from helpers.tools import cell_watchdog\\n"
+            "cell_watchdog.install(shell=None)\\n"
+            "def stuck_in_a_cell():\\n    time.sleep(120)\\n"
+            "stuck_in_a_cell()\\n"], env={{**os.environ, "ZC_STACK_FILE": {str(stack)!r}}})
+        time.sleep(1.5)
+        print(kernel.pid, flush=True)
+        time.sleep(120)
+    """)
+    learner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                               start_new_session=True, cwd=os.getcwd())
+    kernel = int(learner.stdout.readline())
+    (tmp_path / f"{tag}.heartbeat").write_text(json.dumps({
+        "t": time.time() - 1000, "lesson": "07-measure-latency", "cell": 12, "kernel_pid": kernel,
+        "stack": str(stack), "stack_offset": 0}))
+    return learner, kernel
+
+
+def test_a_silent_learner_s_kernel_is_ended_with_its_stack_then_the_learner_if_still_silent(tmp_path):
+    learner, kernel = _silent_learner(tmp_path, "learner-03")
+    stalls, handled = [], {}
+    try:
+        classroom.check_stalls(tmp_path, {"learner-03": learner}, 60.0, time.time(), stalls, handled)
+        [stall] = stalls
+        assert (stall["learner"], stall["lesson"], stall["cell"], stall["ended"]) == (
+            "learner-03", "07-measure-latency", 12, "kernel")
+        assert "stuck_in_a_cell" in stall["stack"] and stall["silent_seconds"] > 900
+        assert _gone(kernel) and learner.poll() is None  # the learner goes on with its next lesson
+        classroom.check_stalls(tmp_path, {"learner-03": learner}, 60.0, time.time(), stalls, handled)
+        assert stalls[-1]["ended"] == "learner" and learner.wait(timeout=10) == -9
+    finally:
+        if learner.poll() is None:
+            learner.kill()
+
+
+def _gone(pid: int, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return True
+        if "State:\tZ" in status:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_learner_that_beats_is_left_alone(tmp_path):
+    learner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        (tmp_path / "learner-01.heartbeat").write_text(json.dumps({"t": time.time(), "lesson": "06", "cell": 3}))
+        stalls = []
+        classroom.check_stalls(tmp_path, {"learner-01": learner}, 60.0, time.time() - 1000, stalls, {})
+        assert stalls == [] and learner.poll() is None
+    finally:
+        learner.kill()
+        learner.wait()
+
+
+def test_the_record_counts_what_each_learner_was_shown_from_another_machine(tmp_path):
+    log = tmp_path / "learner.results.jsonl"
+    entries = [{"name": "managed", "source": "reference"}, {"name": "managed", "source": "reference"},
+               {"name": "stride", "source": "class-record"}, {"name": "latency", "params": {}, "rows": []}]
+    log.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    assert classroom.shown_from(log) == {"class-record": ["stride"], "live": ["latency"], "reference": ["managed"]}
+    learners = [{"shown_from": classroom.shown_from(log)}, {"shown_from": {"reference": ["managed", "offset"]}}]
+    assert classroom._by_name(learners, "reference") == {"managed": 2, "offset": 1}

@@ -8,7 +8,12 @@ zero-copy read bandwidth against the solo run's, wall times and the longest wait
 
 Every live result a learner's kernels produce is appended to a per-learner file (``ZC_RESULT_LOG``), and
 every measurement slot is logged by the queue with the learner's tag (``ZC_QUEUE_TAG``): the figures
-come from the runs themselves, not from the notebooks' printed text.
+come from the runs themselves, not from the notebooks' printed text. Results shown from the instructor's record
+or from data/'s reference are logged too, and counted (``figures_from_other_machine``).
+
+Nobody stalls the run: a cell past ``--cell-timeout`` ends its lesson and is recorded with the learner, lesson,
+cell and the kernel's stacks (:mod:`helpers.tools.cell_watchdog`); a learner silent longer than
+:func:`stall_limit` has its kernel ended (then itself), with the stacks, and the others go on.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from ..analysis.summary import headline
 from ..errors import CourseError
 
 __all__ = ["ClassroomError", "resolve_lessons", "estimate_wall", "died_at_start", "run_learner", "run_classroom",
-           "zero_copy_reads", "merge_parts"]
+           "zero_copy_reads", "merge_parts", "check_stalls", "stack_after", "stall_limit", "shown_from"]
 
 LESSONS_DIR = paths.LESSONS
 BANDWIDTH_FIGURES = ("zero_copy_read_GBps", "zero_copy_write_GBps", "memcpy_htod_pinned_GBps",
@@ -93,42 +98,123 @@ def died_at_start(exc: BaseException, nb: Any) -> bool:
     return starting and _last_started(nb) is None
 
 
+STALL_GRACE_S = 60.0   # a learner silent this long past a cell's timeout (or a kernel's start) is stalled
+STARTUP_TIMEOUT_S = 120
+# each lesson's kernel arms a faulthandler watchdog around every cell (helpers/tools/cell_watchdog.py)
+WATCHDOG = "--IPKernelApp.exec_lines=import helpers.tools.cell_watchdog as _zc_w; _zc_w.install(); del _zc_w"
+
+
+def stack_after(cell_timeout: float) -> float:
+    """Seconds into a cell at which its kernel writes its stacks: a little before the classroom's cell timeout."""
+    return max(0.5, cell_timeout - min(5.0, 0.1 * cell_timeout))
+
+
+def stall_limit(cell_timeout: float) -> float:
+    """Seconds without a sign of life (a cell or a kernel starting) after which a learner counts as stalled."""
+    return max(cell_timeout, STARTUP_TIMEOUT_S) + STALL_GRACE_S
+
+
+def _tail_from(path: Path, offset: int, chars: int = 6000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
+def _beat(out: Path, **state: Any) -> None:
+    """Say that this learner is alive and what it runs (``<out>.heartbeat``, read by the classroom's watchdog)."""
+    tmp = out.with_suffix(".heartbeat.tmp")
+    tmp.write_text(json.dumps({"t": time.time(), **state}))
+    os.replace(tmp, out.with_suffix(".heartbeat"))
+
+
+def _kernel_pid(client: Any) -> int | None:
+    pid = getattr(getattr(getattr(client, "km", None), "provisioner", None), "pid", None)
+    return pid if isinstance(pid, int) else None
+
+
+def _source_line(nb: Any, index: int | None) -> str:
+    if index is None or not 0 <= index < len(nb.cells):
+        return ""
+    return next((line for line in str(nb.cells[index].get("source", "")).splitlines() if line.strip()), "")[:120]
+
+
+def _run_lesson(path: Path, out: Path, cell_timeout: int, tag: str, report: dict[str, Any],
+                start_attempts: int) -> list[dict[str, Any]]:
+    """One lesson in a fresh kernel (started again if it dies before its first cell); its failed cells, a
+    timed-out cell with the kernel's stacks at the timeout (``report["timed_out_cells"]``)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from .cell_watchdog import STACK_AFTER, STACK_FILE
+
+    stack = out.with_name(f"{out.stem}.{path.stem}.stack")
+    os.environ[STACK_FILE], os.environ[STACK_AFTER] = str(stack), f"{stack_after(cell_timeout):g}"
+    for attempt in range(1, start_attempts + 1):
+        print(f"=== {path.stem}: kernel start {attempt}", file=sys.stderr, flush=True)
+        _beat(out, lesson=path.stem, cell=None, attempt=attempt)
+        nb = nbformat.read(path, as_version=4)
+        client = NotebookClient(nb, timeout=cell_timeout, startup_timeout=STARTUP_TIMEOUT_S, kernel_name="python3",
+                                allow_errors=True, resources={"metadata": {"path": str(path.parent)}},
+                                extra_arguments=[WATCHDOG])
+        where = {"cell": None, "offset": 0}
+
+        def started(cell: Any = None, cell_index: int | None = None, **_: Any) -> None:
+            where.update(cell=cell_index, offset=stack.stat().st_size if stack.exists() else 0)
+            _beat(out, lesson=path.stem, cell=cell_index, kernel_pid=_kernel_pid(client), stack=str(stack),
+                  stack_offset=where["offset"])
+
+        client.on_cell_start = started
+        try:
+            client.execute()
+            failed, unexpected = _failed_cells(nb, path.stem)
+        except Exception as exc:  # a cell timed out or the kernel died: the lesson failed there, the run goes on
+            if attempt < start_attempts and died_at_start(exc, nb):
+                report["kernel_restarts"].append({"lesson": path.stem, "attempt": attempt,
+                                                  "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+                time.sleep(1.0 * attempt)
+                continue
+            failed, unexpected = _failed_cells(nb, path.stem)
+            cell = where["cell"] if where["cell"] is not None else _last_started(nb)
+            failed = [f for f in failed if f["cell"] != cell]  # e.g. the KeyboardInterrupt of the kernel's shutdown
+            failed.append({"lesson": path.stem, "cell": cell, "error": type(exc).__name__,
+                           "message": str(exc)[:300]})
+            if isinstance(exc, TimeoutError):
+                report["timed_out_cells"].append({
+                    "learner": tag, "lesson": path.stem, "cell": cell, "source": _source_line(nb, cell),
+                    "timeout_seconds": cell_timeout, "stack": _tail_from(stack, int(where["offset"]))})
+        report["unexpected_figures"] += unexpected
+        return failed
+    return []
+
+
 def run_learner(lessons: list[Path], out: Path, cell_timeout: int, start_attempts: int = 3) -> dict[str, Any]:
     """Execute ``lessons`` one after another, each in a fresh kernel, and save what happened to ``out``.
 
     A kernel that dies before its first cell is started again (at most ``start_attempts`` times in all); each
-    such restart is recorded in ``kernel_restarts`` with its error. Kernels write their stderr to this process's
-    (the learner's log), where a line marks the start of each lesson and attempt."""
-    import nbformat
-    from nbclient import NotebookClient
+    such restart is recorded in ``kernel_restarts`` with its error. A cell past ``cell_timeout`` ends its lesson
+    (recorded in ``timed_out_cells`` with the kernel's stacks) and the next lesson starts. Kernels write their
+    stderr to this process's (the learner's log), where a line marks the start of each lesson and attempt;
+    ``SIGUSR1`` writes this process's own stacks there. The report is saved after every lesson."""
+    import faulthandler
+    import signal
 
-    report: dict[str, Any] = {"lessons": {}, "failed_cells": [], "unexpected_figures": [], "kernel_restarts": []}
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+    tag = os.environ.get("ZC_QUEUE_TAG") or out.stem
+    report: dict[str, Any] = {"lessons": {}, "failed_cells": [], "unexpected_figures": [], "kernel_restarts": [],
+                              "timed_out_cells": []}
     t0 = time.monotonic()
     for path in lessons:
         started = time.monotonic()
-        for attempt in range(1, start_attempts + 1):
-            print(f"=== {path.stem}: kernel start {attempt}", file=sys.stderr, flush=True)
-            nb = nbformat.read(path, as_version=4)
-            client = NotebookClient(nb, timeout=cell_timeout, startup_timeout=120, kernel_name="python3",
-                                    allow_errors=True, resources={"metadata": {"path": str(path.parent)}})
-            try:
-                client.execute()
-                failed, unexpected = _failed_cells(nb, path.stem)
-            except Exception as exc:  # a cell timed out or the kernel died: the lesson failed there
-                if attempt < start_attempts and died_at_start(exc, nb):
-                    report["kernel_restarts"].append({"lesson": path.stem, "attempt": attempt,
-                                                      "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
-                    time.sleep(1.0 * attempt)
-                    continue
-                failed, unexpected = _failed_cells(nb, path.stem)
-                failed.append({"lesson": path.stem, "cell": _last_started(nb),
-                               "error": type(exc).__name__, "message": str(exc)[:300]})
-            break
+        failed = _run_lesson(path, out, cell_timeout, tag, report, start_attempts)
         report["lessons"][path.stem] = round(time.monotonic() - started, 2)
         report["failed_cells"] += failed
-        report["unexpected_figures"] += unexpected
         with open(out.with_suffix(".progress"), "a") as f:
             f.write(f"{path.stem} {len(failed)}\n")
+        out.write_text(json.dumps(report))
+    _beat(out, lesson=None, cell=None, done=True)
     report["wall_seconds"] = round(time.monotonic() - t0, 2)
     out.write_text(json.dumps(report))
     return report
@@ -141,7 +227,78 @@ def _spawn(tag: str, lessons: list[Path], folder: Path, cell_timeout: int) -> su
     command = [sys.executable, "-m", "helpers.tools.classroom", "--out", str(folder / f"{tag}.json"),
                "--cell-timeout", str(cell_timeout), *map(str, lessons)]
     log = open(folder / f"{tag}.log", "wb")
-    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=str(LESSONS_DIR))
+    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=str(LESSONS_DIR),
+                            start_new_session=True)  # its own process group: a stalled learner can be ended
+
+
+def _parent_pid(pid: int) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    found = re.search(r"^PPid:\s+(\d+)", text, re.M)
+    return int(found[1]) if found else None
+
+
+def _signal(pid: int | None, number: int) -> None:
+    if pid:
+        try:
+            os.kill(pid, number)
+        except OSError:
+            pass
+
+
+def _end_stall(tag: str, process: subprocess.Popen[bytes], beat: dict[str, Any], silent: float,
+               folder: Path, whole: bool) -> dict[str, Any]:
+    """A learner silent too long: write the stacks of its kernel and its own process (SIGUSR1), then end the
+    kernel (the learner goes on with its next lesson) or, with ``whole`` or no kernel running, the learner."""
+    import signal
+
+    kernel = beat.get("kernel_pid")
+    kernel = kernel if isinstance(kernel, int) and _parent_pid(kernel) == process.pid else None
+    _signal(kernel, signal.SIGUSR1)
+    _signal(process.pid, signal.SIGUSR1)
+    time.sleep(1.0)
+    stack = _tail_from(Path(beat["stack"]), int(beat.get("stack_offset", 0))) if beat.get("stack") else ""
+    ended = "learner" if whole or kernel is None else "kernel"
+    if ended == "kernel":
+        _signal(kernel, signal.SIGKILL)
+    else:
+        _signal(kernel, signal.SIGKILL)
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return {"learner": tag, "lesson": beat.get("lesson"), "cell": beat.get("cell"),
+            "silent_seconds": round(silent, 1), "ended": ended, "stack": stack,
+            "learner_stack": _log_tail(folder / f"{tag}.log", 3000)}
+
+
+def check_stalls(folder: Path, processes: dict[str, subprocess.Popen[bytes]], limit: float, since: float,
+                 stalls: list[dict[str, Any]], handled: dict[str, float]) -> None:
+    """End what keeps a learner silent (no cell or kernel start) for more than ``limit`` seconds, recording each
+    stall in ``stalls`` with the learner, lesson, cell and stacks; a learner still silent ``STALL_GRACE_S`` after
+    its kernel was ended is ended itself. ``handled`` maps a learner to the heartbeat already acted on."""
+    now = time.time()
+    for tag, process in processes.items():
+        if process.poll() is not None:
+            continue
+        try:
+            beat = json.loads((folder / f"{tag}.heartbeat").read_text())
+        except (OSError, ValueError):
+            beat = {"t": since}
+        last = float(beat.get("t", since))
+        silent = now - last
+        if silent <= limit:
+            continue
+        if tag in handled and handled[tag] == last:
+            if silent > limit + STALL_GRACE_S:
+                stalls.append(_end_stall(tag, process, beat, silent, folder, whole=True))
+                handled[tag] = -1.0
+            continue
+        if handled.get(tag) != -1.0:
+            stalls.append(_end_stall(tag, process, beat, silent, folder, whole=False))
+            handled[tag] = last
 
 
 def _figures(results_file: Path, gpu: str) -> dict[str, Any]:
@@ -150,6 +307,8 @@ def _figures(results_file: Path, gpu: str) -> dict[str, Any]:
     if results_file.exists():
         for line in results_file.read_text().splitlines():
             entry = json.loads(line)
+            if entry.get("source", "live") != "live":
+                continue
             experiments.setdefault(entry["name"], {"params": entry["params"], "rows": []})["rows"] += entry["rows"]
     figures = headline({"provenance": {"gpu": gpu, "date": ""}, "experiments": experiments})
     figures = {key: value for key, value in figures.items() if key not in ("gpu", "date")}
@@ -159,6 +318,17 @@ def _figures(results_file: Path, gpu: str) -> dict[str, Any]:
             figures["zero_copy_read_GBps"] = max(reads.values())
             figures["zero_copy_read_from"] = max(reads, key=reads.__getitem__)
     return figures
+
+
+def shown_from(results_file: Path) -> dict[str, list[str]]:
+    """The experiments a learner was shown, by where their figures came from: ``live``, ``class-record`` (the
+    instructor's record of this GPU today) or ``reference`` (data/'s record: another machine, another day)."""
+    found: dict[str, set[str]] = {}
+    if results_file.exists():
+        for line in results_file.read_text().splitlines():
+            entry = json.loads(line)
+            found.setdefault(entry.get("source", "live"), set()).add(entry["name"])
+    return {source: sorted(names) for source, names in sorted(found.items())}
 
 
 def zero_copy_reads(experiments: dict[str, dict[str, Any]]) -> dict[str, float]:
@@ -189,24 +359,32 @@ def _run_group(tags: list[str], lessons: list[Path], folder: Path, cell_timeout:
     from ..sharing.gpu_queue import read_log
 
     t0 = time.monotonic()
+    started = time.time()
     processes = {tag: _spawn(tag, lessons, folder, cell_timeout) for tag in tags}
     last = 0.0
     peak_pinned = 0
+    stalls: list[dict[str, Any]] = []
+    handled: dict[str, float] = {}
     while any(p.poll() is None for p in processes.values()):
         time.sleep(0.5)
         held = pinned_budget.usage()
         peak_pinned = max(peak_pinned, sum(v for k, v in held.items() if k != "budget"))
+        check_stalls(folder, processes, stall_limit(cell_timeout), started, stalls, handled)
         if time.monotonic() - last >= 10:
             last = time.monotonic()
             waits = [e["wait_s"] for e in read_log(key, since=since) if e.get("tag") in processes]
             say(f"  {time.monotonic() - t0:5.0f} s: {_progress(folder, tags)}/{len(tags) * len(lessons)} lessons done, "
-                f"{len(waits)} measurements, longest wait {max(waits, default=0):.1f} s")
+                f"{len(waits)} measurements, longest wait {max(waits, default=0):.1f} s, {len(stalls)} stall(s)")
     wall = time.monotonic() - t0
     reports = {}
     for tag, process in processes.items():
         out = folder / f"{tag}.json"
+        mine = [stall for stall in stalls if stall["learner"] == tag]
         if out.exists():
             reports[tag] = json.loads(out.read_text())
+            if process.returncode:  # ended after some lessons: the report holds those
+                reports[tag]["failed_cells"].append({"lesson": None, "cell": None, "error": f"exit {process.returncode}",
+                                                     "message": _log_tail(folder / f"{tag}.log")[-300:]})
             if reports[tag]["failed_cells"] or reports[tag].get("kernel_restarts"):
                 reports[tag]["log_tail"] = _log_tail(folder / f"{tag}.log")
         else:  # the learner's process itself died: say so, with the end of its log
@@ -214,6 +392,7 @@ def _run_group(tags: list[str], lessons: list[Path], folder: Path, cell_timeout:
             reports[tag] = {"lessons": {}, "unexpected_figures": [], "wall_seconds": None, "kernel_restarts": [],
                             "failed_cells": [{"lesson": None, "cell": None, "error": f"exit {process.returncode}",
                                               "message": tail[-300:]}], "log_tail": tail}
+        reports[tag]["stalls"] = mine
     return wall, reports, peak_pinned
 
 
@@ -222,9 +401,21 @@ def _log_tail(log: Path, chars: int = 4000) -> str:
     return log.read_text(errors="replace")[-chars:] if log.exists() else ""
 
 
+def _by_name(per_learner: list[dict[str, Any]], source: str) -> dict[str, int]:
+    """How many learners were shown each experiment from ``source``."""
+    counts: dict[str, int] = {}
+    for learner in per_learner:
+        for name in learner["shown_from"].get(source, []):
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def _queue_stats(entries: list[dict[str, Any]]) -> dict[str, Any]:
     waits = [e["wait_s"] for e in entries]
+    longest = max(entries, key=lambda e: e["hold_s"], default=None)
     return {"slots": len(entries), "timed_seconds": round(sum(e["hold_s"] for e in entries), 3),
+            "longest_hold_seconds": round(longest["hold_s"], 3) if longest else 0.0,
+            "longest_hold_what": longest.get("what", "") if longest else "",
             "longest_wait_seconds": round(max(waits, default=0.0), 3),
             "mean_wait_seconds": round(sum(waits) / len(waits), 4) if waits else None,
             "queue_overhead_seconds": round(sum(e["wait_s"] + e.get("release_s", 0) for e in entries
@@ -252,13 +443,34 @@ def _save(result: dict[str, Any], output: str | None) -> Path:
         tmp.unlink(missing_ok=True)
 
 
+def _class_record_state(record_first: bool, say: Any) -> dict[str, Any]:
+    """The instructor's record the class will be shown (made now with ``record_first``), or why there is none."""
+    from ..experiments.result import class_record
+    from .class_record import record_class
+
+    if record_first:
+        say("instructor's record: every experiment once on this GPU (python -m helpers class-record)...")
+        t0 = time.monotonic()
+        record_class()
+        say(f"instructor's record: {time.monotonic() - t0:.1f} s")
+    shared, problem = class_record()
+    if shared is None:
+        say(f"note: no instructor's record is shown to the class ({problem}); long experiments replay data/.")
+        return {"problem": problem}
+    held = shared.record["provenance"].get("experiment_wall_seconds", {})
+    return {"path": str(shared.path), "date": shared.record["provenance"]["date"],
+            "experiments": sorted(shared.record["experiments"]), "seconds": round(sum(held.values()), 2),
+            "made_in_this_run": record_first}
+
+
 def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool = True, output: str | None = None,
                   cell_timeout: int = 300, max_seconds: float | None = None, class_gpu_seconds: float | None = None,
-                  say: Any = print) -> Path:
+                  record_first: bool = False, say: Any = print) -> Path:
     """Run the classroom live and write its record; return the file's path.
 
     ``class_gpu_seconds`` sets the class setting (``ZC_CLASS_GPU_SECONDS``) for every learner: experiments that
-    held the GPU longer than that in the reference record's run replay it. A solo run with a failed cell stops
+    held the GPU longer than that are shown from the instructor's record of this GPU (made first with
+    ``record_first``, as ``python -m helpers class-record`` does), else replay data/'s reference record. A solo run with a failed cell stops
     the command before the class starts (the class would only repeat the failure, at N times the GPU time)."""
     from ..experiments.result import CLASS_SETTING, class_limit
     from ..memory import gpu
@@ -288,6 +500,8 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         # the record whose own times decide, under the class setting, which experiments replay
         "reference_record": records.reference_record()[1].name,
     }
+    if class_setting is not None:
+        result["class_record"] = _class_record_state(record_first, say)
     solo_figures: dict[str, Any] = {}
     if solo:
         say("solo run: one learner alone (it also fills the kernel caches)...")
@@ -298,6 +512,9 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         solo_figures = _figures(folder / f"{tag}.results.jsonl", gpu_name)
         estimate = estimate_wall(wall, stats["timed_seconds"], learners)
         result.update(solo_wall_seconds=round(wall, 2), solo_failed_cells=reports[tag]["failed_cells"],
+                      solo_timed_out_cells=reports[tag].get("timed_out_cells", []), solo_stalls=reports[tag]["stalls"],
+                      solo_longest_hold_seconds=stats["longest_hold_seconds"],
+                      predicted_longest_wait_seconds=round((learners - 1) * stats["longest_hold_seconds"], 1),
                       solo_kernel_restarts=reports[tag].get("kernel_restarts", []),
                       solo_unexpected_figures=reports[tag]["unexpected_figures"], solo_figures=solo_figures,
                       solo_lesson_seconds=reports[tag]["lessons"], solo_queue=stats,
@@ -338,6 +555,8 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         report = reports[tag]
         mine = [e for e in entries if e.get("tag") == tag]
         per_learner.append({"learner": tag.rsplit("-", 1)[1], "wall_seconds": report["wall_seconds"],
+                            "timed_out_cells": report.get("timed_out_cells", []), "stalls": report["stalls"],
+                            "shown_from": shown_from(folder / f"{tag}.results.jsonl"),
                             "lesson_seconds": report["lessons"], "failed_cells": report["failed_cells"],
                             "unexpected_figures": report["unexpected_figures"], "figures": figures,
                             "kernel_restarts": report.get("kernel_restarts", []),
@@ -353,6 +572,12 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
         wall_seconds=round(wall, 2),
         failed_cells=[p["failed_cells"] for p in per_learner],
         failed_cell_count=sum(len(p["failed_cells"]) for p in per_learner),
+        timed_out_cell_count=sum(len(p["timed_out_cells"]) for p in per_learner),
+        stall_count=sum(len(p["stalls"]) for p in per_learner),
+        # experiments shown from data/'s reference (another machine, another day), counted once per learner
+        figures_from_other_machine=sum(len(p["shown_from"].get("reference", [])) for p in per_learner),
+        figures_from_other_machine_by_experiment=_by_name(per_learner, "reference"),
+        figures_from_class_record=sum(len(p["shown_from"].get("class-record", [])) for p in per_learner),
         unexpected_figure_count=sum(len(p["unexpected_figures"]) for p in per_learner),
         kernel_restart_count=sum(len(p["kernel_restarts"]) for p in per_learner),
         worst_zero_copy_read_ratio=worst("zero_copy_read_GBps") if solo else None,
@@ -365,6 +590,8 @@ def run_classroom(learners: int, lessons: list[str] | None = None, *, solo: bool
     )
     path = _save(result, output)
     say(f"classroom: {wall:.1f} s for {learners} learners, {result['failed_cell_count']} failed cell(s), "
+        f"{result['timed_out_cell_count']} timed out, {result['stall_count']} stall(s) ended, "
+        f"{result['figures_from_other_machine']} figure(s) from another machine, "
         f"{result['kernel_restart_count']} kernel(s) restarted at start, "
         f"worst zero-copy read ratio {result['worst_zero_copy_read_ratio']}, longest wait "
         f"{result['longest_wait_seconds']:.1f} s; saved {path}")
@@ -406,6 +633,8 @@ def merge_parts(paths: list[Path], output: str | None = None) -> Path:
         "solo_failed_cell_count": sum(len(part.get("solo_failed_cells", [])) for part in parts),
         "unexpected_figure_count": sum(part["unexpected_figure_count"] for part in parts),
         "kernel_restart_count": sum(part["kernel_restart_count"] for part in parts),
+        **{key: sum(part.get(key, 0) for part in parts)
+           for key in ("timed_out_cell_count", "stall_count", "figures_from_other_machine", "figures_from_class_record")},
         "worst_zero_copy_read_ratio": min(measured) if measured else None,
         "zero_copy_read_ratio_by_part": ratios,
         "longest_wait_seconds": max(part["longest_wait_seconds"] for part in parts),
