@@ -155,7 +155,7 @@ def test_ctrl_c_releases_a_holder_and_a_waiter(lock_dir):
 
 def test_a_waiting_learner_sees_one_updated_line(lock_dir):
     holder = _child(f"""
-        with measurement_slot({KEY!r}):
+        with measurement_slot({KEY!r}, what='latency'):
             print('holding', flush=True)
             time.sleep(1.5)
     """)
@@ -166,9 +166,21 @@ def test_a_waiting_learner_sees_one_updated_line(lock_dir):
     holder.communicate(timeout=20)
     text = stream.getvalue()
     assert "1 measurement(s) ahead of yours" in text and "waited" in text
+    assert f"(pid {holder.pid} is measuring latency)" in text, "what the learner waits for"
+    assert "learners take turns so each times the GPU's link alone" in text, "and why"
     assert "\n" not in text and text.startswith("\r"), "one line, rewritten in place"
     mine = [e for e in gpu_queue.read_log(KEY) if e["pid"] == os.getpid()]
     assert mine[-1]["ahead"] == 1 and mine[-1]["wait_s"] > 0.5
+
+
+def test_what_a_ticket_says_is_shown_printable_and_short(lock_dir):
+    lock_dir.mkdir(mode=0o700)
+    ticket = lock_dir / f"{KEY}.{1:020d}.{os.getpid()}.ticket"
+    ticket.write_bytes(b"\x1b[2J\x1b[31mstride sweep\r\n" + b"x" * 100)
+    shown = gpu_queue._ticket_what(ticket)
+    assert shown.startswith("[2J[31mstride sweep") and len(shown) <= gpu_queue.WHAT_CHARS
+    assert all(c.isprintable() for c in shown)
+    assert gpu_queue._ticket_what(lock_dir / "missing.ticket") == ""
 
 
 def test_a_short_wait_prints_nothing_and_slots_nest(lock_dir):
@@ -197,8 +209,43 @@ def test_files_are_shared_whatever_the_umask(lock_dir):
     assert stat.S_IMODE((lock_dir / f"{KEY}.log").stat().st_mode) == 0o666
 
 
+def closed_to_others(path: Path) -> Path | None:
+    """The first folder on the way to ``path`` (or ``path`` itself) that a user who is neither its owner nor in
+    its group cannot pass (folders need o+x; ``path`` needs o+r, and o+x when a folder); None when all are open."""
+    path = path.resolve()
+    for step in [*reversed(path.parents), path]:
+        mode = step.stat().st_mode
+        need = (0o005 if step.is_dir() else 0o004) if step == path else 0o001
+        if mode & need != need:
+            return step
+    return None
+
+
+def test_a_folder_closed_to_others_is_found_on_the_way(tmp_path):
+    inner = tmp_path / "home" / "clone" / "helpers"
+    inner.mkdir(parents=True)
+    for folder in (tmp_path, tmp_path / "home", tmp_path / "home" / "clone", inner):
+        folder.chmod(0o755)
+    open_all_the_way = closed_to_others(tmp_path) is None  # pytest's own folders may be private
+    assert closed_to_others(inner) == (None if open_all_the_way else closed_to_others(tmp_path))
+    (tmp_path / "home").chmod(0o700)  # a clone under a private home, run as root
+    assert closed_to_others(inner) in (tmp_path / "home", closed_to_others(tmp_path))
+    (tmp_path / "home").chmod(0o755)
+    (inner / "gpu_queue.py").write_text("")
+    (inner / "gpu_queue.py").chmod(0o600)
+    if open_all_the_way:
+        assert closed_to_others(inner / "gpu_queue.py") == inner / "gpu_queue.py"
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to act as nobody")
 def test_another_user_queues_behind_this_one(monkeypatch):
+    checkout = Path(__file__).resolve().parents[1]
+    closed = next(filter(None, (closed_to_others(p) for p in (checkout / "helpers" / "sharing" / "gpu_queue.py",
+                                                            Path(sys.executable), Path(sys.prefix)))), None)
+    if closed is not None:
+        pytest.skip(f"nobody cannot reach this checkout's helpers or Python: {closed} is mode "
+                    f"{closed.stat().st_mode & 0o777:o} (e.g. a clone under a private home); clone it under a "
+                    "folder others can enter to run this test")
     folder = Path(tempfile.mkdtemp(prefix="zc-queue-users-"))  # pytest's tmp_path is private to root
     os.chmod(folder, 0o755)
     locks = folder / "locks"

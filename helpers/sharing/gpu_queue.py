@@ -52,6 +52,8 @@ LOG_LIMIT_BYTES = 64 << 20  # the shared log is emptied when it grows past this
 LOOK_EVERY_S = 0.25     # how often a waiter looks at the whole queue ahead (its clock on the head)
 DEFAULT_HOLD_TIMEOUT_S = 600.0  # all sixteen lessons hold the slot 96.7 s in all (652 slots): far above any one
 PROC_LOCKS = "/proc/locks"
+WHAT_CHARS = 40         # how much of a ticket's "what" a waiting line shows
+WHY = "learners take turns so each times the GPU's link alone"
 
 
 class QueueError(CourseError):
@@ -334,6 +336,21 @@ def _write_line(stream: TextIO | None, text: str) -> None:
         pass
 
 
+def _ticket_what(path: Path) -> str:
+    """What a ticket's measurement is, as its owner wrote it: printable characters only (any user can write
+    into a ticket: it is only shown, never trusted)."""
+    fd = _open_ticket(path)
+    if fd is None:
+        return ""
+    try:
+        raw = os.read(fd, WHAT_CHARS)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    return "".join(c for c in raw.decode(errors="replace") if c.isprintable() and c != "\ufffd").strip()
+
+
 class _Ahead(NamedTuple):
     """A ticket ahead of this process's whose owner still holds it."""
 
@@ -349,8 +366,8 @@ class _Ahead(NamedTuple):
 class _WaitLine:
     """The one line a waiting learner sees, rewritten in place; the waiting loop tells it what it sees."""
 
-    def __init__(self, key: str, stream: TextIO | None) -> None:
-        self.key, self.stream = key, stream
+    def __init__(self, key: str, stream: TextIO | None, folder: Path | None = None) -> None:
+        self.key, self.stream, self.folder = key, stream, folder or lock_dir()
         self.started = time.monotonic()
         self.shown = False
         self.ahead = 0                  # the most measurements seen ahead at once
@@ -374,11 +391,12 @@ class _WaitLine:
     def _text(self) -> str:
         ahead = self.now
         mean = _mean_hold(self.key)
-        eta = f", about {len(ahead) * mean:.1f} s" if mean and ahead else ""
-        held = f" (pid {ahead[0].pid} is measuring)" if ahead else ""
+        eta = f", about {len(ahead) * mean:.1f} s more" if mean and ahead else ""
+        what = _ticket_what(self.folder / ahead[0].name) if ahead else ""
+        held = f" (pid {ahead[0].pid} is measuring{' ' + what if what else ''})" if ahead else ""
         passing = f"; passing {self.passed[-1]}" if self.passed else ""
         return (f"GPU queue: {len(ahead)} measurement(s) ahead of yours{eta}{held}{passing}; "
-                f"waited {time.monotonic() - self.started:.1f} s")
+                f"waited {time.monotonic() - self.started:.1f} s: {WHY}")
 
     def _run(self) -> None:
         self._refresh.wait(SHOW_AFTER_S)
@@ -395,7 +413,7 @@ class _WaitLine:
         if self.shown or self.passed:
             passed = f"; passed {'; '.join(self.passed)}" if self.passed else ""
             _write_line(self.stream, f"GPU queue: waited {time.monotonic() - self.started:.1f} s for the GPU "
-                                     f"(up to {self.ahead} measurement(s) ahead){passed}; measuring now.")
+                                     f"(up to {self.ahead} measurement(s) ahead: {WHY}){passed}; measuring now.")
 
 
 # --------------------------------------------------------------------------- settings
@@ -441,8 +459,9 @@ def _forget_files_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_files_after_fork)
 
 
-def _take_ticket(folder: Path, key: str, stream: TextIO | None = None) -> tuple[int, int, Path]:
-    """A new ticket (number, locked fd, path), numbered after every ticket taken before."""
+def _take_ticket(folder: Path, key: str, stream: TextIO | None = None, what: str = "") -> tuple[int, int, Path]:
+    """A new ticket (number, locked fd, path), numbered after every ticket taken before; it holds ``what`` the
+    measurement is, for the waiting lines of those behind it."""
     meta_path = folder / f"{key}.meta"
     with _meta_mutex:
         meta = _meta_fds.get(meta_path)
@@ -458,6 +477,8 @@ def _take_ticket(folder: Path, key: str, stream: TextIO | None = None) -> tuple[
             _unlink_quietly(temporary)
             fd = open_shared(temporary)
             fcntl.flock(fd, fcntl.LOCK_EX)
+            if what:
+                os.write(fd, what[:WHAT_CHARS].encode(errors="replace"))
             path = folder / f"{key}.{seq:020d}.{os.getpid()}.ticket"
             os.rename(temporary, path)
         finally:
@@ -683,14 +704,14 @@ def measurement_slot(key: str | None = None, *, what: str = "", stream: TextIO |
     limit = hold_timeout()
     register_member(key)
     t0 = time.monotonic()
-    seq, fd, path = _take_ticket(folder, key, stream)
+    seq, fd, path = _take_ticket(folder, key, stream, what)
     line: _WaitLine | None = None
     t1 = t2 = None
     ahead = 0
     try:
         ahead = sum(1 for t in _tickets(folder, key) if t[0] < seq)
         if ahead:
-            line = _WaitLine(key, stream)
+            line = _WaitLine(key, stream, folder)
             try:
                 _wait_for_turn(folder, key, seq, limit, line)
             finally:
