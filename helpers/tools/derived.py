@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Callable
 
 from .. import lessons, paths
-from . import lesson_times
+from . import lesson_times, repository
 
 __all__ = ["Plan", "PLANS", "Problem", "plans", "sync", "stale", "COMMAND"]
 
 COMMAND = "python -m helpers sync"
-REPOSITORY = "OWNER/zero-copy-course"    # as CITATION.cff's repository-code; a fork replaces OWNER everywhere
 COLAB_METADATA = {"accelerator": "GPU", "colab": {"provenance": []}}
 _TIME = re.compile(r"(\*\*Time to complete:\*\*\s*)(\d+)(\s*minutes)")
 _HEADING = re.compile(r"^### (\d\d) · .*$", re.M)
@@ -91,8 +90,7 @@ def _readme_lessons() -> str:
 
 def _readme_colab() -> str:
     badge = "[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-    rows = [f"| {e.name} | {badge}(https://colab.research.google.com/github/{REPOSITORY}/blob/main/lessons/"
-            f"{e.name}.ipynb) |" for e in lessons.LESSONS]
+    rows = [f"| {e.name} | {badge}({repository.lesson_links(e.name)['Colab']}) |" for e in lessons.LESSONS]
     return "\n".join(["| Lesson | Colab |", "|---|---|", *rows])
 
 
