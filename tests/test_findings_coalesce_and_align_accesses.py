@@ -91,3 +91,18 @@ def test_requests_in_flight_quote_littles_law_and_say_when_tags_do_not_account_f
     assert ("fits the figures" in text) == near and ("do not account for it" in text) == (not near)
     rows = [dict(r, load_ns=r["load_ns"] / 3) if r.get("memory") == "zero_copy" else r for r in latency.rows]
     assert "do not account for it" in str(found.requests_in_flight(stride, replace(latency, rows=rows)))
+
+
+def test_device_baselines_quote_the_three_sweeps_and_say_a_gap_as_a_hypothesis():
+    from helpers import experiments
+    from helpers.findings import coalesce_and_align_accesses as found
+
+    s, o, w = (experiments.reference(n) for n in ("stride", "offset", "vector_width"))
+    rates = [found.useful(s, "device", stride=1), found.useful(o, "device", offset_floats=0),
+             found.useful(w, "device", vector_bytes=4)]
+    text = found.device_baselines(s, o, w)
+    assert all(f"{r:,.0f}" in text for r in rates)
+    assert ("likely cause" in text) == (max(rates) / min(rates) >= 1.05)
+    even = _scaled(o, rates[0] / rates[1], live=False, memory="device", offset_floats=0)
+    even_w = _scaled(w, rates[0] / rates[2], live=False, memory="device", vector_bytes=4)
+    assert "within 5 % of one another" in found.device_baselines(s, even, even_w)

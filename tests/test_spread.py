@@ -60,6 +60,7 @@ VERDICTS: list[tuple[str, str, Callable[[], Any]]] = [
      _reference("coalesce_and_align_accesses", "misalignment", "offset")),
     ("coalesce-and-align-accesses", "vector_width",
      _reference("coalesce_and_align_accesses", "vector_width", "vector_width")),
+    ("decide-when-zero-copy-wins", "out_of_core", _reference("decide_when_zero_copy_wins", "out_of_core", "out_of_core")),
 ]
 
 

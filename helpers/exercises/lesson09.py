@@ -241,7 +241,7 @@ def compare_prediction(predicted: Any, result: Any) -> str:
         why = (f"Counting sectors alone (the trace: {traced_sectors(1, 0)} per warp at stride 1, "
                f"{traced_sectors(32, 0)} at stride 32) would allow {sectors_only:.1%}; zero-copy fell below even "
                "that, because over PCIe every scattered float is also its own read request, and the rate of requests, "
-               "not the bytes, sets the limit (lesson 10 counts them).")
+               "not the bytes, sets the limit (the next lesson counts them).")
     elif measured > 1.25 * sectors_only:
         why = (f"Counting sectors alone would allow {sectors_only:.1%}; zero-copy did better, so at stride 1 it was "
                "not moving sector bytes at the link's full rate (fewer bytes in flight, or a shared GPU).")

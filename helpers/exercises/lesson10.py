@@ -94,8 +94,8 @@ def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
 
         what, addresses, size, h, got, want, span, lines, _ = wrong[0]
         if everywhere("touched"):
-            return _hint(f"for {what} you counted the touched sectors, not the span. Assumption 2: what does a "
-                         "line's completion carry when the touched sectors have gaps between them?",
+            return _hint(f"for {what} you counted the touched sectors, not the span. By the model of section 2, "
+                         "what does a line's completion carry when the touched sectors have gaps between them?",
                          "a line's completion carries every sector from the first to the last touched one, gaps "
                          "included: per line, last - first + 1.")
         if everywhere("sectors"):
@@ -180,7 +180,7 @@ _VARIANT_HINTS = {   # (question, smaller step)
     "lines": ("that is the trace's lines and spans, before the L2 merges warps' requests. What crosses the link, "
               "per section 3's counters?",
               "the model charges counts.requests read requests and the counts.request_sectors they ask for."),
-    "no_launch": ("every launch pays a fixed cost too (lesson 06): did you add model.launch_seconds?",
+    "no_launch": ("every launch pays a fixed cost too (measured with the bandwidth sweeps): did you add model.launch_seconds?",
                   "add model.launch_seconds on top of the largest term."),
     "no_h": ("each read request on the link also costs model.overhead_bytes. Where is that cost in your link "
              "term?", "the link term's bytes are the data (32 per requested sector) plus overhead_bytes per request."),
@@ -289,7 +289,7 @@ def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
                        "You made no prediction (predicted_median_error is still `...`). ")
         return lead + run
     if value > 1.5 * measured:
-        why = ("Two costs and three fitted numbers explain the held-out patterns better than you expected: counting "
+        why = ("Three costs and four fitted numbers explain the held-out patterns better than you expected: counting "
                "lines, spans and requests from the trace captures most of what stride and offset do.")
     elif value < measured / 1.5:
         why = ("You expected a closer fit than the model achieved" +
@@ -364,7 +364,15 @@ def check_predict_stride(predict: Callable[..., Any], *, sweep: Any = None, mode
     first = 4.0 * next(r["count"] / float(np.median(r["seconds"])) for r in _zero_copy(sweep) if r["stride"] == 1) / 1e9
     got: dict[int, float] = {}
     for stride in NEW_STRIDES:
-        value = predict(sweep, stride)
+        try:
+            value = predict(sweep, stride)
+        except (AttributeError, TypeError) as exc:
+            if not isinstance(exc, AttributeError) and "indices" not in str(exc):
+                raise
+            return _hint(f"your function raised {type(exc).__name__}: {exc}. The rows of "
+                         "`sweep.select(memory=\"zero_copy\")` are dicts: read their fields by key.",
+                         "write `row[\"stride\"]`, `row[\"count\"]` and `row[\"seconds\"]` (a list of every "
+                         "repeat's seconds; take its median).")
         if is_placeholder(value):
             return _not_yet("write the body of predict_useful_GBps (it still returns `...`): choose the sweep's rows "
                             "where every float needs a read request of its own, compute requests per second there, "

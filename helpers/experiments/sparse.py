@@ -1,8 +1,8 @@
 """Sparse data read once: copy the whole array then read it on the GPU, or read the touched elements in place
 (decide-when-zero-copy-wins).
 
-Thread t reads float ``t * stride`` of an ``nbytes`` array (``access_pattern.cu``'s ``read_strided``, lessons 09
-and 10). **copy_then_read** copies the whole array with a pinned ``memcpy_htod`` and reads the strided floats in
+Thread t reads float ``t * stride`` of an ``nbytes`` array (``access_pattern.cu``'s ``read_strided``, as in
+coalesce-and-align-accesses). **copy_then_read** copies the whole array with a pinned ``memcpy_htod`` and reads the strided floats in
 device memory; **zero_copy** reads the same floats through mapped memory, which fetches only the sectors they
 touch. The copy costs the same at every stride, zero-copy less the sparser the reads, so the two cross.
 

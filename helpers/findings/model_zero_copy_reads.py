@@ -358,7 +358,8 @@ def tags(fit: Fit, latency: Result) -> Text:
     in_flight = r * load_ns * 1e-9
     hold_ns = TAGS_10_BIT / r * 1e9
     above = in_flight > TAGS_10_BIT
-    text = (f"r = {r / 1e9:.3f} G requests/s and a dependent zero-copy load's latency of {load_ns:,.0f} ns "
+    fitted = f" (fitted on data/{fit.fit_name})" if fit.fit_name else ""
+    text = (f"r = {r / 1e9:.3f} G requests/s{fitted} and a dependent zero-copy load's latency of {load_ns:,.0f} ns "
             f"({_source(latency)}, {_lesson('measure-latency').label}) give r x latency = {in_flight:,.0f} requests in flight, if every "
             f"request held its tag for a load's whole round trip. {TAGS_10_BIT} tags at this rate would each be held "
             f"{hold_ns:,.0f} ns. ")
