@@ -24,12 +24,15 @@ ifeq ($(MODE),live)
 else
   EXTRAS := lab,test
 endif
-# `make book` and `make test-browser` add their own extras (pyproject.toml).
+# `make book`, `make slides` and `make test-browser` add their own extras (pyproject.toml).
 ifneq ($(filter book,$(MAKECMDGOALS)),)
   EXTRAS := $(EXTRAS),book
 endif
 ifneq ($(filter test-browser,$(MAKECMDGOALS)),)
   EXTRAS := $(EXTRAS),browser
+endif
+ifneq ($(filter slides test-browser,$(MAKECMDGOALS)),)
+  EXTRAS := $(EXTRAS),slides
 endif
 
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-k bandwidth -x"`.

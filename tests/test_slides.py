@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers.tools import slides
+from helpers.tools import slide_plan, slides
 
 pytest.importorskip("nbconvert", reason="nbconvert (installed with JupyterLab by `make setup`) builds the slides")
 
@@ -46,18 +46,64 @@ def test_lessons_are_chosen_by_number_or_name():
         raise AssertionError("a missing lesson must be refused")
 
 
-def test_a_lessons_deck_is_built_offline_with_its_figures_and_their_alt_text(tmp_path, monkeypatch):
+def test_the_lessons_carry_the_slide_types_for_rise_written_from_one_place():
+    """RISE presents a lesson live from its cells' slideshow metadata, which `python -m helpers.tools.slides --mark`
+    writes from slide_plan.plan; a lesson edited since says so here."""
+    from helpers import lessons
+
+    stale = []
+    for entry in lessons.LESSONS:
+        nb = nbformat.read(entry.notebook(), as_version=4)
+        written = [c.get("metadata", {}).get("slideshow", {}).get("slide_type") for c in nb.cells]
+        if written != slide_plan.plan(nb):
+            stale.append(entry.name)
+    assert not stale, f"run `python -m helpers.tools.slides --mark` (then commit the lessons): {stale}"
+
+
+def test_the_cut_starts_slides_at_sections_exercises_and_overflow():
+    nb = {"cells": [cell("markdown", "# 06 · Title\nintro"), cell("code", "%matplotlib inline\nimport helpers as zc\n"
+                                                                             "zc.start()"),
+                    cell("markdown", "## 1. A section"), cell("markdown", " ".join(["word"] * 100)),
+                    cell("markdown", " ".join(["more"] * 30)), cell("code", "x = 1", tags=["exercise"]),
+                    cell("markdown", "### Detail")]}
+    assert slide_plan.plan(nb) == ["slide", "subslide", "slide", "-", "subslide", "subslide", "subslide"]
+
+
+def test_a_long_text_is_cut_into_slides_within_the_budget():
+    table = "| a | b |\n|---|---|\n" + "\n".join(f"| row {i} | value {i} |" for i in range(60))
+    code = "```c\n" + "\n".join(f"int x{i} = {i}; // line {i}" for i in range(60)) + "\n```"
+    text = "## A\n\n" + ". ".join(["A sentence of some words here"] * 40) + "\n\n### B\n\n" + table + "\n\n" + code
+    pieces = slide_plan.split_markdown(text, 100)
+    assert len(pieces) > 4 and all(slide_plan.words(p) <= 100 for p in pieces)
+    assert pieces[0].startswith("## A") and any(p.startswith("### B") for p in pieces)
+    assert all(p.count("```") % 2 == 0 for p in pieces), "a code block was cut without closing its fence"
+    assert all("| a | b |\n|---|---|" in p for p in pieces if "| row" in p), "a table piece lost its header"
+
+
+def test_speaker_notes_come_from_the_instructor_guide():
+    notes = slide_plan.speaker_notes("06")
+    assert notes and "Objectives" in notes and "### 07" not in notes
+    assert slide_plan.speaker_notes("99") == ""
+
+
+def test_a_lessons_deck_is_built_offline_as_slides_within_the_word_budget(tmp_path, monkeypatch):
     for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):  # any web request would fail
         monkeypatch.setenv(proxy, "http://127.0.0.1:9")
     written = slides.build(["00"], tmp_path)
     assert written == [tmp_path / "00-start-here.slides.html"]
     deck = written[0].read_text(encoding="utf-8")
-    nb = nbformat.read(ROOT / "lessons" / "00-start-here.ipynb", as_version=4)
-    kinds = [slides.slide_type(c) for c in nb.cells]
-    assert deck.count("<section") == 2 * kinds.count("slide") + kinds.count("subslide")
+    # reveal.js is served from the build, with its licence; no script or style sheet comes from the network
+    for name in slides.REVEAL_FILES:
+        assert (tmp_path / slides.REVEAL / name).exists(), name
+    assert not re.findall(r'<(?:script|link)[^>]+(?:src|href)="(?:https?:)?//', deck)
+    assert f'src="{slides.REVEAL}/dist/reveal.js"' in deck and "Reveal.initialize" in deck
+    counts = slide_plan.slide_words(deck)
+    assert len([c for c in counts if c]) > 10 and max(counts) <= slide_plan.BUDGET, counts
+    notes = re.findall(r'<aside class="notes">(.*?)</aside>', deck, re.S)
+    assert notes and "l2_mib" in notes[0], "the title slide has no speaker notes from the instructor guide"
     images = re.findall(r"<img [^>]*>", deck)
     assert images and all('src="data:image/png;base64,' in i for i in images)
     assert all(re.search(r'alt="Diagram [^"]+"', i) for i in images), "a figure has no alt text"
-    assert "reveal.js" in deck and "Reveal.initialize" in deck
+    assert "%matplotlib inline" not in re.sub(r"<[^>]+>", "", deck), "a slide carries the set-up code"
     assert "00-start-here.slides.html" in (tmp_path / "index.html").read_text()
     assert json.loads((ROOT / "lessons" / "00-start-here.ipynb").read_text())["cells"][0].get("outputs") is None

@@ -1,15 +1,17 @@
 """An instructor's reveal.js deck per lesson (``make slides``): ``build/slides/NN-name.slides.html``.
 
     python -m helpers.tools.slides [--no-execute] [--output DIR] [LESSON ...]     (LESSON: an id, slug or file stem)
+    python -m helpers.tools.slides --mark                                         (write the lessons' slide types)
 
-Each lesson is executed (replay without a GPU, live with one; ``--no-execute`` keeps the code without outputs),
-cut into slides and converted with nbconvert's reveal.js exporter (``jupyter nbconvert --to slides``). The cut
-comes from the lesson's structure, so the lessons need no slide markup: the title cell and every ``##`` section
-start a slide, every ``###`` heading a sub-slide (below it, in reveal.js's second dimension), and every other cell
-follows on the slide before ("-"). An instructor can override any cell: a cell whose metadata already has
-``slideshow.slide_type`` keeps it, and the tags ``slide``, ``subslide``, ``fragment``, ``skip`` and ``notes`` set it.
-Figures keep their alt text (``helpers.display.alt_text``). Long slides scroll. Nothing is fetched while building: the
-deck loads reveal.js from its CDN when opened (``--reveal-prefix`` names a local copy instead).
+Each lesson is executed (replay without a GPU, live with one; ``--no-execute`` keeps the code without outputs), cut
+into slides of at most :data:`helpers.tools.slide_plan.BUDGET` words with the instructor guide's section as speaker
+notes (:func:`helpers.tools.slide_plan.deck_cells`), and converted with nbconvert's reveal.js exporter through the
+course's template (``templates/reveal_offline``). reveal.js itself is copied into the build from the sphinx-revealjs
+package (``reveal.js/``, with its licence), so a deck opens as slides offline: nothing is fetched when building or
+presenting. Figures keep their alt text (``helpers.display.alt_text``). To present a lesson live, open it in
+JupyterLab and press RISE's button (the ``lab`` extra installs jupyterlab-rise): it reads the slide types that
+``--mark`` writes into the lessons from :func:`helpers.tools.slide_plan.plan`; an instructor's own ``slideshow``
+metadata or tag (``slide``, ``subslide``, ``fragment``, ``skip``, ``notes``) is what :func:`slide_type` reads.
 """
 
 from __future__ import annotations
@@ -20,10 +22,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import shutil
+
 from .. import lessons as course_lessons, paths
 from ..errors import CourseError
+from . import slide_plan
+from .slide_plan import TYPES
 
-TYPES = ("slide", "subslide", "fragment", "skip", "notes", "-")
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+REVEAL = "reveal.js"   # the folder beside the decks that holds reveal.js
+# reveal.js's files a deck needs (nbconvert's template names them), from the sphinx-revealjs package
+REVEAL_FILES = ("LICENSE", "dist/reveal.js", "dist/reveal.css", "dist/theme/white.css",
+                "dist/theme/fonts/source-sans-pro", "plugin/notes/notes.js")
 
 
 class SlidesError(CourseError):
@@ -65,10 +75,38 @@ def lessons(names: list[str] | None = None, folder: Path | None = None) -> list[
         raise SlidesError(f"no lesson {exc.args[0]!r}: give its number (06) or name ({first}).") from None
 
 
+def reveal_source() -> Path:
+    """reveal.js's files as the sphinx-revealjs package ships them (``make slides`` installs it)."""
+    try:
+        import sphinx_revealjs
+    except ImportError:
+        raise SlidesError("the decks serve reveal.js from the sphinx-revealjs package, which is not installed: run "
+                          "`make slides`, or `pip install -e '.[slides]'`.") from None
+    folder = Path(sphinx_revealjs.__file__).resolve().parent / "_static" / "revealjs"
+    missing = [name for name in REVEAL_FILES if not (folder / name).exists()]
+    if missing:
+        raise SlidesError(f"sphinx-revealjs lacks reveal.js's {missing} in {folder}; reinstall it.")
+    return folder
+
+
+def copy_reveal(output: Path) -> Path:
+    """Copy the reveal.js files a deck loads into ``output/reveal.js``; return that folder."""
+    source, target = reveal_source(), output / REVEAL
+    for name in REVEAL_FILES:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source / name, target / name)
+    return target
+
+
 def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> str:
-    """The reveal.js HTML of one lesson (executed first unless ``execute`` is False)."""
+    """The reveal.js HTML of one lesson (executed first unless ``execute`` is False), cut by
+    :func:`helpers.tools.slide_plan.deck_cells`."""
     import nbformat
     from nbconvert import SlidesExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
 
     from ..display import alt_text
     from .book import BookError, execute as run_all
@@ -80,18 +118,23 @@ def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> 
         except BookError as exc:
             raise SlidesError(f"{path.name}: {exc}") from None
         alt_text.embed_in_html(nb)
-    exporter = SlidesExporter(reveal_scroll=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    if reveal_prefix:
-        exporter.reveal_url_prefix = reveal_prefix
-    body, _ = exporter.from_notebook_node(mark(nb))
+    cut = slide_plan.deck_cells(nb, course_lessons.find(path.stem).id)
+    exporter = SlidesExporter(template_name="reveal_offline", extra_template_basedirs=[str(TEMPLATES)],
+                              exclude_input_prompt=True, exclude_output_prompt=True)
+    exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags={"remove_input"}), enabled=True)
+    exporter.reveal_url_prefix = reveal_prefix or REVEAL
+    body, _ = exporter.from_notebook_node(mark(cut))
     return body
 
 
 def build(names: list[str] | None = None, output: Path | None = None, execute: bool = True,
           reveal_prefix: str | None = None) -> list[Path]:
-    """Write one deck per lesson into ``output`` (default ``build/slides/``) and an index page; return the decks."""
+    """Write one deck per lesson into ``output`` (default ``build/slides/``), reveal.js beside them (unless
+    ``reveal_prefix`` names another copy) and an index page; return the decks."""
     output = output or paths.BUILD / "slides"
     output.mkdir(parents=True, exist_ok=True)
+    if not reveal_prefix:
+        copy_reveal(output)
     written = []
     for path in lessons(names):
         target = output / f"{path.stem}.slides.html"
@@ -101,6 +144,8 @@ def build(names: list[str] | None = None, output: Path | None = None, execute: b
                       for p in sorted(output.glob("*.slides.html")))
     (output / "index.html").write_text(f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                                        f"<title>Slides</title></head><body><h1>Slides, one deck per lesson</h1>"
+                                       f"<p>Press S in a deck for the speaker notes (from the instructor guide), "
+                                       f"Esc for an overview. reveal.js: {REVEAL}/LICENSE.</p>"
                                        f"<ul>\n{items}\n</ul></body></html>\n", encoding="utf-8")
     return written
 
@@ -110,8 +155,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("lessons", nargs="*", help="lessons to convert (default: all), e.g. 06")
     parser.add_argument("--no-execute", action="store_true", help="keep the code without running it")
     parser.add_argument("--output", type=Path, help="folder for the decks (default: build/slides)")
-    parser.add_argument("--reveal-prefix", help="where the decks load reveal.js from (default: a CDN)")
+    parser.add_argument("--reveal-prefix", help=f"where the decks load reveal.js from (default: {REVEAL}/, copied "
+                        "beside them)")
+    parser.add_argument("--mark", action="store_true", help="write the slide types into the lessons (for RISE) and "
+                        "build nothing")
     args = parser.parse_args(argv)
+    if args.mark:
+        for path in slide_plan.mark_lessons(lessons(args.lessons) if args.lessons else None):
+            print(f"marked {path.name}")
+        return 0
     try:
         written = build(args.lessons, args.output, not args.no_execute, args.reveal_prefix)
     except CourseError as exc:
