@@ -78,4 +78,4 @@ def test_two_panel_figures_are_marked_to_stay_legible_on_a_phone():
     assert book.mark_wide_figures(nb) == 1
     assert 'class="zc-wide"' in nb.cells[0].outputs[0].data["text/html"]
     assert "zc-wide" not in nb.cells[1].outputs[0].data["text/html"]
-    assert "img.zc-wide" in book.CSS and "max-width: 640px" in book.CSS
+    assert "img.zc-wide" in book.CSS and "max-width: 640px" in book.CSS and "overflow-wrap: anywhere" in book.CSS

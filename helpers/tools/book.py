@@ -177,11 +177,14 @@ def footer() -> str:
 # and long names scroll instead of running off the page.
 CSS = """\
 .cell_output { overflow-x: auto; }
-.cell_output table { display: block; overflow-x: auto; max-width: 100%; }
-.cell_output td, .cell_output th { overflow-wrap: anywhere; }
+article table { display: block; overflow-x: auto; max-width: 100%; }
+article td, article th { overflow-wrap: break-word; }
+article code.literal, article code.literal .pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 @media (max-width: 640px) {
-  .cell_output img.zc-wide { max-width: none !important; width: 600px; }
-  .cell_output table { font-size: 0.8em; }
+  .cell_output img.zc-wide { max-width: none !important; width: 190vw; }   /* a panel about a screen wide */
+  article table { font-size: 0.8em; }
+  article h1 { font-size: 1.7rem; }
+  article h2 { font-size: 1.35rem; }
 }
 """
 
@@ -220,7 +223,7 @@ make lab     # sets everything up and opens lesson 00 in JupyterLab
 ```
 
 In the browser, nothing to install: [open the course on Binder]({repository.lesson_links("00-start-here")["Binder"]})
-(JupyterLab, replay mode), or open one lesson in [Colab]({repository.lesson_links("00-start-here")["Colab"]}) (a T4
+(JupyterLab without a GPU, so it replays), or open one lesson in [Colab]({repository.lesson_links("00-start-here")["Colab"]}) (a T4
 GPU when you choose a GPU runtime; the [README]({url}#on-colab) gives the set-up cell). Each lesson page has the
 same launch buttons at its top (the rocket icon). Instructors: the [instructor guide](lessons/instructor-guide.md),
 and the slides (`make slides`, or present the lessons live in JupyterLab with RISE).

@@ -1,0 +1,120 @@
+"""The built site and decks as a learner and an instructor meet them in Chromium (issue 33; `make test-browser`
+after `make book` and `make slides`, as .ci/run does).
+
+Every page of the book leads to the course (repository, issues, edit, licence; launch buttons on the lessons); on
+a phone's 420 px a page says the mode once, shows no path of the recording machine and does not run off the
+screen; every deck opens offline as reveal.js slides, none over the word budget besides its speaker notes.
+Screenshots at 1366 and 420 px of the index and lessons 00, 06, 09, 10, 12 and 15 go to build/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.tools import book, repository, slide_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOK = ROOT / "build" / "book"
+SLIDES = ROOT / "build" / "slides"
+SHOTS = ROOT / "build" / "screenshots"
+PAGES = ["index", "lessons/00-start-here", "lessons/06-measure-bandwidth", "lessons/09-coalesce-and-align-accesses",
+         "lessons/10-model-zero-copy-reads", "lessons/12-decide-when-zero-copy-wins",
+         "lessons/15-take-zero-copy-beyond-one-pcie-gpu"]
+
+
+def _built(folder: Path, target: str) -> Path:
+    if not (folder / "index.html").exists():
+        pytest.skip(f"no {folder.relative_to(ROOT)}: run `make {target}` first")
+    return folder
+
+
+def offline_page(browser: Any, width: int) -> tuple[Any, list[str]]:
+    """A page at ``width`` px on which every web request is refused and noted."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    asked: list[str] = []
+
+    def refuse(route: Any) -> None:
+        if route.request.url.startswith(("http://", "https://")):
+            asked.append(route.request.url)
+            route.abort()
+        else:
+            route.continue_()
+
+    page.route("**/*", refuse)
+    return page, asked
+
+
+def test_every_page_of_the_book_leads_to_the_course():
+    site = _built(BOOK, "book")
+    url = repository.url()
+    pages = [site / "index.html", *sorted((site / "lessons").glob("*.html"))]
+    assert len(pages) > 16
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        name = page.relative_to(site)
+        assert f'href="{url}"' in html, f"{name}: no link to the repository"
+        assert f"{url}/issues" in html, f"{name}: no link to open an issue"
+        assert "CC BY 4.0" in html and "MIT licence" in html, f"{name}: no licence in the footer"
+        assert "The course's authors" not in html
+        if (ROOT / "lessons" / f"{page.stem}.ipynb").exists():
+            links = repository.lesson_links(page.stem)
+            assert "mybinder.org/v2/gh/" in html and "colab.research.google.com/github/" in html, \
+                f"{name}: no launch buttons"
+            assert f"{url}/edit/{repository.BRANCH}/lessons/{page.stem}.ipynb" in html, f"{name}: no edit link"
+            assert links["Colab"].split("/blob/")[1] in html
+    index = re.sub(r"<[^>]+>", "", (site / "index.html").read_text(encoding="utf-8"))
+    assert f"git clone {url}.git" in index and "make lab" in index
+
+
+@pytest.mark.parametrize("width", [1366, 420])
+def test_pages_read_at_a_desk_and_on_a_phone(browser, width):
+    site = _built(BOOK, "book")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page, asked = offline_page(browser, width)
+    for name in PAGES:
+        page.goto((site / f"{name}.html").as_uri())
+        page.wait_for_load_state("load")
+        text = page.inner_text("main")
+        assert "/tmp/" not in text, f"{name}: a temporary path of the recording machine"
+        article = page.inner_text("article")
+        top = article.split(page.locator("article h2").first.inner_text())[0]   # what comes before section 1
+        # the session table's "mode" row, the old note's "in replay mode" and mode.describe()'s "Mode: replay"
+        said = len(re.findall(r"(?m)^mode\s*$|\bin (?:replay|live) mode\b|Mode: (?:replay|live)", top))
+        assert said <= 1, f"{name}: before its first section the page says the mode {said} times"
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 2, f"{name} at {width} px runs {overflow} px off the screen"
+        page.screenshot(path=str(SHOTS / f"{name.split('/')[-1][:2]}-{width}.png"), full_page=False)
+    page.context.close()
+
+
+def test_every_deck_opens_offline_as_slides_within_the_word_budget(browser):
+    decks = sorted(_built(SLIDES, "slides").glob("*.slides.html"))
+    assert decks, "make slides wrote no deck"
+    page, asked = offline_page(browser, 1366)
+    for deck in decks:
+        page.goto(deck.as_uri())
+        page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=30_000)
+        assert page.evaluate("Reveal.getTotalSlides()") > 5, f"{deck.name} is not a deck of slides"
+        html = page.evaluate("document.querySelector('.reveal .slides').outerHTML")
+        counts = slide_plan.slide_words(html)
+        worst = max(counts)
+        assert worst <= slide_plan.BUDGET, f"{deck.name}: a slide holds {worst} words"
+        assert '<aside class="notes">' in html, f"{deck.name} has no speaker notes"
+        if deck.name.startswith("06-"):
+            page.evaluate("Reveal.slide(0, 0)")
+            page.screenshot(path=str(SHOTS.parent / "slides-06-title.png"))
+    assert not asked, f"a deck asked the network for {sorted(set(asked))[:5]}"
+    page.context.close()
+
+
+def test_the_site_says_how_it_was_built_with_the_courses_paths():
+    site = _built(BOOK, "book")
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "How this site was built" in index and "/tmp/" not in index
+    assert re.search(r"data/[\w.-]+\.json", index)
+    assert book.AUTHORS in index
