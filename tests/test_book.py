@@ -79,3 +79,11 @@ def test_two_panel_figures_are_marked_to_stay_legible_on_a_phone():
     assert 'class="zc-wide"' in nb.cells[0].outputs[0].data["text/html"]
     assert "zc-wide" not in nb.cells[1].outputs[0].data["text/html"]
     assert "img.zc-wide" in book.CSS and "max-width: 640px" in book.CSS and "overflow-wrap: anywhere" in book.CSS
+
+
+def test_a_link_to_a_repository_file_outside_the_book_goes_to_github():
+    text = "see [`values.yaml`](../binder/jupyterhub/values.yaml#L3) and [lesson 06](06-measure-bandwidth.ipynb)"
+    linked = book.link_repository_files(text)
+    assert f"]({repository.url()}/blob/{repository.BRANCH}/binder/jupyterhub/values.yaml#L3)" in linked
+    assert "](06-measure-bandwidth.ipynb)" in linked
+    assert f"]({repository.url()}/tree/{repository.BRANCH}/data)" in book.link_repository_files("[d](../data)")

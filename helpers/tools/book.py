@@ -193,6 +193,18 @@ def _toc(names: list[str]) -> str:
     return "format: jb-book\nroot: index\nchapters:\n" + "".join(f"  - file: lessons/{n}\n" for n in names)
 
 
+def link_repository_files(text: str) -> str:
+    """Markdown links from a lesson or page to a file of the repository outside the book (``../binder/...``) as
+    links to that file on GitHub (:mod:`helpers.tools.repository`), so that every link of the site resolves."""
+    def outside(match: re.Match[str]) -> str:
+        target = match.group(1)
+        relative = (paths.LESSONS / target).resolve().relative_to(paths.ROOT).as_posix()
+        kind = "tree" if (paths.ROOT / relative).is_dir() else "blob"
+        return f"]({repository.url()}/{kind}/{repository.BRANCH}/{relative}{match.group(2) or ''})"
+
+    return re.sub(r"\]\((\.\./(?!lessons/)[^)#\s]+)(#[^)\s]*)?\)", outside, text)
+
+
 def companion_pages(lessons: Path | None = None) -> list[Path]:
     """The Markdown pages beside the lessons (the glossary, the instructor guide), which the lessons link to."""
     return sorted((lessons or paths.LESSONS).glob("*.md"))
@@ -273,13 +285,17 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
             mark_wide_figures(nb)
             title_at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
             nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
+            for cell in nb.cells:
+                if cell.cell_type == "markdown":
+                    cell.source = link_repository_files(cell.source)
             nbformat.write(nb, source / "lessons" / path.name)
     (source / "_static").mkdir()
     (source / "_static" / "course.css").write_text(CSS, encoding="utf-8")
     (source / "_config.yml").write_text(_config("CUDA zero-copy memory"), encoding="utf-8")
     pages = companion_pages(lessons)
     for page in pages:
-        shutil.copy(page, source / "lessons" / page.name)
+        (source / "lessons" / page.name).write_text(link_repository_files(page.read_text(encoding="utf-8")),
+                                                    encoding="utf-8")
     (source / "_toc.yml").write_text(_toc([p.stem for p in notebook_paths] + [p.stem for p in pages]), encoding="utf-8")
     (source / "index.md").write_text(_index(rows), encoding="utf-8")
 
