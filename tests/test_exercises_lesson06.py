@@ -15,6 +15,8 @@ from typical_wrong import Typical, fixed
     (lambda nbytes, t0, peak_GBps: nbytes / t0 / 1e9, "never flattens"),
     (lambda nbytes, t0, peak_GBps: nbytes / (t0 + nbytes / peak_GBps) / 1e9, "units"),
     (lambda nbytes, t0, peak_GBps: nbytes / (t0 + nbytes / (peak_GBps * 1e9)), "units"),
+    # GB/s taken as bytes/s and the rate left in bytes/s: the two slips cancel to about the peak (a learner's walk)
+    (lambda nbytes, t0, peak_GBps: nbytes / (t0 + nbytes / peak_GBps), "not in seconds"),
     (lambda nbytes, t0, peak_GBps: nbytes / t0 / 1e9 + peak_GBps, "rates do not add"),
 ])
 def test_model_GBps_hints(wrong, phrase):

@@ -46,6 +46,9 @@ def test_platform_class_matches_the_doctor():
     (lambda z, m: lesson15.passes_rule(z, m) or 99, "can it ever catch up"),
     (lambda z, m: None if lesson15.passes_rule(z, m) == 7 else lesson15.passes_rule(z, m), "does catch up"),
     (lambda z, m: (lesson15.passes_rule(z, m) or 0) - 0.5 if lesson15.passes_rule(z, m) else None, "whole passes"),
+    # the crossing rounded to the nearest pass instead of the first whole pass past it (a learner's walk)
+    (lambda z, m: round(1 + (m[0] - z[0]) / ((z[1] - z[0]) / 7 - (m[1] - m[0]) / 7))
+     if (m[1] - m[0]) < (z[1] - z[0]) else None, "FIRST whole k"),
 ])
 def test_passes_until_migration_wins_hints(wrong, phrase):
     feedback = exercises.check("15", "passes_until_migration_wins", wrong)

@@ -85,7 +85,7 @@ def test_staging_is_judged_against_the_committed_records(copies):
                 else "does not explain" if gap > 0 else "explains")
     assert verdict == expected
     text = said.staging(copies)
-    assert f"across {across.count} runs" in text and f"from {across.low:+.1f} to {across.high:+.1f} ms" in text
+    assert f"across the {across.count} committed H200 records that hold the host copy" in text and f"from {across.low:+.1f} to {across.high:+.1f} ms" in text
     assert f"**{verdict}**" in text
 
 

@@ -184,8 +184,10 @@ def check_staged_seconds(staged_seconds: Callable[[int, int, float, float], floa
         whole, chunked = (float(staged_seconds(n, c, host, dma)) for c in (n, 2**21))
         extra = (f" Fed this run's rates for {n / 2**20:.0f} MiB (host memcpy {host:.1f} GB/s, pinned DMA "
                  f"{dma:.1f} GB/s), it gives {whole * 1e3:.1f} ms staged in one piece and {chunked * 1e3:.1f} ms in "
-                 f"2 MiB chunks (a size picked for this exercise: the CUDA documentation does not give the driver's); "
-                 f"the measured pageable copy took {pageable * 1e3:.1f} ms.")
+                 f"2 MiB chunks (a size picked for this exercise: the CUDA documentation does not give the driver's), "
+                 f"{(chunked - max(n / (host * 1e9), n / (dma * 1e9))) * 1e3:.1f} ms above the slower copy alone (the "
+                 f"staging cell's 'overlapped'): the chunk that fills the pipeline; the measured pageable copy took "
+                 f"{pageable * 1e3:.1f} ms.")
     return _correct("a pipeline runs at its slowest stage once it is full, so chunked staging costs about the slower "
                     "of the two copies, plus one chunk of the faster to fill it." + extra)
 
@@ -223,7 +225,8 @@ def compare_prediction(predicted_speedup: Any, copies: Any) -> Text:
         return Text(f"You predicted {guess:g}x; {said} Off by a factor of {max(off, 1 / off):.1f} from this run, "
                     f"but inside the records' range. {records}")
     if off < 1:
-        why = ("the pageable copy was slower than you expected: the next cell asks whether a second, CPU copy into a "
+        why = ("the pageable copy was slower than you expected: the staging question after the table asks whether "
+               "a second, CPU copy into a "
                "staging buffer explains it.")
     else:
         why = ("the pageable copy was faster than you expected, or the pinned one slower: a pinned copy is capped "

@@ -54,6 +54,12 @@ def check_model_GBps(model_GBps: Callable[[float, float, float], Any], *, stream
         want = _model(nbytes, t0, peak)
         if math.isclose(got, want, rel_tol=1e-6):
             continue
+        mixed = nbytes / (t0 + nbytes / peak)  # peak_GBps taken as bytes per second: t0 all but vanishes
+        if got != peak and (math.isclose(got, mixed, rel_tol=1e-12) or math.isclose(got, mixed / GB, rel_tol=1e-12)):
+            return _hint(f"for {nbytes} bytes you returned {got:.4g}: mind the units. Your time adds t0 (seconds) "
+                         "to nbytes / peak_GBps, which is not in seconds. In which unit is peak_GBps?",
+                         "peak_GBps is in GB/s, 10^9 bytes per second: the bytes take nbytes / (peak_GBps * 1e9) "
+                         "seconds; then return the rate in GB/s.")
         if math.isclose(got, peak, rel_tol=1e-6):
             return _hint("your model always gives the peak: it leaves out the fixed cost t0. Why does every "
                          "curve of section 3 start low at 4 KiB?",

@@ -294,11 +294,25 @@ def class_result(name: str) -> Result | None:
     return replayed
 
 
+def _requested(found: Result, params: dict[str, Any]) -> Result:
+    """A replayed size sweep narrowed to the sizes the call asked for, where the record holds every one of them
+    (``memcpy(sizes=[1 << 28])`` replays the 256 MiB rows, not the whole sweep); any other replay as recorded."""
+    sizes = params.get("sizes")
+    if not sizes or not found.rows or not all("nbytes" in r for r in found.rows):
+        return found
+    wanted = {int(n) for n in sizes}
+    if not wanted <= {int(r["nbytes"]) for r in found.rows}:
+        return found
+    from dataclasses import replace
+
+    return replace(found, rows=[r for r in found.rows if int(r["nbytes"]) in wanted])
+
+
 def run(name: str, params: dict[str, Any], measure: Callable[..., list[Row]]) -> Result:
     """Measure live, or replay the recording of ``name``: the mode is decided in one place (and, under
     the class setting, :func:`class_result`)."""
     if not detect().live:
-        return _reference(name)
+        return _requested(_reference(name), params)
     shown = class_result(name)
     if shown is not None:
         _log_result(shown, "class-record" if shown.class_record else "reference")

@@ -237,8 +237,8 @@ def staging(copies: Result, across: spread.Range | None = None) -> Text:
             f"{gap['pageable'] * 1e3:.1f} ms (median). ")
     gap_ms, across, verdict = staging_verdict(copies, across)
     low, high, own = _own_spread_ms(copies, gap_ms)
-    records = (f"across {across.count} runs (the committed H200 records"
-               f"{' and this one' if copies.live else ''}) the same gap ran from {across.low:+.1f} to "
+    records = (f"across the {across.count - (1 if copies.live else 0)} committed H200 records that hold the host "
+               f"copy{' and this run' if copies.live else ''}, the same gap ran from {across.low:+.1f} to "
                f"{across.high:+.1f} ms")
     if verdict == "does not explain":
         return Text(head + f"The pageable copy took {gap_ms:.1f} ms longer than both copies in series, beyond its "

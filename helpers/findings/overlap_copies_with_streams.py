@@ -111,8 +111,9 @@ def against(e2e: Result, pipelined: Result) -> Text:
     r = rates(e2e)
     fair = _rate(pipelined, _best(pipelined, "chunked_overlap"))
     zc_big = _rate(pipelined, pipelined.one(method="zero_copy"))
-    return Text(f"Against copies without overlap, zero-copy moved {r['zero_copy'] / r['copy']:.2f}x the bytes per "
-                f"second; against the pipelined copies, {zc_big / fair:.2f}x.")
+    small, big = _pow2(r["n"]), _pow2(pipelined.params["n"])
+    return Text(f"Against copies without overlap (both at n = {small}), zero-copy moved {r['zero_copy'] / r['copy']:.2f}x "
+                f"the bytes per second; against the pipelined copies (both at n = {big}), {zc_big / fair:.2f}x.")
 
 
 def seen(e2e: Result, memcpy: Result, pipelined: Result) -> Text:
