@@ -40,7 +40,7 @@ def test_draw_warp_returns_a_figure_without_a_display(model) -> None:
     title = fig.axes[0].get_title()
     assert "32 sectors" in title and "8 lines" in title and "GB/s" in title
     assert len(fig.axes[0].get_yticklabels()) == 8
-    assert "1 lines" in draw_warp(1, 0, 1, model).axes[0].get_title()
+    assert "1 line\n" in draw_warp(1, 0, 1, model).axes[0].get_title()  # one line, not "1 lines"
 
 
 def test_sector_explorer_builds_a_widget(model) -> None:
