@@ -13,32 +13,6 @@ from helpers.exercises import lesson01
 from typical_wrong import Typical, fixed
 
 
-@pytest.mark.parametrize("wrong, phrase", [
-    (lambda address, nbytes, page_size: nbytes // page_size, "rounds down"),
-    (lambda address, nbytes, page_size: -(-nbytes // page_size), "starts on a page boundary"),
-    (lambda address, nbytes, page_size: (address + nbytes) // page_size - address // page_size + 1, "off-by-one"),
-    (lambda address, nbytes, page_size: (address + nbytes - 1) // page_size - address // page_size, "off-by-one"),
-    (lambda address, nbytes, page_size: (address + nbytes - 1) // 4096 - address // 4096 + 1, "ignored page_size"),
-    (lambda address, nbytes, page_size: (address + nbytes - 1) / page_size - address / page_size + 1, "`//`"),
-])
-def test_pages_spanned_hints(wrong, phrase):
-    feedback = exercises.check("01", "pages_spanned", wrong)
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
-
-
-@pytest.mark.parametrize("wrong, phrase", [
-    (lambda entry: (bool(entry >> 62 & 1), entry & ((1 << 55) - 1)), "bit 62"),
-    (lambda entry: (entry >> 63, entry & ((1 << 54) - 1)), "bits 0-53"),
-    (lambda entry: (entry >> 63, entry), "flag bits"),
-    (lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) * 4096), "physical address"),
-    (lambda entry: (entry >> 63, float(entry & ((1 << 55) - 1))), "integer operators"),
-    (lambda entry: entry >> 63, "pair"),
-])
-def test_decode_entry_hints(wrong, phrase):
-    feedback = exercises.check("01", "decode_entry", wrong)
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
-
-
 def test_a_function_returning_the_placeholder_is_not_yet():
     assert exercises.check("01", "pages_spanned", lambda a, n, p: ...).status == "not yet"
     assert exercises.check("01", "decode_entry", lambda e: ...).status == "not yet"
@@ -65,8 +39,9 @@ def test_the_mlock_prediction_says_no_prediction_then_compares():
 
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
-# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
-# smaller step, then the way to the solution.
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
+# its phrase, the mistake it names), then a smaller step, then the way to the solution. This is the lesson's one
+# list of wrong answers: a new hint gets its entry here, not a test of its own.
 
 
 def _off_by_one_pages(address: int, nbytes: int, page_size: int) -> int:
@@ -75,12 +50,26 @@ def _off_by_one_pages(address: int, nbytes: int, page_size: int) -> int:
 
 TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("01", "pages_spanned"): [
-        Typical(fixed(_off_by_one_pages), ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES),
+        Typical(fixed(_off_by_one_pages), ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES,
+                phrase="off-by-one"),
         Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size + 3),
-                ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES)],
+                ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES),
+        Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size), phrase="rounds down"),
+        Typical(fixed(lambda address, nbytes, page_size: -(-nbytes // page_size)), phrase="starts on a page boundary"),
+        Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // page_size - address // page_size),
+                phrase="off-by-one"),
+        Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // 4096 - address // 4096 + 1),
+                phrase="ignored page_size"),
+        Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) / page_size - address / page_size + 1),
+                phrase="`//`")],
     ("01", "decode_entry"): [
         Typical(fixed(lambda entry: (entry >> 63, entry & ((1 << 54) - 1))), ("(1 << 55) - 1",),
-                lambda: [(e,) for e in lesson01.ENTRY_CASES]),
+                lambda: [(e,) for e in lesson01.ENTRY_CASES], phrase="bits 0-53"),
         Typical(fixed(lambda entry: (entry >> 63, entry >> 1)), ("(1 << 55) - 1",),
-                lambda: [(e,) for e in lesson01.ENTRY_CASES])],
+                lambda: [(e,) for e in lesson01.ENTRY_CASES]),
+        Typical(fixed(lambda entry: (bool(entry >> 62 & 1), entry & ((1 << 55) - 1))), phrase="bit 62"),
+        Typical(fixed(lambda entry: (entry >> 63, entry)), phrase="flag bits"),
+        Typical(fixed(lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) * 4096)), phrase="physical address"),
+        Typical(fixed(lambda entry: (entry >> 63, float(entry & ((1 << 55) - 1)))), phrase="integer operators"),
+        Typical(fixed(lambda entry: entry >> 63), phrase="pair")],
 }

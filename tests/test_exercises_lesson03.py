@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import pytest
-
 from helpers import exercises
 from helpers.memory import pages
 from helpers.exercises import lesson03
@@ -28,21 +26,6 @@ def _with_none(fn):
     return wrapped
 
 
-@pytest.mark.parametrize("wrong, phrase", [
-    (_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE]), "frame number"),
-    (_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE), "offset inside the page"),
-    (_with_none(lambda address, start, pfns: pfns[0] * PAGE + (address - start)), "consecutive"),
-    (lambda address, start, pfns: pfns[address // PAGE] * PAGE + address % PAGE, "IndexError"),
-    (_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE + address), "more than the offset"),
-    (_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE + address % PAGE + 0.0),
-     "integer arithmetic"),
-    (lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE + address % PAGE, "no frame"),
-])
-def test_physical_address_hints(wrong, phrase):
-    feedback = exercises.check("03", "physical_address", wrong)
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
-
-
 def _consecutive_either_way(address, pfns):
     return len(pages.frame_runs(pfns)) == 1
 
@@ -57,18 +40,6 @@ def _aligned_only(address, pfns):
 
 def _requires_alignment(address, pfns):
     return address % lesson03.HUGE_PAGE_SIZE == 0 and pages.huge_page_possible(address, pfns)
-
-
-@pytest.mark.parametrize("wrong, phrase", [
-    (_consecutive_either_way, "ASCEND"),
-    (_ascending_only, "wrong place in their 2 MiB block"),
-    (_aligned_only, "check every page"),
-    (_requires_alignment, "middle of a huge page"),
-    (lambda address, pfns: 1, "True or False"),
-])
-def test_could_be_huge_hints(wrong, phrase):
-    feedback = exercises.check("03", "could_be_huge", wrong)
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
 
 
 def test_the_solutions_agree_with_the_helpers_on_the_recorded_walks():
@@ -95,8 +66,9 @@ def test_compare_prediction_untouched_and_answered():
 
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
-# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
-# smaller step, then the way to the solution.
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
+# its phrase, the mistake it names), then a smaller step, then the way to the solution. This is the lesson's one
+# list of wrong answers: a new hint gets its entry here, not a test of its own.
 
 
 def _physical_cases() -> list[tuple]:
@@ -115,8 +87,28 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                       else pfns[(address - start) // 4096] * 4096),
                 ("address % PAGE", "(address - start) // PAGE"), _physical_cases),
         Typical(fixed(lambda address, start, pfns: None if pfns[0] is None else pfns[0] * 4096 + address % 4096),
-                ("address % PAGE", "(address - start) // PAGE"), _physical_cases)],
+                ("address % PAGE", "(address - start) // PAGE"), _physical_cases),
+        Typical(fixed(_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE])),
+                phrase="frame number"),
+        Typical(fixed(_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE)),
+                phrase="offset inside the page"),
+        Typical(fixed(_with_none(lambda address, start, pfns: pfns[0] * PAGE + (address - start))),
+                phrase="consecutive"),
+        Typical(fixed(lambda address, start, pfns: pfns[address // PAGE] * PAGE + address % PAGE),
+                phrase="IndexError"),
+        Typical(fixed(_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE + address)),
+                phrase="more than the offset"),
+        Typical(fixed(_with_none(lambda address, start, pfns:
+                                 pfns[(address - start) // PAGE] * PAGE + address % PAGE + 0.0)),
+                phrase="integer arithmetic"),
+        Typical(fixed(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE + address % PAGE),
+                phrase="no frame")],
     ("03", "could_be_huge"): [
         Typical(fixed(lambda address, pfns: address % (2 << 20) == 0), ("pfns[0] + i",),
-                lambda: [(a, p) for _, a, p in lesson03._huge_cases()])],
+                lambda: [(a, p) for _, a, p in lesson03._huge_cases()]),
+        Typical(fixed(_consecutive_either_way), phrase="ASCEND"),
+        Typical(fixed(_ascending_only), phrase="wrong place in their 2 MiB block"),
+        Typical(fixed(_aligned_only), phrase="check every page"),
+        Typical(fixed(_requires_alignment), phrase="middle of a huge page"),
+        Typical(fixed(lambda address, pfns: 1), phrase="True or False")],
 }

@@ -36,16 +36,34 @@ def test_the_prediction_follows_a_run_that_was_not_refused():
 
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
-# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
-# smaller step, then the way to the solution.
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
+# its phrase, the mistake it names), then a smaller step, then the way to the solution. This is the lesson's one
+# list of wrong answers: a new hint gets its entry here, not a test of its own.
+
+def _add(old: str, new: str, phrase: str, keys: tuple[str, ...] = ()) -> Typical:
+    return Typical(edited("05", "add_on_gpu", "add_on_gpu", old, new), keys, phrase=phrase)
+
+
+def _saxpy(old: str, new: str, phrase: str | None = None, keys: tuple[str, ...] = ()) -> Typical:
+    return Typical(edited("05", "saxpy", "SAXPY_SOURCE", old, new), keys, variable="SAXPY_SOURCE", phrase=phrase)
+
 
 TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("05", "add_on_gpu"): [
-        Typical(edited("05", "add_on_gpu", "add_on_gpu", "blocks = (n + threads - 1) // threads",
-                       "blocks = max(n // threads, 1)"), ("(n + threads - 1) // threads",))],
+        _add("blocks = (n + threads - 1) // threads", "blocks = max(n // threads, 1)", "Round up",
+             ("(n + threads - 1) // threads",)),
+        _add("d_a, d_b, d_c = (np.intp(h.base.get_device_pointer()) for h in (h_a, h_b, h_c))",
+             "d_a, d_b, d_c = h_a, h_b, h_c", "device pointer"),
+        _add("        drv.Context.synchronize()\n", "", "no synchronisation"),
+        _add("np.int32(n)", "n", "np.int32"),
+        _add("return h_c.copy()", "return h_c", "page-locked array itself")],
     ("05", "saxpy"): [
-        Typical(edited("05", "saxpy", "SAXPY_SOURCE", "blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x"),
-                ("blockIdx.x * blockDim.x + threadIdx.x",), variable="SAXPY_SOURCE"),
-        Typical(edited("05", "saxpy", "SAXPY_SOURCE", "if (i < n) {", "{"), ("blockIdx.x * blockDim.x + threadIdx.x",),
-                variable="SAXPY_SOURCE")],
+        _saxpy("blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x", "tells the blocks apart",
+               ("blockIdx.x * blockDim.x + threadIdx.x",)),
+        _saxpy("if (i < n) {", "{", keys=("blockIdx.x * blockDim.x + threadIdx.x",)),
+        _saxpy("    if (i < n) {\n        y[i] = a * x[i] + y[i];\n    }", "    y[i] = a * x[i] + y[i];",
+               "index is n or more"),
+        _saxpy("y[i] = a * x[i] + y[i];", "y[i] = a * x[i];", "overwritten"),
+        _saxpy("void saxpy(", "void saxpy_kernel(", "no kernel named saxpy"),
+        _saxpy("y[i] = a * x[i] + y[i];", "y[i] = a * x[i] + y[i]", "did not build")],
 }

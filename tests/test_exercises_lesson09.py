@@ -26,41 +26,10 @@ def _span(stride, offset, width=1):
     return ((offset + 31 * stride) * size + size - 1) // 32 - offset * size // 32 + 1
 
 
-@pytest.mark.parametrize("wrong, phrase", [
-    (lambda s, o, w=1: 32 * _right(s, o, w), "you returned bytes"),
-    (lambda s, o, w=1: _right(s, 0, w), "add the offset"),
-    (lambda s, o, w=1: _span(s, o, w), "from the warp's first byte to its last"),
-    (lambda s, o, w=1: _right(s, o, 1), "4 * width bytes"),
-    (lambda s, o, w=1: 4 * w, "what the threads asked for"),
-    (lambda s, o, w=1: _right(s, o, w) / 3, "not a whole number"),
-    (lambda s, o, w=1: _right(s, o, w) + 1, "off by one"),
-])
-def test_sectors_per_warp_hints(wrong, phrase):
-    feedback = exercises.check("09", "sectors_per_warp", wrong)
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
-
-
 def test_sectors_per_warp_agrees_with_the_lessons_trace_table():
     # section 3's table: stride 1 -> 4 sectors, stride 8 and 32 -> 32, offset 1 -> 5
     for stride, offset, sectors in ((1, 0, 4), (8, 0, 32), (32, 0, 32), (1, 1, 5), (1, 8, 4)):
         assert lesson09.traced_sectors(stride, offset) == sectors == _right(stride, offset)
-
-
-def _copy(edit):
-    text = _solution("coalesce", "COPY_SOURCE")
-    assert edit[0] in text, edit[0]
-    return text.replace(*edit)
-
-
-@pytest.mark.parametrize("edit, phrase", [
-    (("int r = t / cols;", "int r = t / rows;"), "how many whole rows come before it"),
-    (("int c = t % cols;", "int c = t % rows;"), "copy is wrong"),
-    (("if (t < rows * cols) {", "{"), "keep `if (t < rows * cols)`"),
-    (("dst[r * cols + c] = src[r * cols + c];", "dst[r * cols + c] = src[r * cols + c]"), "did not run"),
-])
-def test_coalesce_hints(edit, phrase):
-    feedback = exercises.check("09", "coalesce", _copy(edit))
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
 
 
 def test_coalesce_untouched_kernel_is_not_yet_with_or_without_comments():
@@ -104,18 +73,30 @@ def test_every_exercise_of_lesson_09_is_in_the_notebook():
 
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
-# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
-# smaller step, then the way to the solution.
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
+# its phrase, the mistake it names), then a smaller step, then the way to the solution. This is the lesson's one
+# list of wrong answers: a new hint gets its entry here, not a test of its own.
 
 TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("09", "sectors_per_warp"): [
         Typical(lambda: (lambda s, o, w=1: solution_value("09", "sectors_per_warp")(s, o, w) + 1), ("len(set(",),
                 lambda: lesson09.SECTOR_CASES),
         Typical(fixed(lambda s, o, w=1: 2 * s + o), ("len(set(", "offset + np.arange(32) * stride"),
-                lambda: lesson09.SECTOR_CASES)],
+                lambda: lesson09.SECTOR_CASES),
+        Typical(fixed(lambda s, o, w=1: 32 * _right(s, o, w)), phrase="you returned bytes"),
+        Typical(fixed(lambda s, o, w=1: _right(s, 0, w)), phrase="add the offset"),
+        Typical(fixed(lambda s, o, w=1: _span(s, o, w)), phrase="from the warp's first byte to its last"),
+        Typical(fixed(lambda s, o, w=1: _right(s, o, 1)), phrase="4 * width bytes"),
+        Typical(fixed(lambda s, o, w=1: 4 * w), phrase="what the threads asked for"),
+        Typical(fixed(lambda s, o, w=1: _right(s, o, w) / 3), phrase="not a whole number"),
+        Typical(fixed(lambda s, o, w=1: _right(s, o, w) + 1), phrase="off by one")],
     ("09", "coalesce"): [
         Typical(edited("09", "coalesce", "COPY_SOURCE", "int r = t / cols;", "int r = t / rows;"),
-                ("t / cols", "t % cols"), variable="COPY_SOURCE"),
+                ("t / cols", "t % cols"), variable="COPY_SOURCE", phrase="how many whole rows come before it"),
         Typical(edited("09", "coalesce", "COPY_SOURCE", "int c = t % cols;", "int c = t % rows;"),
-                ("t / cols", "t % cols"), variable="COPY_SOURCE")],
+                ("t / cols", "t % cols"), variable="COPY_SOURCE", phrase="copy is wrong"),
+        Typical(edited("09", "coalesce", "COPY_SOURCE", "if (t < rows * cols) {", "{"), variable="COPY_SOURCE",
+                phrase="keep `if (t < rows * cols)`"),
+        Typical(edited("09", "coalesce", "COPY_SOURCE", "dst[r * cols + c] = src[r * cols + c];",
+                       "dst[r * cols + c] = src[r * cols + c]"), variable="COPY_SOURCE", phrase="did not run")],
 }

@@ -22,16 +22,6 @@ def _shared_register(schedule):
     return counter
 
 
-@pytest.mark.parametrize("wrong, phrase", [
-    (lambda schedule: sum(step == "write" for _, step in schedule), "number of writes"),
-    (_shared_register, "its own copy"),
-    (lambda schedule: float(lesson14.race_rule(schedule)), "whole number"),
-])
-def test_final_count_hints(wrong, phrase):
-    feedback = exercises.check("14", "final_count", wrong)
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
-
-
 def test_final_count_placeholder_and_rule():
     def final_count(schedule):
         ...
@@ -47,23 +37,6 @@ def _wait_solution() -> str:
 
 FLAG_PARAM = "const volatile unsigned int *flag"
 WAIT_FENCE = "        __threadfence_system();   // the payload loads below come after the flag load above\n"
-
-
-@pytest.mark.parametrize("edit, phrase", [
-    ((FLAG_PARAM, "const unsigned int *flag"), "plain load"),
-    ((FLAG_PARAM, "const unsigned int *__restrict__ flag"), "read-only data path"),
-    ((WAIT_FENCE, ""), "nothing comes between the flag load and the payload loads"),
-    (("__threadfence_system();", "__threadfence();"), "Is the host"),
-    (("now != expected && spins < max_spins", "now != expected"), "still spinning"),
-    (("now != expected && spins < max_spins", "false"), "Did the kernel wait"),
-    (("i < n;", "i <= n;"), "past the end"),
-    (("void wait_for_flag(", "void wait_kernel("), "no kernel named wait_for_flag"),
-])
-def test_wait_for_flag_hints(edit, phrase):
-    text = _wait_solution()
-    assert edit[0] in text, edit[0]
-    feedback = exercises.check("14", "wait_for_flag", text.replace(*edit))
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
 
 
 @pytest.mark.parametrize("intrinsic", ["__ldcv", "__ldcg"])
@@ -96,19 +69,6 @@ def test_the_atomic_ref_forms_pass_on_the_cpu_backend(name):
     assert feedback.correct, feedback
 
 
-@pytest.mark.parametrize("name, edit, phrase", [
-    ("wait_for_flag", ("memory_order_acquire", "memory_order_relaxed"), "relaxed"),
-    ("wait_for_flag", ("thread_scope_system", "thread_scope_device"), "Is the host"),
-    ("publish", ("memory_order_release", "memory_order_relaxed"), "relaxed"),
-    ("publish", ("thread_scope_system", "thread_scope_block"), "Is the host"),
-])
-def test_the_atomic_ref_forms_get_hints_for_a_weak_order_or_a_narrow_scope(name, edit, phrase):
-    text = _atomic(name)
-    assert edit[0] in text
-    feedback = exercises.check("14", name, text.replace(*edit))
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
-
-
 def test_a_relaxed_atomic_flag_with_a_system_fence_passes():
     text = _atomic("publish").replace("memory_order_release", "memory_order_relaxed")
     text = text.replace("        cuda::atomic_ref", "        __threadfence_system();\n        cuda::atomic_ref")
@@ -124,28 +84,6 @@ def _solution() -> str:
 LOOP = "        for (unsigned long long i = 0; i < n; ++i) {\n            payload[i] = value;\n        }\n"
 FENCE = "        __threadfence_system();   // every payload write is seen, by the host too, before the flag\n"
 FLAG = "        *flag = raise;            // volatile: a real store, now\n"
-
-
-@pytest.mark.parametrize("edit, phrase", [
-    ((FENCE, ""), "no fence"),
-    ((LOOP + FENCE, FENCE + LOOP), "fence comes before the payload"),
-    ((FENCE + FLAG, FLAG + FENCE), "fence comes after the flag"),
-    ((LOOP + FENCE + FLAG, FLAG + LOOP + FENCE), "flag is written before the payload"),
-    ((LOOP + FENCE + FLAG, "        for (unsigned long long i = 0; i < n; ++i) {\n            payload[i] = value;\n"
-      + FENCE + FLAG + "        }\n"), "inside the loop"),
-    (("volatile unsigned int *flag", "unsigned int *flag"), "not volatile"),
-    (("__threadfence_system();", "__threadfence();"), "Is the host inside its scope"),
-    (("i < n;", "i <= n;"), "last element of the payload"),
-    (("payload[i] = value;", "payload[0] = value;"), "loop over all n"),
-    (("*flag = raise;", "*flag = 1;"), "*flag = raise"),
-    (("void publish(", "void publish_kernel("), "no kernel named publish"),
-    (("*flag = raise;", "*flag = raise"), "did not build"),
-])
-def test_publish_hints(edit, phrase):
-    text = _solution()
-    assert edit[0] in text, edit[0]
-    feedback = exercises.check("14", "publish", text.replace(*edit))
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
 
 
 def test_publish_accepts_other_spellings():
@@ -174,21 +112,58 @@ def test_compare_prediction_from_the_results():
 
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
-# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
-# smaller step, then the way to the solution.
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
+# its phrase, the mistake it names), then a smaller step, then the way to the solution. This is the lesson's one
+# list of wrong answers: a new hint gets its entry here, not a test of its own.
+
+def _publish(old: str, new: str, phrase: str, keys: tuple[str, ...] = ()) -> Typical:
+    return Typical(edited("14", "publish", "PUBLISH_SOURCE", old, new), keys, variable="PUBLISH_SOURCE",
+                   phrase=phrase)
+
+
+def _wait(old: str, new: str, phrase: str, keys: tuple[str, ...] = ()) -> Typical:
+    return Typical(edited("14", "wait_for_flag", "WAIT_SOURCE", old, new), keys, variable="WAIT_SOURCE",
+                   phrase=phrase)
+
+
+def _atomic_ref(name: str, old: str, new: str, phrase: str) -> Typical:
+    """The cuda::atomic_ref form of the solution with a weak order or a narrow scope."""
+    variable = "WAIT_SOURCE_ATOMIC_REF" if name == "wait_for_flag" else "PUBLISH_SOURCE_ATOMIC_REF"
+    return Typical(edited("14", name, variable, old, new), variable=variable, phrase=phrase)
+
 
 TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("14", "final_count"): [
         Typical(fixed(lambda schedule: sum(step == "write" for _, step in schedule)), ("register[thread] + 1",),
-                lambda: [(s,) for s, _ in lesson14.RACE_CASES])],
+                lambda: [(s,) for s, _ in lesson14.RACE_CASES], phrase="number of writes"),
+        Typical(fixed(_shared_register), phrase="its own copy"),
+        Typical(fixed(lambda schedule: float(lesson14.race_rule(schedule))), phrase="whole number")],
     ("14", "publish"): [
-        Typical(edited("14", "publish", "PUBLISH_SOURCE", "        __threadfence_system();", ""),
-                ("__threadfence_system()",), variable="PUBLISH_SOURCE"),
-        Typical(edited("14", "publish", "PUBLISH_SOURCE", "__threadfence_system();", "__threadfence();"),
-                ("__threadfence_system()",), variable="PUBLISH_SOURCE")],
+        _publish(FENCE, "", "no fence", ("__threadfence_system()",)),
+        _publish("__threadfence_system();", "__threadfence();", "Is the host inside its scope",
+                 ("__threadfence_system()",)),
+        _publish(LOOP + FENCE, FENCE + LOOP, "fence comes before the payload"),
+        _publish(FENCE + FLAG, FLAG + FENCE, "fence comes after the flag"),
+        _publish(LOOP + FENCE + FLAG, FLAG + LOOP + FENCE, "flag is written before the payload"),
+        _publish(LOOP + FENCE + FLAG, "        for (unsigned long long i = 0; i < n; ++i) {\n"
+                 "            payload[i] = value;\n" + FENCE + FLAG + "        }\n", "inside the loop"),
+        _publish("volatile unsigned int *flag", "unsigned int *flag", "not volatile"),
+        _publish("i < n;", "i <= n;", "last element of the payload"),
+        _publish("payload[i] = value;", "payload[0] = value;", "loop over all n"),
+        _publish("*flag = raise;", "*flag = 1;", "*flag = raise"),
+        _publish("void publish(", "void publish_kernel(", "no kernel named publish"),
+        _publish("*flag = raise;", "*flag = raise", "did not build"),
+        _atomic_ref("publish", "memory_order_release", "memory_order_relaxed", "relaxed"),
+        _atomic_ref("publish", "thread_scope_system", "thread_scope_block", "Is the host")],
     ("14", "wait_for_flag"): [
-        Typical(edited("14", "wait_for_flag", "WAIT_SOURCE", "const volatile unsigned int *flag",
-                       "const unsigned int *flag"), ("volatile",), variable="WAIT_SOURCE"),
-        Typical(edited("14", "wait_for_flag", "WAIT_SOURCE", "__threadfence_system();", "__threadfence();"),
-                ("__threadfence_system()",), variable="WAIT_SOURCE")],
+        _wait(FLAG_PARAM, "const unsigned int *flag", "plain load", ("volatile",)),
+        _wait("__threadfence_system();", "__threadfence();", "Is the host", ("__threadfence_system()",)),
+        _wait(FLAG_PARAM, "const unsigned int *__restrict__ flag", "read-only data path"),
+        _wait(WAIT_FENCE, "", "nothing comes between the flag load and the payload loads"),
+        _wait("now != expected && spins < max_spins", "now != expected", "still spinning"),
+        _wait("now != expected && spins < max_spins", "false", "Did the kernel wait"),
+        _wait("i < n;", "i <= n;", "past the end"),
+        _wait("void wait_for_flag(", "void wait_kernel(", "no kernel named wait_for_flag"),
+        _atomic_ref("wait_for_flag", "memory_order_acquire", "memory_order_relaxed", "relaxed"),
+        _atomic_ref("wait_for_flag", "thread_scope_system", "thread_scope_device", "Is the host")],
 }

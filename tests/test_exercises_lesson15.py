@@ -3,8 +3,6 @@ works on the untouched placeholder. Replay mode; the generic tests are in test_e
 
 from __future__ import annotations
 
-import pytest
-
 from helpers import exercises
 from helpers.exercises import lesson15
 from typical_wrong import Typical, fixed
@@ -25,13 +23,6 @@ def _class_ignoring(*ignored: str):
     return platform_class
 
 
-@pytest.mark.parametrize("ignored, phrase", [
-    (("integrated",), "one DRAM"), (("coherent",), "page tables"), (("hmm",), "HMM"), (("atomics",), "AtomicOps")])
-def test_platform_class_hints(ignored, phrase):
-    feedback = exercises.check("15", "platform_class", _class_ignoring(*ignored))
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
-
-
 def test_platform_class_matches_the_doctor():
     from helpers.platform import doctor
     from helpers.platform.facts import GpuFacts
@@ -40,27 +31,14 @@ def test_platform_class_matches_the_doctor():
         assert doctor.platform_class(GpuFacts("test", (9, 0), attributes)) == want, what
 
 
-@pytest.mark.parametrize("wrong, phrase", [
-    (lambda z, m: 8, "only where the lines are pinned"),
-    (lambda z, m: 3, "FIRST whole k"),
-    (lambda z, m: lesson15.passes_rule(z, m) or 99, "can it ever catch up"),
-    (lambda z, m: None if lesson15.passes_rule(z, m) == 7 else lesson15.passes_rule(z, m), "does catch up"),
-    (lambda z, m: (lesson15.passes_rule(z, m) or 0) - 0.5 if lesson15.passes_rule(z, m) else None, "whole passes"),
-    # the crossing rounded to the nearest pass instead of the first whole pass past it (a learner's walk)
-    (lambda z, m: round(1 + (m[0] - z[0]) / ((z[1] - z[0]) / 7 - (m[1] - m[0]) / 7))
-     if (m[1] - m[0]) < (z[1] - z[0]) else None, "FIRST whole k"),
-])
-def test_passes_until_migration_wins_hints(wrong, phrase):
-    feedback = exercises.check("15", "passes_until_migration_wins", wrong)
-    assert feedback.status == "hint" and phrase in feedback.message, feedback
-
-
 def test_no_first_hint_gives_the_answer_away():
     """The hints name the concept to revisit, never the cases' answers."""
-    for ignored in (("integrated",), ("coherent",), ("hmm",), ("atomics",)):
-        message = exercises.check("15", "platform_class", _class_ignoring(*ignored)).message
+    for typical in TYPICAL[("15", "platform_class")]:
+        exercises.reset_tries()
+        message = exercises.check("15", "platform_class", typical.wrong()).message
         assert "return 'coherent_c2c'" not in message and "USES_HOST_PAGE_TABLES and" not in message
-    message = exercises.check("15", "passes_until_migration_wins", lambda z, m: 8).message
+    message = exercises.check("15", "passes_until_migration_wins", TYPICAL[("15", "passes_until_migration_wins")][0]
+                              .wrong()).message
     assert "7" not in message.split("returned 8")[1], message
 
 
@@ -92,16 +70,30 @@ def test_compare_prediction_from_the_result():
 
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
-# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer, then a
-# smaller step, then the way to the solution.
+# tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
+# its phrase, the mistake it names), then a smaller step, then the way to the solution. This is the lesson's one
+# list of wrong answers: a new hint gets its entry here, not a test of its own.
 
 TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("15", "platform_class"): [
         Typical(fixed(lambda a: "integrated" if a["INTEGRATED"] else
                       "coherent_c2c" if a["PAGEABLE_MEMORY_ACCESS"] else "discrete_pcie"),
                 ('USES_HOST_PAGE_TABLES"] and attributes["HOST_NATIVE_ATOMIC_SUPPORTED',),
-                lambda: [(dict(a),) for _, a, _ in lesson15.PLATFORM_CASES])],
+                lambda: [(dict(a),) for _, a, _ in lesson15.PLATFORM_CASES]),
+        Typical(fixed(_class_ignoring("integrated")), phrase="one DRAM"),
+        Typical(fixed(_class_ignoring("coherent")), phrase="page tables"),
+        Typical(fixed(_class_ignoring("hmm")), phrase="HMM"),
+        Typical(fixed(_class_ignoring("atomics")), phrase="AtomicOps")],
     ("15", "passes_until_migration_wins"): [
-        Typical(fixed(lambda z, m: 8), ("m_step >= z_step",), lambda: lesson15.MIGRATION_CASES),
-        Typical(fixed(lambda z, m: 3), ("m_step >= z_step",), lambda: lesson15.MIGRATION_CASES)],
+        Typical(fixed(lambda z, m: 8), ("m_step >= z_step",), lambda: lesson15.MIGRATION_CASES,
+                phrase="only where the lines are pinned"),
+        Typical(fixed(lambda z, m: 3), ("m_step >= z_step",), lambda: lesson15.MIGRATION_CASES, phrase="FIRST whole k"),
+        Typical(fixed(lambda z, m: lesson15.passes_rule(z, m) or 99), phrase="can it ever catch up"),
+        Typical(fixed(lambda z, m: None if lesson15.passes_rule(z, m) == 7 else lesson15.passes_rule(z, m)),
+                phrase="does catch up"),
+        Typical(fixed(lambda z, m: (lesson15.passes_rule(z, m) or 0) - 0.5 if lesson15.passes_rule(z, m) else None),
+                phrase="whole passes"),
+        # the crossing rounded to the nearest pass instead of the first whole pass past it (a learner's walk)
+        Typical(fixed(lambda z, m: round(1 + (m[0] - z[0]) / ((z[1] - z[0]) / 7 - (m[1] - m[0]) / 7))
+                      if (m[1] - m[0]) < (z[1] - z[0]) else None), phrase="FIRST whole k")],
 }

@@ -4,7 +4,8 @@ answer comes only from ``exercises.solution(...)``, which the third try points t
 says "not yet" and counts as no try.
 
 The typical wrong answers live with each lesson's exercise tests, in its tests/test_exercises_lessonNN.py's
-``TYPICAL`` (one list per exercise; tests/typical_wrong.py gives their shape and gathers them). A new exercise without
+``TYPICAL`` (one list per exercise, the only list of wrong answers a lesson has: each entry's ``phrase`` is the words
+its own first hint must contain; tests/typical_wrong.py gives their shape and gathers them). A new exercise without
 one fails :func:`test_every_exercise_has_a_typical_wrong_answer`, which names the file to add it to. The key
 expressions are fragments of the solution's own text (the test checks they are there); the key value is what the
 solution returns on the check's first case that the wrong answer gets wrong, computed from lessons/solutions/, never
@@ -138,18 +139,20 @@ def test_the_first_hint_asks_and_the_second_takes_a_smaller_step(lesson, name, i
     for key in typical.keys:
         assert _normal(key) in text, f"{key!r} is not in the solution of {lesson}/{name}: not its key expression"
     answer = typical.wrong()
-    first = exercises.check(lesson, name, answer)
+    first = exercises.check(lesson, name, answer, **typical.context)
     assert first.status == "hint" and first.tries == 1, first
+    assert typical.phrase is None or typical.phrase in first.message, \
+        f"the first hint does not name the mistake ({typical.phrase!r}): {first}"
     leaked = [key for key in typical.keys if _normal(key) in _normal(first.message)]
     assert not leaked, f"the first hint gives the key expression {leaked}: {first}"
     if typical.cases is not None:
         values, echoed = key_values(lesson, name, typical)
         assert not gives_away(first.message, values, echoed), f"the first hint gives the answer's value: {first}"
-    second = exercises.check(lesson, name, answer)
+    second = exercises.check(lesson, name, answer, **typical.context)
     assert second.status == "hint" and second.tries == 2, second
     assert second.message != first.message and "Next step:" in second.message, second
     assert "solution(" not in first.message and "solution(" not in second.message
-    third = exercises.check(lesson, name, answer)
+    third = exercises.check(lesson, name, answer, **typical.context)
     assert f'exercises.solution("{lesson}", "{name}")' in third.message, third
 
 
@@ -209,14 +212,6 @@ def _threads_variants() -> list[Callable[[float, float, int], Any]]:
 def test_threads_for_link_judges_behaviour_not_form(variant):
     feedback = exercises.check("08", "threads_for_link", _threads_variants()[variant])
     assert feedback.correct, feedback
-
-
-@pytest.mark.parametrize("wrong", [lambda link, lat, per: math.floor(link * lat / per),
-                                   lambda link, lat, per: round(link * lat / per),
-                                   lambda link, lat, per: int(link * lat) // per])
-def test_threads_for_link_rounded_down_gets_its_hint(wrong):
-    feedback = exercises.check("08", "threads_for_link", wrong)
-    assert feedback.status == "hint" and "rounded down" in feedback.message, feedback
 
 
 @pytest.mark.parametrize("variant", [
