@@ -95,5 +95,7 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 phrase="whole passes"),
         # the crossing rounded to the nearest pass instead of the first whole pass past it (a learner's walk)
         Typical(fixed(lambda z, m: round(1 + (m[0] - z[0]) / ((z[1] - z[0]) / 7 - (m[1] - m[0]) / 7))
-                      if (m[1] - m[0]) < (z[1] - z[0]) else None), phrase="FIRST whole k")],
+                      if (m[1] - m[0]) < (z[1] - z[0]) else None), phrase="FIRST whole k"),
+        # the 8-pass point taken as 8 extra passes instead of 7 (a learner's walk)
+        Typical(fixed(lambda z, m: lesson15._passes_with(z, m, 8)), phrase="how many extra passes")],
 }

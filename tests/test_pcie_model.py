@@ -470,7 +470,7 @@ def test_lesson_10s_table_puts_the_floor_beside_the_error(reference) -> None:
     other = _second_run(reference[0])
     shown = str(pcie_model.check_table({"later.json": pcie_model.check(reference[0], other),
                                         "same.json": pcie_model.check(reference[0], reference[0], allow_same=True)}))
-    assert "floor" in shown and "model within the floor?" in shown and "one run: none" in shown
+    assert "as the prediction" in shown and "model within that prediction's error?" in shown and "one run: none" in shown
     floor = pcie_model.run_to_run(reference[0], other)["first_as_model"]
     assert f"{floor['median_abs_error']:.1%} / {floor['max_abs_error']:.1%}" in shown
 

@@ -1102,7 +1102,7 @@ def read_counts(rows: list[CountRow]) -> str:
         found = _per_line(rows, offsets)
         if found:
             out.append(f"- {label}: {found[0]:.3f}-{found[1]:.3f} requests per line, {found[0] / 2:.3f}-"
-                       f"{found[1] / 2:.3f} per warp-line (two warps share every line).")
+                       f"{found[1] / 2:.3f} per warp-line (a warp's share of a line: two warps share every line).")
     ratios = [r.l2_requests / r.counted_requests for r in rows]
     out.append(f"- The L2's sysmem request counter: {min(ratios):.2f}-{max(ratios):.2f}x the PCIe read requests, "
                "for every pattern.")
@@ -1161,6 +1161,6 @@ def check_table(checks: dict[str, dict[str, Any]]) -> Any:
         rows.append((name, quiet, own["points"], f"{own['median_abs_error']:.1%}", f"{own['max_abs_error']:.1%}",
                      *floor(c), "-" if level is None else f"{level['median_ratio'] - 1:+.1%}", counts(c)))
     return table(["held out: record (its points only)", "quiet sweeps?", "points", "median abs. error",
-                  "largest abs. error", "floor: the fit record as the prediction (median / largest)",
-                  "model within the floor?", "request-bound points against the fit record (median)",
+                  "largest abs. error", "the fit record's own points as the prediction (median / largest)",
+                  "model within that prediction's error?", "request-bound points against the fit record (median)",
                   "counts within 2 %?"], rows)

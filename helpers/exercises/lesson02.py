@@ -185,7 +185,7 @@ def check_staged_seconds(staged_seconds: Callable[[int, int, float, float], floa
         extra = (f" Fed this run's rates for {n / 2**20:.0f} MiB (host memcpy {host:.1f} GB/s, pinned DMA "
                  f"{dma:.1f} GB/s), it gives {whole * 1e3:.1f} ms staged in one piece and {chunked * 1e3:.1f} ms in "
                  f"2 MiB chunks (a size picked for this exercise: the CUDA documentation does not give the driver's), "
-                 f"{(chunked - max(n / (host * 1e9), n / (dma * 1e9))) * 1e3:.1f} ms above the slower copy alone (the "
+                 f"{(chunked - max(n / (host * 1e9), n / (dma * 1e9))) * 1e3:.2f} ms above the slower copy alone (the "
                  f"staging cell's 'overlapped'): the chunk that fills the pipeline; the measured pageable copy took "
                  f"{pageable * 1e3:.1f} ms.")
     return _correct("a pipeline runs at its slowest stage once it is full, so chunked staging costs about the slower "

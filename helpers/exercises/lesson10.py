@@ -289,8 +289,9 @@ def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
                        "You made no prediction (predicted_median_error is still `...`). ")
         return lead + run
     if value > 1.5 * measured:
-        why = ("Three costs and four fitted numbers explain the held-out patterns better than you expected: counting "
-               "lines, spans and requests from the trace captures most of what stride and offset do.")
+        why = ("The model's median error came out smaller than you guessed: counting lines, spans and requests from "
+               "the trace captures most of what stride and offset do (section 5 says where it still misses its "
+               "targets).")
     elif value < measured / 1.5:
         why = ("You expected a closer fit than the model achieved" +
                (f"; part of the gap is the allocations' own disagreement ({floor:.1%})" if floor is not None else "") +
@@ -335,8 +336,11 @@ def _fitted_model() -> Any:
     from .. import records
     from ..analysis import pcie_model
 
-    (fit_record, _), _ = pcie_model.choose_records(records.matching_records())
-    return pcie_model.calibrate(fit_record)
+    from dataclasses import replace
+
+    (fit_record, path), _ = pcie_model.choose_records(records.matching_records())
+    model = pcie_model.calibrate(fit_record)
+    return replace(model, calibrated_on=f"fitted on the stride sweep of data/{path.name}")
 
 
 def _model_GBps(model: Any, stride: int) -> tuple[float, str]:

@@ -82,6 +82,26 @@ MIGRATION_CASES = (
 )
 
 
+def _passes_with(zero_copy: tuple[float, float], migrating: tuple[float, float], extra: int) -> int | None:
+    """:func:`passes_rule` with the 8-pass point taken as ``extra`` passes beyond the first (7 is right; 8 is the
+    typical slip)."""
+    (z1, z8), (m1, m8) = zero_copy, migrating
+    z_step, m_step = (z8 - z1) / extra, (m8 - m1) / extra
+    if m1 < z1:
+        return 1
+    if m_step >= z_step:
+        return None
+    return next(k for k in range(1, 10**6) if m1 + (k - 1) * m_step < z1 + (k - 1) * z_step)
+
+
+def _everywhere_as_with_eight(passes: Callable[..., Any]) -> bool:
+    """True when ``passes`` gives, on every case, what the 8-pass point taken as 8 extra passes gives."""
+    try:
+        return all(passes(z, m) == _passes_with(z, m, 8) for z, m in MIGRATION_CASES)
+    except Exception:  # noqa: BLE001 - the learner's function may fail on a case: then it is not this slip
+        return False
+
+
 def passes_rule(zero_copy: tuple[float, float], migrating: tuple[float, float]) -> int | None:
     """Fewest whole passes k >= 1 at which migrating takes less time than zero-copy, with each time a straight
     line through its 1-pass and 8-pass points; None if it never does (for the check and the tests)."""
@@ -142,6 +162,11 @@ def check_passes_until_migration_wins(passes: Callable[..., Any], *, measured: l
                          "return k itself (an int), or None when migrating never wins.")
         if int(got) == want:
             continue
+        if _everywhere_as_with_eight(passes):
+            return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {int(got)}. From the "
+                         "1-pass time to the 8-pass time, how many extra passes are there?",
+                         "8 passes are the first pass plus 7 more: the cost of one more pass is (8-pass time - "
+                         "1-pass time) / 7 on each side.")
         if int(got) == 8 or int(got) == 1:
             return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {int(got)}: the two "
                          "measured points are only where the lines are pinned. Write each time as a line in k "
@@ -189,7 +214,7 @@ def compare_prediction(predicted: Any, traffic: Any) -> str:
     if abs(predicted - share) <= 0.1:
         return text + "Your guess was within 10 points of the run."
     if predicted < share:
-        return text + ("The kernel lost less than you expected: on this machine the link, not the host's memory "
+        return text + ("The kernel lost less than you expected: in this run the link, not the host's memory "
                        "controllers, limits it (section 4).")
     return text + "The kernel lost more than you expected: the CPU's traffic competes for the same memory (section 4)."
 

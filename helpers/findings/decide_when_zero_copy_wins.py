@@ -231,7 +231,7 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int], s
          f"section 2 ({ooc.origin(dated=True)}): zero-copy {zero * 1e3:.1f} ms, best chunked {best * 1e3:.1f} ms"),
         ("Data larger than the host memory you may pin", "chunked pinned staging with overlap, or managed memory",
          "pinned memory cannot be swapped; the helpers refuse above 3/4 of RAM "
-         f"({pin_limit_bytes() / 2**30:.0f} GiB on this machine); managed memory (cudaMallocManaged): the driver "
+         f"({pin_limit_bytes() / 2**30:.0f} GiB on the machine running this notebook); managed memory (cudaMallocManaged): the driver "
          "migrates its pages between CPU and GPU on demand; self-check 4"),
         ("Managed memory, read k times", *_managed_row()),
         ("Sparse data read once (strided or scattered: each float in its own sector)",
@@ -280,5 +280,6 @@ def summary(reuse: Any, ooc: Any, strided: Any) -> Text:
         f"best chunked ({NAMES[method]}, {budget >> 20} MiB) {best * 1e3:.1f} ms, sequential chunks "
         f"{sequential * 1e3:.1f} ms.",
         f"Sparse data read once ({strided.origin(dated=True)}): {sparse_said(strided)}.",
-        f"This machine would pin at most {pin_limit_bytes() / 2**30:.0f} GiB (three quarters of its RAM).",
+        f"The machine running this notebook would pin at most {pin_limit_bytes() / 2**30:.0f} GiB (three quarters of "
+        "its RAM).",
     ])

@@ -298,11 +298,12 @@ def levels(fit: Fit) -> list[str]:
     lines = [f"Link-bound points agree with the fit record's within {groups['link']:.1%} in every quiet held-out "
              f"record; request-bound points do not: their median against the fit record's runs from {ratios[low] - 1:+.1%} ({_names([low])}) to "
              f"{ratios[high] - 1:+.1%} ({_names([high])}).",
-             (f"The model meets both targets on {len(same['meets'])} of the {len(same['records'])} records whose "
+             (f"The model meets its targets (each record's own floor where it has one, else the fixed ones: the "
+              f"last column of section 4's table) on {len(same['meets'])} of the {len(same['records'])} records whose "
               f"request-bound points sit within {tol:.0%} of the fit record's ({_names(same['records'])})"
               if same["records"] else
               f"No held-out record's request-bound points sit within {tol:.0%} of the fit record's")
-             + (f"{', and on' if same['records'] else '; the model meets both targets on'} {len(other['meets'])} of "
+             + (f"{', and on' if same['records'] else '; the model meets its targets on'} {len(other['meets'])} of "
                 f"the {len(other['records'])} further away ({_names(other['records'])}): there the records' own points "
                 "differ from the fit record's by about as much as the model's errors, which no model fitted on one "
                 "run can remove." if other["records"] else ".")]
