@@ -49,8 +49,15 @@ def test_the_ratios_and_the_lore_quote_the_rows(recorded):
     assert ("does not beat it" in text) == (zc <= pinned) and "recorded on" in text
 
 
-def test_the_words_flip_when_zero_copy_beats_the_pinned_copy(recorded):
+def test_the_words_flip_when_zero_copy_beats_the_pinned_copy(recorded, monkeypatch):
     memcpy, streams = recorded
+    text = fb.lore(memcpy, _scaled(streams, 1.5, memory="zero_copy", op="read"))
+    # a live run 1.5x faster is one run against the records, which all have it slower: the rule cannot tell
+    assert "pinned copy: zero-copy is not told apart from" in text
+    from helpers.analysis import spread
+
+    monkeypatch.setattr(spread, "beyond_spread", lambda difference, across, own=0.0: abs(difference) > own)
+    # made up: every committed record agreeing with this run
     faster = _scaled(streams, 1.5, memory="zero_copy", op="read")
     zc = _at_largest(faster, memory="zero_copy", op="read")
     pinned = _at_largest(memcpy, direction="htod", host_memory="pinned")

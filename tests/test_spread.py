@@ -61,6 +61,7 @@ VERDICTS: list[tuple[str, str, Callable[[], Any]]] = [
     ("coalesce-and-align-accesses", "vector_width",
      _reference("coalesce_and_align_accesses", "vector_width", "vector_width")),
     ("decide-when-zero-copy-wins", "out_of_core", _reference("decide_when_zero_copy_wins", "out_of_core", "out_of_core")),
+    ("measure-bandwidth", "lore", _reference("measure_bandwidth", "lore", "memcpy", "kernel_bandwidth")),
 ]
 
 
@@ -78,3 +79,13 @@ def test_every_comparing_verdict_is_judged_by_the_spread_rule(slug, name, call, 
     assert seen, f"{slug}'s {name} compares two figures without helpers.analysis.spread.beyond_spread"
     assert str(shown)
     assert all(across.count >= 1 for _, across in seen)
+
+
+def test_across_record_pairs_reads_both_experiments_of_each_record():
+    holding = [path.name for record, path in records.matching_records()
+               if {"memcpy", "kernel_bandwidth"} <= set(record["experiments"])]
+    span = spread.across_record_pairs("kernel_bandwidth", "memcpy",
+                                      lambda k, m: float(len(k.rows)) - float(len(m.rows)))
+    assert sorted(span.records) == sorted(holding)
+    with pytest.raises(LookupError):
+        spread.across_record_pairs("kernel_bandwidth", "memcpy", lambda k, m: None)

@@ -85,6 +85,30 @@ def across_records(name: str, figure: Callable[[Result], float | None], gpu: str
     return Range(min(numbers), max(numbers), tuple(f for _, f in values))
 
 
+def across_record_pairs(first: str, second: str, figure: Callable[[Result, Result], float | None],
+                        gpu: str = "H200", directory: Path | None = None) -> Range:
+    """As :func:`across_records`, for a figure that needs two experiments of the same record (a zero-copy kernel's
+    rate against a copy's, measure-bandwidth): ``figure(first's result, second's result)`` in every committed record
+    that holds both."""
+    by_file: dict[str, dict[str, Result]] = {}
+    for experiment, result in _committed(gpu, directory):
+        by_file.setdefault(str(result.record_file), {})[experiment] = result
+    values: list[tuple[float, str]] = []
+    for name, found in by_file.items():
+        if first not in found or second not in found:
+            continue
+        try:
+            value = figure(found[first], found[second])
+        except (LookupError, RecordError):
+            continue
+        if value is not None and math.isfinite(value):
+            values.append((float(value), name))
+    if not values:
+        raise LookupError(f"No committed {gpu} record gives a value of {first!r} against {second!r} for this figure.")
+    numbers = [v for v, _ in values]
+    return Range(min(numbers), max(numbers), tuple(f for _, f in values))
+
+
 def beyond_spread(difference: float, across: Range, own: float = 0.0) -> bool:
     """Whether this run's ``difference`` between two figures is real: larger than ``own`` (this run's spread in the
     difference's direction, from its repeats) and of one sign in every record (``across``, the difference in each
