@@ -62,6 +62,7 @@ VERDICTS: list[tuple[str, str, Callable[[], Any]]] = [
      _reference("coalesce_and_align_accesses", "vector_width", "vector_width")),
     ("decide-when-zero-copy-wins", "out_of_core", _reference("decide_when_zero_copy_wins", "out_of_core", "out_of_core")),
     ("measure-bandwidth", "lore", _reference("measure_bandwidth", "lore", "memcpy", "kernel_bandwidth")),
+    ("overlap-copies-with-streams", "sizes", _reference("overlap_copies_with_streams", "sizes", "end_to_end")),
 ]
 
 

@@ -114,3 +114,24 @@ def beyond_spread(difference: float, across: Range, own: float = 0.0) -> bool:
     difference's direction, from its repeats) and of one sign in every record (``across``, the difference in each
     committed record, this run's included by the caller where it is live)."""
     return abs(difference) > own and across.one_sign() and (difference > 0) == (across.low > 0)
+
+
+def seconds_apart(result: Result, name: str, first: dict, second: dict) -> bool:
+    """Whether row ``second`` of ``result`` took a different time from row ``first`` by the course's rule: the gap
+    between their median seconds beyond both rows' repeats, and of one sign across the committed records of
+    experiment ``name`` (this run's included when it is live)."""
+    import numpy as np
+
+    a = np.asarray(result.one(**first)["seconds"], float)
+    b = np.asarray(result.one(**second)["seconds"], float)
+    am, bm = float(np.median(a)), float(np.median(b))
+    difference = bm - am
+    own = (bm - b.min()) + (a.max() - am) if difference > 0 else (b.max() - bm) + (am - a.min())
+    try:
+        across = across_records(name, lambda r: float(np.median(r.one(**second)["seconds"]))
+                                - float(np.median(r.one(**first)["seconds"])))
+    except LookupError:
+        across = Range(difference, difference, ("this run",))
+    if getattr(result, "live", False):
+        across = across.including(difference)
+    return beyond_spread(difference, across, own)
