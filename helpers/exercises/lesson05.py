@@ -38,8 +38,8 @@ def compare_prediction(predicted: Any, by_value: Any) -> str:
     if said == "runs":
         return text + ("What does the kernel find in its first parameter: an 8-byte address, or the first bytes of "
                        "your floats? Read section 5's first paragraph again.")
-    return text + ("Not this time: how many bytes did PyCUDA pack, and how many does the kernel declare? The next "
-                   "paragraph says what the driver does with the difference.")
+    return text + ("Not this time: how many bytes did PyCUDA pack, and how many does the kernel declare? Going "
+                   "deeper says what is known of why the driver refused the launch.")
 
 
 class _Launches:

@@ -287,9 +287,9 @@ def _judge_in_flight(source: str, width: int) -> Feedback:
     in_flight = THREADS * width * loads_per_thread
     need, link, lat, which = needed_bytes()
     have = f"{THREADS:,} threads x {loads_per_thread} load(s) x {width} B = {in_flight / 1024:.0f} KiB in flight"
-    little = (f"{MARGIN:g} x Little's law ({link:.1f} GB/s x {lat:.0f} ns = {need / 1024:.0f} KiB, {which}; section "
-              f"1's table judges the link nearly full from {MARGIN:g}x the estimate) = "
-              f"{MARGIN * need / 1024:.0f} KiB")
+    little = (f"{MARGIN * need / 1024:.0f} KiB, {MARGIN:g} x Little's law: {link:.1f} GB/s x {lat:.0f} ns = "
+              f"{need / 1024:.0f} KiB ({which}), and section 1's table judges the link nearly full from {MARGIN:g}x "
+              "the estimate")
     if loads_per_thread <= 1:
         return _hint(f"every element is read once, but {have}; the check asks for {little}. {ONE_LOAD}", ONE_LOAD_STEP)
     if in_flight < MARGIN * need:

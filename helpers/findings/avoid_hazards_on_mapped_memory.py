@@ -247,5 +247,4 @@ def saw(stale: Result, atomics: Result, hs: Result, latency: Result) -> Text:
         f"Payloads incomplete when the host saw the flag, in {trials} trials each: flag first "
         f"{bad['publish_flag_first']}; no fence {bad['publish_unfenced']}; __threadfence_system() "
         f"{bad['publish_fenced']}.",
-        f"Flag loads that missed the host's write: {', '.join(missed(hs)) or 'none'}.",
     ])

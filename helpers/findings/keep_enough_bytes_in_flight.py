@@ -17,6 +17,11 @@ def link_GBps(memcpy: Any) -> float:
     return float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
 
 
+def _share(low: float, high: float) -> str:
+    """'92%', or '88% to 92%' when the two differ as printed."""
+    return f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%} to {high:.0%}"
+
+
 def latency_ns(latency: Any) -> float:
     """One dependent zero-copy load with the table out of the CPU's caches (measure-latency)."""
     return float(latency.one(memory="zero_copy", cpu_cache="evicted")["load_ns"])
@@ -48,10 +53,10 @@ def few_threads(inflight: Any, memcpy: Any, latency: Any) -> Any:
     sweep = inflight.select(kernel="read_float4")
     above = [r["GBps"] / link for r in sweep if r["threads"] >= 2 * needed]
     below = [r["GBps"] / link for r in sweep if r["threads"] <= needed / 4]
-    checks = expect((min(above) > 0.75, "at 2x the estimate or more, the link nearly full (> 75%)",
-                     f"as little as {min(above):.0%} of the link"),
-                    (max(below) < 0.5, "at 1/4 of the estimate or less, the link mostly idle (< 50%)",
-                     f"up to {max(below):.0%} of the link"))
+    checks = expect((min(above) > 0.75, "from 2x the estimate on, the link nearly full: above 75 %",
+                     f"at least {min(above):.0%} of the link"),
+                    (max(below) < 0.5, "at 1/4 of the estimate or less, the link mostly idle: below 50 %",
+                     f"at most {max(below):.0%} of the link"))
     return join(table, Text(f"Little's law asks for about **{needed:,.0f} threads** of one float4 each: above 2x "
                             f"that the run kept >= {min(above):.0%} of the link, below 1/4 of it <= {max(below):.0%}."),
                 checks)
@@ -74,7 +79,7 @@ def full_gpu(inflight: Any, memcpy: Any, latency: Any) -> Any:
         f"With {few} threads, four independent loads per thread gave {x4:.1f}x the rate of one (Little's law "
         "predicts 4x while far below the link).",
         f"With a full GPU the {len(rates)} variants spread over {min(rates):.1f} to {max(rates):.1f} GB/s "
-        f"({min(rates) / link:.0%} to {max(rates) / link:.0%} of the pinned copy): even 4-byte loads put "
+        f"({_share(min(rates) / link, max(rates) / link)} of the pinned copy): even 4-byte loads put "
         f"{floats:.0f}x the bytes the link needs in flight."]))
 
 

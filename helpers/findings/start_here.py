@@ -220,7 +220,10 @@ def what_you_saw(course: Any) -> Text:
     return bullets([
         f"This notebook runs **{'live' if course.live else 'in replay'}** ({course.mode.reason}).",
         f"The GPU's attributes came from: {course.attributes_source}.",
-        f"The reference machine: {machine.virtualization(course.provenance) or 'virtualization not recorded'}.",
+        "The reference machine: " + {"unknown-hypervisor": "a virtual machine (hypervisor unknown)",
+                                      "none": "no virtual machine seen"}.get(
+            machine.virtualization(course.provenance) or "", machine.virtualization(course.provenance)
+            or "virtualization not recorded") + ".",
         f"`CAN_MAP_HOST_MEMORY` = {a['CAN_MAP_HOST_MEMORY']}, `UNIFIED_ADDRESSING` = {a['UNIFIED_ADDRESSING']}, "
         f"`PAGEABLE_MEMORY_ACCESS` = {a['PAGEABLE_MEMORY_ACCESS']}.",
         reference,
