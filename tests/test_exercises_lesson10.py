@@ -65,7 +65,7 @@ def test_no_prediction_says_so_and_shows_the_error(fitted):
 
 
 # 3 times the error, not 10: a guess above 1 would be read as a percentage (a 10 % error guessed as 1.0 %)
-@pytest.mark.parametrize("factor, phrase", [(3, "better than you expected"), (0.1, "closer fit"), (1.1, "Close")])
+@pytest.mark.parametrize("factor, phrase", [(3, "smaller than you guessed"), (0.1, "closer fit"), (1.1, "Close")])
 def test_a_prediction_is_compared_with_the_error(fitted, factor, phrase):
     _, check = fitted
     own = check.get("check_record_only", check)
