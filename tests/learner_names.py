@@ -23,6 +23,26 @@ LESSONS = ROOT / "lessons"
 CHECK_CALL = re.compile(r'exercises\.check\("(\d\d)",\s*"(\w+)"')
 # what a notebook cell has besides builtins: IPython's own names
 IPYTHON = {"display", "get_ipython", "In", "Out", "exit", "quit"}
+def calls_in_functions(tree: ast.AST) -> list[tuple[ast.Call, tuple[str, ...]]]:
+    """Every call in ``tree``, with the names of the functions it sits in, outermost first (the walk the hint tests
+    make over a lesson's check module)."""
+    found: list[tuple[ast.Call, tuple[str, ...]]] = []
+    stack: list[str] = []
+
+    class Visitor(ast.NodeVisitor):
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+            stack.append(node.name)
+            self.generic_visit(node)
+            stack.pop()
+
+        def visit_Call(self, node: ast.Call) -> None:
+            found.append((node, tuple(stack)))
+            self.generic_visit(node)
+
+    Visitor().visit(tree)
+    return found
+
+
 def where(lesson: str) -> str:
     """The files to change for a lesson's exercises and text: its exercise module and its notebook."""
     from helpers.lessons import lesson as find

@@ -79,23 +79,13 @@ def _texts(node: ast.AST, constants: dict[str, ast.AST]) -> list[str]:
 def messages(path: Path) -> list[Message]:
     """Every message a check module's feedback calls can show."""
     tree = ast.parse(path.read_text())
-    constants, found, stack = _constants(tree), [], []
-
-    class Visitor(ast.NodeVisitor):
-        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-            stack.append(node.name)
-            self.generic_visit(node)
-            stack.pop()
-
-        def visit_Call(self, node: ast.Call) -> None:
-            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None) or ""
-            if FEEDBACK.search(name):
-                for argument in [*node.args, *(k.value for k in node.keywords)]:
-                    found.extend(Message(path, node.lineno, stack[0] if stack else "", text)
-                                 for text in _texts(argument, constants))
-            self.generic_visit(node)
-
-    Visitor().visit(tree)
+    constants, found = _constants(tree), []
+    for node, stack in ln.calls_in_functions(tree):
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None) or ""
+        if FEEDBACK.search(name):
+            for argument in [*node.args, *(k.value for k in node.keywords)]:
+                found.extend(Message(path, node.lineno, stack[0] if stack else "", text)
+                             for text in _texts(argument, constants))
     return found
 
 

@@ -25,6 +25,7 @@ import pytest
 
 from helpers import exercises
 from helpers.exercises import lesson01
+from tests import learner_names as ln
 from tests.test_exercises import CELLS, IDS
 from test_exercises_lesson01 import _off_by_one_pages
 from typical_wrong import Typical, collect, solution_text, solution_value, typical_file
@@ -227,23 +228,13 @@ def test_reads_needed_judges_behaviour_not_form(variant):
 def _hint_calls(path: Path) -> list[tuple[int, str, int]]:
     """(line, enclosing function, arguments) of every hint(...) call in a lesson's exercise module, outside the
     prediction comparisons (which are not graded)."""
-    calls, stack = [], []
-
-    class Visitor(ast.NodeVisitor):
-        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-            stack.append(node.name)
-            self.generic_visit(node)
-            stack.pop()
-
-        def visit_Call(self, node: ast.Call) -> None:
-            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-            if name in ("_hint", "hint") and not any(f.startswith("compare") for f in stack):
-                starred = any(isinstance(a, ast.Starred) for a in node.args)   # hint(*pair): graded
-                given = 2 if starred else len(node.args) + len(node.keywords)
-                calls.append((node.lineno, stack[-1] if stack else "", given))
-            self.generic_visit(node)
-
-    Visitor().visit(ast.parse(path.read_text()))
+    calls = []
+    for node, stack in ln.calls_in_functions(ast.parse(path.read_text())):
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        if name in ("_hint", "hint") and not any(f.startswith("compare") for f in stack):
+            starred = any(isinstance(a, ast.Starred) for a in node.args)   # hint(*pair): graded
+            given = 2 if starred else len(node.args) + len(node.keywords)
+            calls.append((node.lineno, stack[-1] if stack else "", given))
     return calls
 
 
