@@ -140,6 +140,19 @@ def _match_close(code: str, start: int, open_: str, close: str) -> int:
     return len(code)
 
 
+def _flag_order(body: str, last_payload: int, flag: int, verb: str) -> Feedback | None:
+    """The hint for a publish whose flag goes up before the payload's last write, or inside its loop (``verb``:
+    how the source puts it, "written" or "stored"); None when the flag comes after the loop."""
+    if flag < last_payload:
+        return _hint(f"the flag is {verb} before the payload. What would a host polling the flag read "
+                     "(publish_flag_first in section 3)?", "write the whole payload first, the flag last.")
+    for start, end in _loops(body):
+        if start < last_payload < end and start < flag < end:
+            return _hint("the flag is raised inside the loop that writes the payload. When does it go up, and what "
+                         "has been written by then?", "raise it once, after the loop.")
+    return None
+
+
 def _loops(code: str) -> list[tuple[int, int]]:
     """(start, end) of every for / while statement in ``code``."""
     spans = []
@@ -183,13 +196,9 @@ def review_publish(source: str) -> Feedback | None:
                      "parameters themselves?",
                      "write the payload as payload[i] = ... and raise the flag with *flag = raise.")
     last_payload, flag = payload_writes[-1], flag_writes[0].start()
-    if flag < last_payload:
-        return _hint("the flag is written before the payload. What would a host polling the flag read "
-                     "(publish_flag_first in section 3)?", "write the whole payload first, the flag last.")
-    for start, end in _loops(body):
-        if start < last_payload < end and start < flag < end:
-            return _hint("the flag is raised inside the loop that writes the payload. When does it go up, and what "
-                         "has been written by then?", "raise it once, after the loop.")
+    misplaced = _flag_order(body, last_payload, flag, "written")
+    if misplaced:
+        return misplaced
     system_fences = [m.start() for m in _FENCE_SYSTEM.finditer(body)]
     between = [f for f in system_fences if last_payload < f < flag]
     if not between:
@@ -228,13 +237,9 @@ def _review_atomic_publish(body: str, payload_writes: list[int], stores: list[tu
         return _hint("the check reads your source and cannot find `payload[i] = value;`. Does your kernel write "
                      "through the parameters themselves?", "write the payload as payload[i] = ...")
     last_payload, flag = payload_writes[-1], stores[0][0]
-    if flag < last_payload:
-        return _hint("the flag is stored before the payload. What would a host polling the flag read "
-                     "(publish_flag_first in section 3)?", "write the whole payload first, the flag last.")
-    for start, end in _loops(body):
-        if start < last_payload < end and start < flag < end:
-            return _hint("the flag is raised inside the loop that writes the payload. When does it go up, and what "
-                         "has been written by then?", "raise it once, after the loop.")
+    misplaced = _flag_order(body, last_payload, flag, "stored")
+    if misplaced:
+        return misplaced
     problem = _atomic_problem(stores, "store")
     if problem is not None or _strong(stores, "store"):
         return problem
