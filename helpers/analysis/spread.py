@@ -135,3 +135,22 @@ def seconds_apart(result: Result, name: str, first: dict, second: dict) -> bool:
     if getattr(result, "live", False):
         across = across.including(difference)
     return beyond_spread(difference, across, own)
+
+
+def rates_apart(result: Result, name: str, first: dict, second: dict, key: str) -> bool:
+    """As :func:`seconds_apart`, for rows that carry a rate ``key`` (GB/s at the median time) beside their repeats:
+    the gap between the two rates beyond both rows' bands (slowest to fastest repeat), and of one sign across the
+    committed records of experiment ``name``."""
+    from ..experiments.quiet import band
+
+    a, b = result.one(**first), result.one(**second)
+    difference = float(b[key]) - float(a[key])
+    (a_lo, a_mid, a_hi), (b_lo, b_mid, b_hi) = band(a, key), band(b, key)
+    own = (b_mid - b_lo) + (a_hi - a_mid) if difference > 0 else (a_mid - a_lo) + (b_hi - b_mid)
+    try:
+        across = across_records(name, lambda r: float(r.one(**second)[key]) - float(r.one(**first)[key]))
+    except LookupError:
+        across = Range(difference, difference, ("this run",))
+    if getattr(result, "live", False):
+        across = across.including(difference)
+    return beyond_spread(difference, across, own)

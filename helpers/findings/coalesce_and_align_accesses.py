@@ -8,7 +8,6 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..analysis import spread
-from ..experiments.quiet import band
 from ..experiments.result import expect
 from ..lessons import lesson as _lesson
 from ..tables import Table, Text, bullets, join
@@ -19,19 +18,9 @@ def useful(result: Any, memory: str, **where: Any) -> float:
 
 
 def apart(result: Any, name: str, first: dict[str, Any], second: dict[str, Any], key: str = "useful_GBps") -> bool:
-    """Whether row ``second`` of ``result`` differs from row ``first``: beyond both rows' spreads in this run, and of
-    one sign in every committed record of experiment ``name`` (the course's rule, helpers.analysis.spread)."""
-    a, b = result.one(**first), result.one(**second)
-    difference = float(b[key]) - float(a[key])
-    (a_lo, a_mid, a_hi), (b_lo, b_mid, b_hi) = band(a, key), band(b, key)
-    own = (b_mid - b_lo) + (a_hi - a_mid) if difference > 0 else (a_mid - a_lo) + (b_hi - b_mid)
-    try:
-        across = spread.across_records(name, lambda r: float(r.one(**second)[key]) - float(r.one(**first)[key]))
-    except LookupError:  # no committed record holds both rows: this run alone
-        across = spread.Range(difference, difference, ("this run",))
-    if getattr(result, "live", False):
-        across = across.including(difference)
-    return spread.beyond_spread(difference, across, own)
+    """Whether row ``second`` of ``result`` differs from row ``first`` by the course's rule (helpers.analysis.spread):
+    beyond both rows' spreads in this run, and of one sign across the committed records of experiment ``name``."""
+    return spread.rates_apart(result, name, first, second, key)
 
 
 _RULE = "by more than this run's spread (slowest to fastest repeat) and with one sign across the committed records"

@@ -125,21 +125,8 @@ def ways_apart(ooc: Any, best: tuple[str, int]) -> bool:
     repeats and with one sign across the committed records (helpers.analysis.spread)."""
     from ..analysis import spread
 
-    def times(r: Any, method: str, budget: int) -> np.ndarray:
-        return np.asarray(r.one(method=method, budget_bytes=budget)["seconds"], float)
-
-    z, c = times(ooc, "zero_copy", 0), times(ooc, *best)
-    zm, cm = float(np.median(z)), float(np.median(c))
-    difference = cm - zm
-    own = (cm - c.min()) + (z.max() - zm) if difference > 0 else (c.max() - cm) + (zm - z.min())
-    try:
-        across = spread.across_records("out_of_core", lambda r: float(np.median(times(r, *best))
-                                                                      - np.median(times(r, "zero_copy", 0))))
-    except LookupError:
-        across = spread.Range(difference, difference, ("this run",))
-    if getattr(ooc, "live", False):
-        across = across.including(difference)
-    return spread.beyond_spread(difference, across, own)
+    return spread.seconds_apart(ooc, "out_of_core", {"method": "zero_copy", "budget_bytes": 0},
+                                {"method": best[0], "budget_bytes": best[1]})
 
 
 def out_of_core(ooc: Any) -> Any:
