@@ -110,3 +110,12 @@ def test_a_lessons_deck_is_built_offline_as_slides_within_the_word_budget(tmp_pa
     assert "%matplotlib inline" not in re.sub(r"<[^>]+>", "", deck), "a slide carries the set-up code"
     assert "00-start-here.slides.html" in (tmp_path / "index.html").read_text()
     assert json.loads((ROOT / "lessons" / "00-start-here.ipynb").read_text())["cells"][0].get("outputs") is None
+
+
+def test_a_decks_formulas_are_mathml_built_offline():
+    # no MathJax in the decks (nothing from a CDN): lesson 08's Little's law arrives as MathML (helpers.tools.maths)
+    pytest.importorskip("latex2mathml", reason="the slides extra is not installed: `make slides` renders formulas")
+    deck = slides.deck(ROOT / "lessons" / "08-keep-enough-bytes-in-flight.ipynb", execute=False)
+    assert '<math display="block"' in deck and "<mtext>latency</mtext>" in deck
+    text = re.sub(r"<(script|style)\b.*?</\1>", "", deck, flags=re.S)
+    assert "$$" not in text and "\\text{" not in text and "mathjax" not in deck.lower()

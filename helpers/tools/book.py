@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import lessons as course_lessons, paths, records
-from . import repository
+from . import panels, repository
 from ..errors import CourseError
 from ..mode import detect
 
@@ -126,7 +126,8 @@ def give_figures_alt_text(nb: Any, name: str = "lesson") -> int:
 
 
 def _config(title: str) -> str:
-    # Offline: no intersphinx inventories, no analytics, nothing fetched; the repository, issue, edit and launch
+    # Offline: no intersphinx inventories, no analytics, nothing fetched (formulas are MathML from
+    # helpers.tools.maths, not MathJax from a CDN); the repository, issue, edit and launch
     # buttons are plain links to the one repository named in CITATION.cff (helpers.tools.repository). Markdown outputs
     # (the course's tables and findings) are rendered as GitHub-flavoured Markdown, which has tables; myst-nb's
     # default, CommonMark, has none and would show a table as a paragraph of pipes.
@@ -154,7 +155,9 @@ launch_buttons:
   colab_url: https://colab.research.google.com
   thebe: false
 sphinx:
+  extra_extensions: [helpers.tools.maths]
   config:
+    html_math_renderer: mathml
     intersphinx_mapping: {{}}
     html_show_copyright: false
     nb_merge_streams: true
@@ -173,20 +176,21 @@ def footer() -> str:
             f'Source, issues and how to cite: <a href="{url}">{repository.slug()}</a>.</p>')
 
 
-# Phones (issue 33): wide two-panel figures keep a legible width and scroll sideways instead of shrinking; tables
-# and long names scroll instead of running off the page.
+# Phones (issue 33): tables and long names scroll instead of running off the page; wide figures stack their panels
+# or fit the width and zoom when tapped (helpers.tools.panels); a wide formula scrolls within its own box.
 CSS = """\
 .cell_output { overflow-x: auto; }
 article table { display: block; overflow-x: auto; max-width: 100%; }
 article td, article th { overflow-wrap: break-word; }
 article code.literal, article code.literal .pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+article div.math { overflow-x: auto; overflow-y: hidden; }
+article math[display="block"] { font-size: 1.15em; }
 @media (max-width: 640px) {
-  .cell_output img.zc-wide { max-width: none !important; width: 190vw; }   /* a panel about a screen wide */
   article table { font-size: 0.8em; }
   article h1 { font-size: 1.7rem; }
   article h2 { font-size: 1.35rem; }
 }
-"""
+""" + panels.CSS
 
 
 def _toc(names: list[str]) -> str:
@@ -282,7 +286,7 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
             bar.set_postfix_str(path.stem)
             execute(nb, path.parent, on_cell=lambda: bar.update(1))
             give_figures_alt_text(nb, path.name)
-            mark_wide_figures(nb)
+            panels.stack_wide_figures(nb)
             title_at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
             nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
             for cell in nb.cells:
@@ -320,27 +324,6 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
     shutil.rmtree(output, ignore_errors=True)
     shutil.move(str(html), str(output))
     return output / "index.html"
-
-
-def mark_wide_figures(nb: Any, ratio: float = 2.3) -> int:
-    """Give the ``<img>`` of each figure wider than ``ratio`` times its height (two panels side by side) the class
-    ``zc-wide``, which the book's CSS keeps legible on a phone; return how many."""
-    import base64
-    import struct
-
-    done = 0
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            data = output.get("data", {})
-            html = "".join(data.get("text/html", ""))
-            if "image/png" not in data or not html.startswith("<img "):
-                continue
-            png = base64.b64decode("".join(data["image/png"])[:64])
-            width, height = struct.unpack(">II", png[16:24])
-            if width > ratio * height:
-                data["text/html"] = html.replace("<img ", '<img class="zc-wide" ', 1)
-                done += 1
-    return done
 
 
 def markdown_tables(nb: nbformat.NotebookNode) -> int:

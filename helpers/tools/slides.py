@@ -8,7 +8,8 @@ into slides of at most :data:`helpers.tools.slide_plan.BUDGET` words with the in
 notes (:func:`helpers.tools.slide_plan.deck_cells`), and converted with nbconvert's reveal.js exporter through the
 course's template (``templates/reveal_offline``). reveal.js itself is copied into the build from the sphinx-revealjs
 package (``reveal.js/``, with its licence), so a deck opens as slides offline: nothing is fetched when building or
-presenting. Figures keep their alt text (``helpers.display.alt_text``). To present a lesson live, open it in
+presenting; formulas are MathML, converted when building (:mod:`helpers.tools.maths`), not typeset by MathJax
+from a CDN. Figures keep their alt text (``helpers.display.alt_text``). To present a lesson live, open it in
 JupyterLab and press RISE's button (the ``lab`` extra installs jupyterlab-rise): it reads the slide types that
 ``--mark`` writes into the lessons from :func:`helpers.tools.slide_plan.plan`; an instructor's own ``slideshow``
 metadata or tag (``slide``, ``subslide``, ``fragment``, ``skip``, ``notes``) is what :func:`slide_type` reads.
@@ -26,7 +27,7 @@ import shutil
 
 from .. import lessons as course_lessons, paths
 from ..errors import CourseError
-from . import slide_plan
+from . import maths, slide_plan
 from .slide_plan import TYPES
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -119,6 +120,9 @@ def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> 
             raise SlidesError(f"{path.name}: {exc}") from None
         alt_text.embed_in_html(nb)
     cut = slide_plan.deck_cells(nb, course_lessons.find(path.stem).id)
+    for cell in cut["cells"]:   # formulas as MathML: nothing to typeset them in the browser (helpers.tools.maths)
+        if cell["cell_type"] == "markdown":
+            cell["source"] = maths.markdown_with_mathml("".join(cell["source"]))
     exporter = SlidesExporter(template_name="reveal_offline", extra_template_basedirs=[str(TEMPLATES)],
                               exclude_input_prompt=True, exclude_output_prompt=True)
     exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags={"remove_input"}), enabled=True)
