@@ -39,11 +39,12 @@ endif
 PYTEST_ARGS ?=
 PYTEST := $(VPY) -m pytest tests lessons --nbval-lax --nbval-current-env
 # `make test` spreads the test files and lessons over JOBS worker processes (pytest-xdist, --dist loadfile: each
-# file, so each lesson's cells, runs whole and in order on one worker): by default one per CPU this process may
-# use, at most 4; `make test JOBS=1` runs everything in one process (as pdb needs). In live mode the default is 1:
-# the lessons time the GPU and the host's copies, which work running beside them would disturb.
+# file, so each lesson's cells, runs whole and in order on one worker; only the tests in tests/conftest.py's
+# CASES_APART spread their cases): by default one per CPU this process may use, at most 4 in replay and 8 in
+# live mode (the measurement queue gives each timed section the GPU alone); `make test JOBS=1` runs everything in
+# one process (as pdb needs).
 ifeq ($(MODE),live)
-  JOBS ?= 1
+  JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n > 8 ? 8 : n )))
 else
   JOBS ?= $(shell n=$$(nproc 2>/dev/null || sysctl -n hw.logicalcpu 2>/dev/null || echo 1); echo $$(( n > 4 ? 4 : n )))
 endif
@@ -83,7 +84,7 @@ help:
 	@echo
 	@echo "  make lab LAB_ARGS=\"--no-browser --port 9000\"   pass arguments to JupyterLab"
 	@echo "  make test PYTEST_ARGS=\"-x -k bandwidth\"          pass arguments to pytest"
-	@echo "  make test JOBS=1                                 one process (default: one worker per CPU, at most 4)"
+	@echo "  make test JOBS=1                                 one process (default: one worker per CPU, at most 4; 8 live)"
 	@echo
 	@echo "This machine: $(MODE) mode ($$(bash .ci/detect-gpu --reason))."
 

@@ -55,6 +55,25 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["ZC_CPU_CACHE"] = folder
 
 
+# Tests whose cases make test may hand to different workers (pytest-xdist). Every other test file, and every
+# lesson, runs whole and in order on one worker (--dist loadfile): a lesson's cells depend on the cells above.
+CASES_APART = ("tests/test_gpu_live.py::test_rerunning_a_lesson_three_times_leaks_nothing[",)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadfile``, except that each case of a test in ``CASES_APART`` is a work unit of its own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesWholeCasesApart(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if nodeid.startswith(CASES_APART) else super()._split_scope(nodeid)
+
+    return FilesWholeCasesApart(config, log)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"CPU kernel cache: {os.environ.get('ZC_CPU_CACHE')} (ZC_TEST_CPU_CACHE=fresh for a cold one)"]
     note = getattr(config, "_zc_cpu_cache_note", None)

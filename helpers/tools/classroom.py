@@ -149,6 +149,7 @@ def _run_lesson(path: Path, out: Path, cell_timeout: int, tag: str, report: dict
     from nbclient import NotebookClient
 
     from .cell_watchdog import STACK_AFTER, STACK_FILE
+    from .kernel_sockets import SocketFolderKernelManager
 
     stack = out.with_name(f"{out.stem}.{path.stem}.stack")
     os.environ[STACK_FILE], os.environ[STACK_AFTER] = str(stack), f"{stack_after(cell_timeout):g}"
@@ -158,7 +159,7 @@ def _run_lesson(path: Path, out: Path, cell_timeout: int, tag: str, report: dict
         nb = nbformat.read(path, as_version=4)
         client = NotebookClient(nb, timeout=cell_timeout, startup_timeout=STARTUP_TIMEOUT_S, kernel_name="python3",
                                 allow_errors=True, resources={"metadata": {"path": str(path.parent)}},
-                                extra_arguments=[WATCHDOG])
+                                extra_arguments=[WATCHDOG], kernel_manager_class=SocketFolderKernelManager)
         where = {"cell": None, "offset": 0}
 
         def started(cell: Any = None, cell_index: int | None = None, **_: Any) -> None:
