@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from helpers.experiments import Result
-from helpers.experiments.latency import compare_rows, footprint_change, footprint_summary, load_ns_spread
+from helpers.experiments.latency import compare_rows, footprint_change, load_ns_spread
 from helpers.experiments.transfer import (REREAD_DESIGN, caching_findings, reread_rotation, reread_schedule,
                                           sm_rereads)
 
@@ -78,17 +78,20 @@ def test_compare_rows_needs_bands_apart() -> None:
     assert apart["beyond_spread"] and apart["change"] == pytest.approx(333 / 302 - 1)
 
 
-def test_footprint_summary_claims_no_cause_and_names_the_caches() -> None:
+def test_footprint_findings_on_a_gpu_with_no_record_judge_by_the_repeats_alone() -> None:
+    """A live run on a GPU with no committed record (helpers.analysis.spread.same_gpu): its own repeats decide."""
+    from helpers.findings.measure_latency import footprint_findings
+
     KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
     rows = [_chase("device", 64 * KiB, [35, 35, 36], True), _chase("device", MiB, [150, 151, 152], True),
             _chase("device", 64 * MiB, [300, 302, 304], False), _chase("device", GiB, [301, 303, 305], False),
             _chase("zero_copy", 64 * KiB, [35, 36, 36], True), _chase("zero_copy", MiB, [1195, 1200, 1205], True),
             _chase("zero_copy", 64 * MiB, [1190, 1200, 1210], False), _chase("zero_copy", GiB, [1400, 1420, 1440], False)]
-    text = footprint_summary(Result("latency_footprint", {}, rows, True, {"gpu": "test GPU"}))
-    assert "the SM's own L1" in text
-    assert "as fast as device memory of that size" in text  # 64 KiB mapped: the same cache as device memory
-    assert "every load crossed the link" in text  # 1 MiB mapped: the L2 did not keep it
-    assert "no effect of footprint to explain" in text  # device cold: bands overlap
-    assert "not why" in text and "hypothesis" in text  # zero-copy cold grew: an effect, its cause untested
+    text = footprint_findings(Result("latency_footprint", {}, rows, True, {"gpu": "test GPU"}))
+    assert "a step down at the smallest size" in text and "L1" not in text   # the step, not its cause
+    assert "something on the GPU kept them" in text                          # 64 KiB mapped: a fraction of a trip
+    assert "every load crossed the link" in text                             # 1 MiB mapped: within the spread
+    assert "no effect of footprint to explain" in text                       # device cold: within the spread
+    assert "not why" in text                                                 # zero-copy cold grew: no cause named
     change = footprint_change(Result("latency_footprint", {}, rows, True), "zero_copy")
     assert change is not None and change["beyond_spread"] and change["monotonic"]

@@ -63,6 +63,10 @@ VERDICTS: list[tuple[str, str, Callable[[], Any]]] = [
     ("decide-when-zero-copy-wins", "out_of_core", _reference("decide_when_zero_copy_wins", "out_of_core", "out_of_core")),
     ("measure-bandwidth", "lore", _reference("measure_bandwidth", "lore", "memcpy", "kernel_bandwidth")),
     ("overlap-copies-with-streams", "sizes", _reference("overlap_copies_with_streams", "sizes", "end_to_end")),
+    ("measure-latency", "footprint_findings",
+     _reference("measure_latency", "footprint_findings", "latency_footprint")),
+    ("use-write-combined-and-registered-memory", "describe_write_combined",
+     _reference("use_write_combined_and_registered_memory", "describe_write_combined", "write_combined")),
 ]
 
 
@@ -90,3 +94,84 @@ def test_across_record_pairs_reads_both_experiments_of_each_record():
     assert sorted(span.records) == sorted(holding)
     with pytest.raises(LookupError):
         spread.across_record_pairs("kernel_bandwidth", "memcpy", lambda k, m: None)
+
+
+def _records_say(monkeypatch, low: float, high: float) -> None:
+    """Every committed record's difference lies in [low, high] (whatever the figure)."""
+    monkeypatch.setattr(spread, "across_records", lambda name, figure, **kw: spread.Range(low, high, ("a", "b")))
+
+
+def _line(text: Any, start: str) -> str:
+    return next(line for line in str(text).splitlines() if start in line)
+
+
+def _footprint(large_ns: float, live: bool = False, gpu: str = "NVIDIA H200") -> Any:
+    """Zero-copy chased cold over 64 MiB (1,190-1,210 ns) and over 1 GiB (``large_ns``, 1% either side)."""
+    from helpers.experiments.result import Result
+
+    def chase(nbytes: int, ns: list[float]) -> dict[str, Any]:
+        return {"memory": "zero_copy", "cpu_cache": "evicted", "nbytes": nbytes, "warm": False, "warm_steps": 0,
+                "steps": 1000, "seconds": [n * 1e-6 for n in ns], "load_ns": float(sorted(ns)[1])}
+
+    rows = [chase(64 << 20, [1190.0, 1200.0, 1210.0]), chase(1 << 30, [large_ns * 0.99, large_ns, large_ns * 1.01])]
+    return Result("latency_footprint", {}, rows, live, {"gpu": gpu})
+
+
+def test_the_footprint_verdict_says_within_where_the_difference_is_inside_the_spread(monkeypatch):
+    from helpers.findings.measure_latency import footprint_findings
+
+    def said(result: Any) -> str:
+        return _line(footprint_findings(result), "Zero-copy, cold")
+
+    _records_say(monkeypatch, 100.0, 300.0)                        # every record: 1 GiB slower by 100-300 ns
+    assert "beyond the spread" in said(_footprint(1400.0)) and "changed the latency" in said(_footprint(1400.0))
+    inside = said(_footprint(1215.0))                              # the bands of this run's repeats overlap
+    assert "within the spread" in inside and "changed" not in inside
+    _records_say(monkeypatch, -20.0, 300.0)                        # the records change sign
+    assert "within the spread" in said(_footprint(1400.0)) and "changed" not in said(_footprint(1400.0))
+    _records_say(monkeypatch, 100.0, 300.0)                        # a live run is one more record: its sign counts
+    assert "within the spread" in said(_footprint(1100.0, live=True))
+
+
+def test_a_live_footprint_on_a_gpu_without_records_is_judged_by_its_repeats():
+    from helpers.findings.measure_latency import footprint_findings
+
+    assert "beyond the spread" in _line(footprint_findings(_footprint(1400.0, True, "Test GPU")), "Zero-copy")
+    assert "within the spread" in _line(footprint_findings(_footprint(1215.0, True, "Test GPU")), "Zero-copy")
+
+
+def _write_combined(cpu_wc_GBps: float, gpu_wc_GBps: float = 50.0, virtualization: str = "kvm") -> Any:
+    """CPU reads of ordinary mapped memory at 10 GB/s, GPU reads at 50, the write-combined ones as given; every
+    repeat within 1% of its median."""
+    from helpers.experiments.result import Result
+
+    rows = []
+    for allocation, cpu, gpu in (("mapped", 10.0, 50.0), ("mapped + write-combined", cpu_wc_GBps, gpu_wc_GBps)):
+        for side, rate in (("cpu", cpu), ("gpu", gpu)):
+            seconds = [0.256 / rate * f for f in (0.99, 1.0, 1.01)]
+            rows.append({"allocation": allocation, "side": side, "op": "read", "nbytes": 256 << 20,
+                         "seconds": seconds, "GBps": 0.256 / seconds[1]})
+    return Result("write_combined", {}, rows, False, {"gpu": "NVIDIA H200", "virtualization": virtualization})
+
+
+def test_the_write_combined_verdict_says_within_where_the_difference_is_inside_the_spread(monkeypatch):
+    from helpers.findings.use_write_combined_and_registered_memory import describe_write_combined as said
+
+    _records_say(monkeypatch, -9.0, -1.0)                          # every record of the machine: WC reads slower
+    assert "reached the CPU's page tables" in said(_write_combined(0.5))
+    assert "(within their spread)" in said(_write_combined(9.9))   # 1% slower, inside this run's repeats
+    assert "(beyond their spread)" in said(_write_combined(8.0))   # slower, but far from many times
+    assert "beyond their spread" in _line(said(_write_combined(10.0, gpu_wc_GBps=45.0)).replace(". ", ".\n"),
+                                          "The GPU")
+    _records_say(monkeypatch, -9.0, 1.0)                           # the machine's records change sign
+    mixed = said(_write_combined(0.5))
+    assert "cannot tell" in mixed and "warns" not in mixed and "as long" not in mixed
+    assert "within their spread" in said(_write_combined(10.0, gpu_wc_GBps=45.0))
+    assert "(within their spread)" in said(_write_combined(8.0))
+
+
+def test_a_write_combined_run_on_bare_metal_is_judged_by_its_own_repeats():
+    from helpers.findings.use_write_combined_and_registered_memory import describe_write_combined as said
+
+    assert "reached the CPU's page tables" in said(_write_combined(0.5, virtualization="none"))
+    assert "(within their spread)" in said(_write_combined(9.9, virtualization="none"))

@@ -1,8 +1,9 @@
-"""Lesson 13: whether the CPU got a write-combined mapping is decided from the rows, beyond their spread."""
+"""Lesson 13: whether the CPU got a write-combined mapping is decided from the rows by the course's spread rule (a GPU
+with no committed record: by its own repeats alone)."""
 
 from __future__ import annotations
 
-from helpers.experiments.mapping import write_combined_verdict
+from helpers.findings.use_write_combined_and_registered_memory import write_combined_verdict
 from helpers.experiments.result import Result
 
 

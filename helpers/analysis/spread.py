@@ -10,8 +10,10 @@ only when the difference is
   records, this run's included, does not reach 0).
 
 Otherwise the records cannot tell. :func:`beyond_spread` is that rule; :func:`across_records` computes any figure in
-every committed record; a findings verdict that compares two figures calls :func:`beyond_spread`
-(``tests/test_spread.py`` lists the verdicts it holds to this).
+every committed record; a findings verdict that compares two figures calls :func:`beyond_spread`, most through
+:func:`values_apart`, :func:`seconds_apart` or :func:`rates_apart` (``tests/test_spread.py`` lists the verdicts it
+holds to this). A live run is one more record: its difference joins the committed records' (those of its GPU, with
+:func:`same_gpu`), and where none holds the figure it is judged by its own repeats alone.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from .. import records
 from ..errors import RecordError
@@ -116,41 +118,63 @@ def beyond_spread(difference: float, across: Range, own: float = 0.0) -> bool:
     return abs(difference) > own and across.one_sign() and (difference > 0) == (across.low > 0)
 
 
-def seconds_apart(result: Result, name: str, first: dict, second: dict) -> bool:
-    """Whether row ``second`` of ``result`` took a different time from row ``first`` by the course's rule: the gap
-    between their median seconds beyond both rows' repeats, and of one sign across the committed records of
-    experiment ``name`` (this run's included when it is live)."""
+def same_gpu(result: Result) -> Callable[[Result], bool]:
+    """Which committed records count as runs of ``result``: those of the GPU it ran on (a live run on a GPU with no
+    committed record is then judged by its own repeats alone)."""
+    return lambda record: record.gpu == result.gpu
+
+
+def _across(name: str, figure: Callable[[Result], float | None], difference: float, live: bool,
+            like: Callable[[Result], bool] | None) -> Range:
+    """The difference in every committed record of experiment ``name`` that ``like`` accepts (all H200 records
+    when None), this run's included when it is live; this run's alone when no record holds it."""
+    try:
+        across = across_records(name, lambda r: figure(r) if like is None or like(r) else None)
+    except LookupError:
+        return Range(difference, difference, ("this run",))
+    return across.including(difference) if live else across
+
+
+def values_apart(result: Result, name: str, first: dict, second: dict,
+                 per_repeat: Callable[[dict], Sequence[float]],
+                 like: Callable[[Result], bool] | None = None) -> bool:
+    """Whether row ``second`` of ``result`` differs from row ``first`` by the course's rule, in a figure each row
+    gives once a repeat (``per_repeat``: seconds, or ns per load, measure-latency): the gap between the medians
+    beyond both rows' repeats, and of one sign across the committed records of experiment ``name`` that ``like``
+    accepts (this run's included when it is live). A row timed on fresh allocations has them among its repeats,
+    and each record made its own, so the records' spread holds the allocations' too."""
     import numpy as np
 
-    a = np.asarray(result.one(**first)["seconds"], float)
-    b = np.asarray(result.one(**second)["seconds"], float)
+    a = np.asarray(per_repeat(result.one(**first)), float)
+    b = np.asarray(per_repeat(result.one(**second)), float)
     am, bm = float(np.median(a)), float(np.median(b))
     difference = bm - am
     own = (bm - b.min()) + (a.max() - am) if difference > 0 else (b.max() - bm) + (am - a.min())
-    try:
-        across = across_records(name, lambda r: float(np.median(r.one(**second)["seconds"]))
-                                - float(np.median(r.one(**first)["seconds"])))
-    except LookupError:
-        across = Range(difference, difference, ("this run",))
-    if getattr(result, "live", False):
-        across = across.including(difference)
+    across = _across(name, lambda r: float(np.median(per_repeat(r.one(**second))))
+                     - float(np.median(per_repeat(r.one(**first)))), difference,
+                     bool(getattr(result, "live", False)), like)
     return beyond_spread(difference, across, own)
 
 
-def rates_apart(result: Result, name: str, first: dict, second: dict, key: str) -> bool:
+def seconds_apart(result: Result, name: str, first: dict, second: dict,
+                  like: Callable[[Result], bool] | None = None) -> bool:
+    """Whether row ``second`` of ``result`` took a different time from row ``first`` by the course's rule: the gap
+    between their median seconds beyond both rows' repeats, and of one sign across the committed records of
+    experiment ``name`` (this run's included when it is live)."""
+    return values_apart(result, name, first, second, lambda row: row["seconds"], like)
+
+
+def rates_apart(result: Result, name: str, first: dict, second: dict, key: str,
+                like: Callable[[Result], bool] | None = None) -> bool:
     """As :func:`seconds_apart`, for rows that carry a rate ``key`` (GB/s at the median time) beside their repeats:
     the gap between the two rates beyond both rows' bands (slowest to fastest repeat), and of one sign across the
-    committed records of experiment ``name``."""
+    committed records of experiment ``name`` that ``like`` accepts."""
     from ..experiments.quiet import band
 
     a, b = result.one(**first), result.one(**second)
     difference = float(b[key]) - float(a[key])
     (a_lo, a_mid, a_hi), (b_lo, b_mid, b_hi) = band(a, key), band(b, key)
     own = (b_mid - b_lo) + (a_hi - a_mid) if difference > 0 else (a_mid - a_lo) + (b_hi - b_mid)
-    try:
-        across = across_records(name, lambda r: float(r.one(**second)[key]) - float(r.one(**first)[key]))
-    except LookupError:
-        across = Range(difference, difference, ("this run",))
-    if getattr(result, "live", False):
-        across = across.including(difference)
+    across = _across(name, lambda r: float(r.one(**second)[key]) - float(r.one(**first)[key]), difference,
+                     bool(getattr(result, "live", False)), like)
     return beyond_spread(difference, across, own)

@@ -294,8 +294,8 @@ def compare_rows(a: Row, b: Row) -> dict[str, Any]:
 
     ``change``: b's median ns per load over a's, minus 1. ``spread``: the larger of the two rows'
     (highest - lowest repeat) / median. ``beyond_spread``: whether the two rows' bands (lowest to
-    highest repeat) do not overlap, the bar this course sets before saying two chases differ: with
-    nine repeats each, every repeat of one slower than every repeat of the other.
+    highest repeat) do not overlap, in this run alone; whether the two chases differ is decided above
+    this layer, against the committed records too (helpers.analysis.spread, issue 30).
     """
     (a_low, a_mid, a_high), (b_low, b_mid, b_high) = load_ns_spread(a), load_ns_spread(b)
     spread = max((a_high - a_low) / a_mid, (b_high - b_low) / b_mid)
@@ -328,79 +328,6 @@ def size_label(nbytes: int) -> str:
         if nbytes >= scale:
             return f"{nbytes / scale:g} {unit}"
     return f"{nbytes} B"
-
-
-def footprint_summary(result: Result) -> str:
-    """What the footprint sweep shows, one line per finding, decided from its rows (measure-latency).
-
-    A change with footprint is reported as one only when the bands of repeats do not overlap
-    (:func:`compare_rows`); no cause is claimed, since the sweep does not test one.
-    """
-    lines = []
-    if not any("warm_steps" in r for r in result.rows):
-        lines.append("- This record was made before the cache state was controlled: its warm rows were warmed in an "
-                     "earlier launch (which SM ran the timed chase, and what its L1 held, was left to chance) and its "
-                     f"repeats last about {min(float(np.median(r['seconds'])) for r in result.rows) * 1e3:.1f} ms or "
-                     "more. Read the warm zero-copy rows with that in mind; `python -m helpers record` on a GPU "
-                     "records the controlled sweep.")
-
-    def ns(row: Row) -> str:
-        lo, mid, hi = load_ns_spread(row)
-        return f"{mid:,.0f} ns ({lo:,.0f}-{hi:,.0f})"
-
-    device_warm = sorted((r for r in result.select(memory="device") if r["warm"]), key=lambda r: r["nbytes"])
-    if device_warm:
-        lines.append("- Device memory, warm: " + ", ".join(f"{size_label(r['nbytes'])} {ns(r)}" for r in device_warm)
-                     + " per load (median, lowest-highest repeat).")
-        if len(device_warm) > 1:
-            nearer = compare_rows(device_warm[1], device_warm[0])
-            if nearer["beyond_spread"] and nearer["change"] < -0.5:
-                lines.append(f"  The {size_label(device_warm[0]['nbytes'])} buffer took {nearer['b_ns']:,.0f} ns a load "
-                             f"against {nearer['a_ns']:,.0f} ns for {size_label(device_warm[1]['nbytes'])}: a cache "
-                             "nearer the SM than the L2 held it, the SM's own L1.")
-    zero_warm = sorted((r for r in result.select(memory="zero_copy") if r["warm"]), key=lambda r: r["nbytes"])
-    zero_cold = sorted((r for r in result.select(memory="zero_copy") if not r["warm"]), key=lambda r: r["nbytes"])
-    for row in zero_warm:
-        if not zero_cold:
-            break
-        against = compare_rows(zero_cold[0], row)
-        same_device = [r for r in device_warm if r["nbytes"] == row["nbytes"]]
-        text = (f"- Zero-copy, warm {size_label(row['nbytes'])}: {ns(row)} against {against['a_ns']:,.0f} ns cold "
-                f"({size_label(zero_cold[0]['nbytes'])}): ")
-        if against["change"] < -0.5:  # a hit in a GPU cache takes a fraction of a trip over the link
-            text += "a cache on the GPU served the re-visited lines"
-            if same_device:
-                like = compare_rows(same_device[0], row)
-                text += (f", as fast as device memory of that size ({like['a_ns']:,.0f} ns): the same cache served both"
-                         if not like["beyond_spread"] else f" ({like['change']:+.0%} against device memory of that size)")
-            text += "."
-        elif not against["beyond_spread"]:
-            text += (f"{against['change']:+.1%}, the bands of repeats overlap: every load crossed the link, no cache on "
-                     "the GPU kept these lines "
-                     + ("from one visit to the next (one cycle earlier, in the same launch)." if "warm_steps" in row
-                        else "from the warm-up launch to the timed one."))
-        else:
-            text += (f"{against['change']:+.1%}, beyond the spread of the repeats but far from a cache hit (a fraction "
-                     "of the time): every load still crossed the link; this sweep does not say what the few percent "
-                     "come from.")
-        lines.append(text)
-    for memory, name in (("device", "Device memory"), ("zero_copy", "Zero-copy")):
-        change = footprint_change(result, memory, warm=False)
-        if change is None:
-            continue
-        span = f"from {size_label(change['smallest'])} to {size_label(change['largest'])}"
-        if change["beyond_spread"]:
-            lines.append(f"- {name}, cold: {change['a_ns']:,.0f} -> {change['b_ns']:,.0f} ns per load {span} "
-                         f"({change['change']:+.0%}; the bands of repeats do not overlap, spread up to {change['spread']:.1%})"
-                         + (", with no size in between stepping back by more than that spread." if change["monotonic"] else
-                            ", but not steadily: a size in between steps back by more than that spread.")
-                         + " This sweep measures that the footprint changed the latency, not why: more pages than "
-                           "the address-translation caches cover is one hypothesis, untested here.")
-        else:
-            lines.append(f"- {name}, cold: {change['a_ns']:,.0f} -> {change['b_ns']:,.0f} ns per load {span} "
-                         f"({change['change']:+.1%}): the bands of repeats overlap (spread up to {change['spread']:.1%}), "
-                         "no effect of footprint to explain.")
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- loaded latency

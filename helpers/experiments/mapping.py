@@ -12,7 +12,6 @@ from .. import kernels
 from ..errors import PinningError
 from ..memory import driver_api, gpu, pages
 from ..memory.timing import time_gpu, time_host
-from . import quiet
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
 from .result import Result, Row, run
 
@@ -222,7 +221,8 @@ def _register_with_pycuda(array: np.ndarray, flags: Any) -> np.ndarray:
 
 def write_combined(gpu_bytes: int = 256 * MiB, cpu_bytes: int = 256 * MiB, repeats: int = 9) -> Result:
     """The CPU and the GPU reading and writing write-combined against ordinary mapped memory
-    (use-write-combined-and-registered-memory)."""
+    (use-write-combined-and-registered-memory): the rows only; the verdict that compares them is the findings'
+    (``helpers.findings.use_write_combined_and_registered_memory.write_combined_verdict``)."""
     return run("write_combined", {"gpu_bytes": gpu_bytes, "cpu_bytes": cpu_bytes, "repeats": repeats},
                _write_combined)
 
@@ -254,27 +254,6 @@ def _write_combined(gpu_bytes: int, cpu_bytes: int, repeats: int) -> list[Row]:
                 rows.append({"allocation": kind, "side": "cpu", "op": "write", "nbytes": cpu_bytes,
                              "seconds": list(timing.seconds), "GBps": cpu_bytes / timing.median / 1e9})
     return rows
-
-
-def write_combined_verdict(result: Result) -> dict[str, Any]:
-    """Whether the CPU got a write-combined mapping on the machine that ran ``write_combined``
-    (use-write-combined-and-registered-memory).
-
-    A CPU read of write-combined memory bypasses the caches, so where the flag reaches the CPU's page
-    tables it runs many times slower than a read of ordinary pinned memory (Programming Guide,
-    Write-Combining Memory). ``cpu_wc_honoured`` is True only when the write-combined reads are slower
-    beyond the spread of the repeats and by more than half; ``gpu_same`` says whether the GPU's reads of the
-    two lie within each other's spread (:func:`helpers.experiments.quiet.differ`)."""
-    def pair(side: str) -> tuple[Row, Row]:
-        return (result.one(allocation="mapped", side=side, op="read"),
-                result.one(allocation="mapped + write-combined", side=side, op="read"))
-
-    (cpu_plain, cpu_wc), (gpu_plain, gpu_wc) = pair("cpu"), pair("gpu")
-    cpu_ratio = cpu_wc["GBps"] / cpu_plain["GBps"]
-    return {"cpu_read_ratio": cpu_ratio, "gpu_read_ratio": gpu_wc["GBps"] / gpu_plain["GBps"],
-            "cpu_wc_honoured": bool(quiet.band(cpu_wc, "GBps")[2] < quiet.band(cpu_plain, "GBps")[0]
-                                    and cpu_ratio < 0.5),
-            "gpu_same": not quiet.differ(gpu_plain, gpu_wc, "GBps")}
 
 
 def pass_by_value(n: int = 1024) -> Result:
@@ -309,26 +288,3 @@ def _pass_by_value(n: int) -> list[Row]:
         return [row]
     finally:
         gpu.free(x, y, z)
-
-
-def describe_write_combined(result: Result) -> str:
-    """The verdict on write-combined memory (use-write-combined-and-registered-memory), in words, from
-    :func:`write_combined_verdict`."""
-    v = write_combined_verdict(result)
-    guide = "[Programming Guide, Write-Combining Memory](https://docs.nvidia.com/cuda/cuda-c-programming-guide/#write-combining-memory)"
-    if v["cpu_wc_honoured"]:
-        cpu = (f"The CPU's reads of write-combined memory took {1 / v['cpu_read_ratio']:.1f}x as long as of ordinary "
-               f"pinned memory on {result.gpu}'s host: the flag reached the CPU's page tables, as the {guide} warns.")
-    else:
-        host = "live, this machine" if result.live else "the host the record was made on"
-        cpu = (f"The CPU read write-combined memory at {v['cpu_read_ratio']:.0%} of the ordinary rate on {result.gpu}'s "
-               f"host ({host}): it did not give the CPU a write-combined mapping (in a virtual machine the hypervisor "
-               "may decide the memory type of its guest's pages: Going deeper), so the slowdown the " + guide +
-               " warns of cannot show on it; on bare metal, where the flag reaches the CPU's page tables, expect CPU "
-               "reads many times slower.")
-    gpu = (f" The GPU read both at the same rate (ratio {v['gpu_read_ratio']:.3f}, within the spread of the repeats): "
-           "write-combining does not make GPU reads faster here. It is for buffers the CPU writes and the GPU reads: "
-           "the CPU's writes go out in bursts, usually whole lines, and the GPU's reads need not be snooped where the platform honours "
-           "the type." if v["gpu_same"] else
-           f" The GPU read write-combined memory at {v['gpu_read_ratio']:.2f}x the ordinary rate, beyond the spread.")
-    return cpu + gpu

@@ -1,8 +1,8 @@
 """measure-latency's narration: the tables and sentences that quote the chases' figures, computed from the results
 (``latency``: ``experiments.latency()``, ``footprint``: ``experiments.latency_footprint()``), so what the lesson says
-agrees with its figures live and in replay. A change counts only where the bands of repeats do not overlap
-(:func:`helpers.experiments.latency.compare_rows`); a comparison of two states also keeps one sign across the
-committed records (:mod:`helpers.analysis.cpu_cache`); and no sentence names a cause the figures do not show.
+agrees with its figures live and in replay. Two figures differ only by the course's rule (helpers.analysis.spread):
+the bands of repeats apart, and one sign across the committed records (:mod:`helpers.analysis.cpu_cache` for the
+CPU's cache state, :func:`apart` for the footprint); and no sentence names a cause the figures do not show.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis import cpu_cache
+from ..analysis import cpu_cache, spread
 from ..lessons import lesson as _lesson
 from ..experiments.latency import LINE, compare_rows, footprint_change, load_ns_spread, size_label
 from ..tables import Table, Text, bullets, join
@@ -141,8 +141,31 @@ def footprint(result: Any) -> Any:
     return join(table, footprint_findings(result))
 
 
+def _chase_key(row: dict[str, Any]) -> dict[str, Any]:
+    """The fields that find the same chase in another record: memory, size, cache state, and the controls a row
+    carries (the CPU's caches, the warm-up inside the launch); a record made before a control is not the same chase
+    and is left out."""
+    key = {k: row[k] for k in ("memory", "nbytes", "warm", "cpu_cache") if k in row}
+    return {**key, "warm_steps": row["warm_steps"]} if row["warm"] and "warm_steps" in row else key
+
+
+def _ns_per_load(row: dict[str, Any]) -> np.ndarray:
+    return np.asarray(row["seconds"], float) / row["steps"] * 1e9
+
+
+def apart(result: Any, a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether chase ``b`` of the footprint sweep differs from chase ``a`` by the course's rule
+    (:func:`helpers.analysis.spread.values_apart` on ns per load): beyond both rows' repeats, and of one sign in
+    every committed record of this GPU that holds both chases; a live run is counted among them."""
+    return spread.values_apart(result, "latency_footprint", _chase_key(a), _chase_key(b), _ns_per_load,
+                               like=spread.same_gpu(result))
+
+
+RUNS = "the spread of the runs"   # this run's repeats and the committed records, section 3's rule
+
+
 def footprint_findings(result: Any) -> Text:
-    """One line per finding of the footprint sweep, decided from its rows."""
+    """One line per finding of the footprint sweep, decided from its rows by :func:`apart`."""
     lines = []
     warm = {m: sorted((r for r in result.select(memory=m) if r["warm"]), key=lambda r: r["nbytes"])
             for m in ("device", "zero_copy")}
@@ -151,40 +174,40 @@ def footprint_findings(result: Any) -> Text:
     device = warm["device"]
     if len(device) > 1:
         c = compare_rows(device[1], device[0])
-        if c["beyond_spread"] and c["change"] < 0:
+        if c["change"] < 0 and apart(result, device[1], device[0]):
             lines.append(f"Device memory, warm: the {size_label(device[0]['nbytes'])} buffer took {c['b_ns']:,.0f} ns a "
                          f"load against {c['a_ns']:,.0f} ns for {size_label(device[1]['nbytes'])}, "
-                         f"{c['a_ns'] / c['b_ns']:.1f}x faster, beyond the spread: a step down at the smallest size. "
+                         f"{c['a_ns'] / c['b_ns']:.1f}x faster, beyond {RUNS}: a step down at the smallest size. "
                          "The figure shows the step; which cache serves the small buffer, it does not show.")
         else:
             lines.append(f"Device memory, warm: {size_label(device[0]['nbytes'])} and {size_label(device[1]['nbytes'])} "
-                         f"took {c['b_ns']:,.0f} and {c['a_ns']:,.0f} ns a load: no step beyond the spread.")
+                         f"took {c['b_ns']:,.0f} and {c['a_ns']:,.0f} ns a load: no step down beyond {RUNS}.")
     if cold["zero_copy"]:
         link = cold["zero_copy"][0]
         for row in warm["zero_copy"]:
-            c = compare_rows(link, row)
+            c, real = compare_rows(link, row), apart(result, link, row)
             head = (f"Zero-copy, warm {size_label(row['nbytes'])}: {c['b_ns']:,.0f} ns against {c['a_ns']:,.0f} ns "
                     f"cold ({size_label(link['nbytes'])})")
-            if c["beyond_spread"] and c["change"] < -0.5:
+            if real and c["change"] < -0.5:
                 lines.append(f"{head}: a fraction of a round trip over the link, so the re-visited lines did not cross "
                              "the link again; something on the GPU kept them.")
-            elif not c["beyond_spread"]:
-                lines.append(f"{head} ({c['change']:+.1%}, the bands overlap): as slow as a cold load, so every load "
+            elif not real:
+                lines.append(f"{head} ({c['change']:+.1%}, within {RUNS}): as slow as a cold load, so every load "
                              "crossed the link: nothing on the GPU kept these lines from one visit to the next.")
             else:
-                lines.append(f"{head} ({c['change']:+.1%}, beyond the spread) but near a cold load: the loads still "
+                lines.append(f"{head} ({c['change']:+.1%}, beyond {RUNS}) but near a cold load: the loads still "
                              "crossed the link.")
     for memory in ("device", "zero_copy"):
         change = footprint_change(result, memory, warm=False)
         if change is None:
             continue
         span = (f"{NAMES[memory].capitalize()}, cold: {change['a_ns']:,.0f} -> {change['b_ns']:,.0f} ns per load from "
-                f"{size_label(change['smallest'])} to {size_label(change['largest'])} ({change['change']:+.1%})")
-        if change["beyond_spread"]:
-            lines.append(f"{span}: the bands do not overlap (spread up to {change['spread']:.1%}), so the footprint "
-                         "changed the latency. The sweep shows that it did, not why.")
+                f"{size_label(change['smallest'])} to {size_label(change['largest'])} ({change['change']:+.1%}")
+        if apart(result, cold[memory][0], cold[memory][-1]):
+            lines.append(f"{span}, beyond {RUNS}; repeats within {change['spread']:.1%}): the footprint changed the "
+                         "latency. The sweep shows that it did, not why.")
         else:
-            lines.append(f"{span}: the bands overlap (spread up to {change['spread']:.1%}), no effect of footprint to "
+            lines.append(f"{span}, within {RUNS}; repeats within {change['spread']:.1%}): no effect of footprint to "
                          "explain.")
     return bullets(lines)
 

@@ -1,6 +1,8 @@
 """use-write-combined-and-registered-memory: the sentences and tables that quote its measured figures, computed from
 the results (``write_combined``, ``pagemap_pinned``, ``address_identity``, ``registered``), so that the text agrees
-with the figures live and in replay."""
+with the figures live and in replay. Write-combined against ordinary memory is judged by the course's rule
+(helpers.analysis.spread): beyond the repeats, and of one sign across the committed records of the same kind of
+machine (:func:`write_combined_verdict`)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis import spread
 from ..errors import RegistrationError
 from ..exercises.lesson13 import reads_needed_rule, registration_seconds
-from ..experiments.mapping import describe_write_combined, explain_register_error
+from ..experiments.mapping import explain_register_error
 from ..memory import gpu, pages
+from ..platform.machine import detect_virtualization, in_vm
 from ..platform.notes import platform_note
 from ..tables import Table, Text, bullets, join
 
@@ -52,6 +56,74 @@ def ratios(wc: Any) -> dict[tuple[str, str], float]:
     """Write-combined GB/s over ordinary mapped GB/s, for each (side, op)."""
     return {(side, op): wc.one(allocation="mapped + write-combined", side=side, op=op)["GBps"]
             / wc.one(allocation="mapped", side=side, op=op)["GBps"] for side, op in SIDES}
+
+
+def same_machine(wc: Any) -> Any:
+    """Which committed records are runs of the machine behind ``wc``: the same GPU, and a virtual machine where it
+    was one (whether the CPU gets a write-combined mapping is the machine's, not the GPU's). A live run on bare metal
+    has no such record and is judged by its own repeats alone."""
+    if wc.live:
+        name = detect_virtualization()
+        vm = None if name == "unknown" else not name.startswith("none")
+    else:
+        vm = in_vm(wc.provenance)
+    return lambda record: record.gpu == wc.gpu and in_vm(record.provenance) == vm
+
+
+def reads_apart(wc: Any, side: str, like: Any = None) -> bool:
+    """Whether ``side``'s reads of write-combined memory differ from its reads of ordinary mapped memory by the
+    course's rule (:func:`helpers.analysis.spread.rates_apart`), among the records ``like`` accepts (those of
+    :func:`same_machine` unless given)."""
+    return spread.rates_apart(wc, "write_combined", {"allocation": "mapped", "side": side, "op": "read"},
+                              {"allocation": "mapped + write-combined", "side": side, "op": "read"}, "GBps",
+                              like=like or same_machine(wc))
+
+
+def write_combined_verdict(wc: Any) -> dict[str, Any]:
+    """Whether the CPU got a write-combined mapping on the machine that ran ``write_combined``.
+
+    A CPU read of write-combined memory bypasses the caches, so where the flag reaches the CPU's page tables it runs
+    many times slower than a read of ordinary pinned memory (Programming Guide, Write-Combining Memory).
+    ``cpu_apart``: the CPU's two read rates differ by the course's rule (:func:`reads_apart`); ``cpu_wc_honoured``:
+    they do, and the write-combined reads ran at under half the rate; ``gpu_same``: the GPU's two read rates do not
+    differ by that rule."""
+    ratio = {side: wc.one(allocation="mapped + write-combined", side=side, op="read")["GBps"]
+             / wc.one(allocation="mapped", side=side, op="read")["GBps"] for side in ("cpu", "gpu")}
+    like = same_machine(wc)
+    cpu_apart = reads_apart(wc, "cpu", like)
+    return {"cpu_read_ratio": ratio["cpu"], "gpu_read_ratio": ratio["gpu"], "cpu_apart": cpu_apart,
+            "cpu_wc_honoured": cpu_apart and ratio["cpu"] < 0.5, "gpu_same": not reads_apart(wc, "gpu", like)}
+
+
+GUIDE = ("[Programming Guide, Write-Combining Memory]"
+         "(https://docs.nvidia.com/cuda/cuda-c-programming-guide/#write-combining-memory)")
+
+
+def describe_write_combined(wc: Any) -> str:
+    """The verdict on write-combined memory, in words, from :func:`write_combined_verdict`."""
+    v = write_combined_verdict(wc)
+    ratio, host = v["cpu_read_ratio"], "live, this machine" if wc.live else "the host the record was made on"
+    if v["cpu_wc_honoured"]:
+        cpu = (f"The CPU's reads of write-combined memory took {1 / ratio:.1f}x as long as of ordinary pinned memory "
+               f"on {wc.gpu}'s host, beyond their spread: the flag reached the CPU's page tables, as the {GUIDE} "
+               "warns.")
+    elif ratio < 0.5:
+        cpu = (f"The CPU read write-combined memory at {ratio:.0%} of the ordinary rate on {wc.gpu}'s host ({host}), "
+               "but the records of such a machine do not all show a slowdown: one run cannot tell whether the flag "
+               "reached the CPU's page tables.")
+    else:
+        cpu = (f"The CPU read write-combined memory at {ratio:.0%} of the ordinary rate "
+               f"({'beyond' if v['cpu_apart'] else 'within'} their spread) on {wc.gpu}'s host ({host}): it did not "
+               "give the CPU a write-combined mapping (a hypervisor may decide its guest's memory types: Going "
+               f"deeper), so the slowdown the {GUIDE} warns of cannot show on it; on bare metal, where the flag "
+               "reaches the CPU's page tables, expect CPU reads many times slower.")
+    gpu = (f" The GPU read both at the same rate (ratio {v['gpu_read_ratio']:.3f}, within their spread): "
+           "write-combining does not make GPU reads faster here. It is for buffers the CPU writes and the GPU reads: "
+           "the CPU's writes go out in bursts, usually whole lines, and the GPU's reads need not be snooped where the "
+           "platform honours the type." if v["gpu_same"] else
+           f" The GPU read write-combined memory at {v['gpu_read_ratio']:.2f}x the ordinary rate, beyond their "
+           "spread.")
+    return cpu + gpu
 
 
 def verdict(wc: Any) -> Any:
