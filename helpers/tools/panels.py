@@ -1,5 +1,5 @@
 """Wide figures on a phone (``make book``): a two-panel figure is split at build time into its two panels, which a
-narrow screen shows one above the other; a wide figure of one panel fits the width and zooms when tapped.
+narrow screen shows one above the other; a wide figure of one panel fits the width; either zooms when tapped.
 
 The panels are found in the PNG itself: two panels side by side (``plt.subplots(1, 2)``, as in measure-bandwidth,
 coalesce-and-align-accesses and decide-when-zero-copy-wins) are parted by a band of blank columns near the middle,
@@ -20,6 +20,7 @@ WIDE = 2.3        # a figure wider than this times its height is wide
 GUTTER_PX = 6     # the fewest blank columns that part two panels
 MIDDLE = (0.3, 0.7)   # where the parting is looked for, as fractions of the width
 INK = 235         # a channel below this is ink, not the white background
+ZOOM = 'tabindex="0" title="Tap to zoom"'   # a tap focuses the image, which the CSS then shows wider
 
 CSS = """\
 .cell_output .zc-panels { display: none; }
@@ -27,8 +28,10 @@ CSS = """\
   .cell_output img.zc-split { display: none; }
   .cell_output .zc-panels { display: block; }
   .cell_output .zc-panels img { display: block; width: 100%; height: auto; margin-bottom: 0.6em; }
-  .cell_output img.zc-wide { width: 100%; height: auto; cursor: zoom-in; }
-  .cell_output img.zc-wide:focus { width: 190vw; max-width: none !important; cursor: zoom-out; }
+  .cell_output img.zc-wide { width: 100%; height: auto; }
+  .cell_output .zc-panels img, .cell_output img.zc-wide { cursor: zoom-in; }
+  .cell_output .zc-panels img:focus, .cell_output img.zc-wide:focus {
+    width: 190vw; max-width: none !important; cursor: zoom-out; }
 }
 """
 
@@ -72,10 +75,9 @@ def split(png: bytes, column: int) -> tuple[bytes, bytes]:
 
 
 def _panels_html(alt: str, left: bytes, right: bytes) -> str:
-    src = [base64.b64encode(p).decode() for p in (left, right)]
-    return (f'<span class="zc-panels" role="img" aria-label="{html.escape(alt)}">'
-            f'<img src="data:image/png;base64,{src[0]}" alt="">'
-            f'<img src="data:image/png;base64,{src[1]}" alt=""></span>')
+    images = "".join(f'<img {ZOOM} src="data:image/png;base64,{base64.b64encode(p).decode()}" alt="">'
+                     for p in (left, right))
+    return f'<span class="zc-panels" role="img" aria-label="{html.escape(alt)}">{images}</span>'
 
 
 def stack_wide_figures(nb: Any, ratio: float = WIDE) -> dict[str, int]:
@@ -94,8 +96,7 @@ def stack_wide_figures(nb: Any, ratio: float = WIDE) -> dict[str, int]:
                 continue
             column = parting(png)
             if column is None:
-                data["text/html"] = markup.replace("<img ", '<img class="zc-wide" tabindex="0" '
-                                                   'title="Tap to zoom" ', 1)
+                data["text/html"] = markup.replace("<img ", f'<img class="zc-wide" {ZOOM} ', 1)
                 counts["zoom"] += 1
                 continue
             alt = html.unescape(m.group(1)) if (m := re.search(r'alt="([^"]*)"', markup)) else ""

@@ -4,7 +4,9 @@ after `make book` and `make slides`, as .ci/run does).
 Every page of the book leads to the course (repository, issues, edit, licence; launch buttons on the lessons); on
 a phone's 420 px a page says the mode once, shows no path of the recording machine and does not run off the
 screen; every deck opens offline as reveal.js slides, none over the word budget besides its speaker notes.
-Screenshots at 1366 and 420 px of the index and lessons 00, 06, 09, 10, 12 and 15 go to build/screenshots/.
+Screenshots at 1366 and 420 px of the index and lessons 00, 06, 09, 10, 12 and 15 go to build/screenshots/; so do
+a formula on a page and on a slide (MathML, rendered when building: no MathJax, no CDN) and the stacked panels of a
+two-panel figure and a tapped wide figure on a phone.
 """
 
 from __future__ import annotations
@@ -110,6 +112,78 @@ def test_every_deck_opens_offline_as_slides_within_the_word_budget(browser):
             page.screenshot(path=str(SHOTS.parent / "slides-06-title.png"))
     assert not asked, f"a deck asked the network for {sorted(set(asked))[:5]}"
     page.context.close()
+
+
+MATHS = ["08-keep-enough-bytes-in-flight", "10-model-zero-copy-reads"]   # the lessons with formulas
+
+
+def _drawn_as_maths(page: Any, selector: str) -> dict:
+    """The first formula's box, its namespace and its computed display (``block math`` or ``math`` where the browser
+    lays it out as MathML)."""
+    return page.evaluate("""(sel) => { const m = document.querySelector(sel); if (!m) return null;
+        const r = m.getBoundingClientRect();
+        return {width: r.width, height: r.height, mathml: m.namespaceURI === "http://www.w3.org/1998/Math/MathML",
+                display: getComputedStyle(m).display}; }""", selector)
+
+
+def test_formulas_are_mathml_on_the_page_and_on_the_slide(browser):
+    site, decks = _built(BOOK, "book"), _built(SLIDES, "slides")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page, asked = offline_page(browser, 1366)
+    for name in MATHS:
+        html = (site / "lessons" / f"{name}.html").read_text(encoding="utf-8")
+        assert "<math " in html and "mathjax@" not in html and "tex-mml-chtml" not in html, name
+        page.goto((site / "lessons" / f"{name}.html").as_uri())
+        text = page.inner_text("article")
+        assert "$$" not in text and "\\text{" not in text and "\\frac" not in text, f"{name}: raw TeX on the page"
+        box = _drawn_as_maths(page, "article math[display=block]")
+        # "block math": the browser lays the element out as MathML (a fraction stands taller than a line of text)
+        assert box and box["mathml"] and box["display"] == "block math" and box["height"] > 14, (name, box)
+        page.locator("article div.math").first.screenshot(path=str(SHOTS / f"{name[:2]}-maths-1366.png"))
+    for name in MATHS:
+        page.goto((decks / f"{name}.slides.html").as_uri())
+        page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=30_000)
+        page.evaluate("""() => { const m = document.querySelector('.reveal .slides math');
+            const s = m.closest('section'); const i = Reveal.getIndices(s); Reveal.slide(i.h, i.v); }""")
+        page.wait_for_timeout(800)   # the slide transition
+        text = page.inner_text(".reveal .slides section.present")
+        assert "$$" not in text and "\\text{" not in text, f"{name}: raw TeX on the slide"
+        box = _drawn_as_maths(page, ".reveal .slides section.present math")
+        assert box and box["mathml"] and "math" in box["display"] and box["height"] > 14, (name, box)
+        page.screenshot(path=str(SHOTS.parent / f"slides-{name[:2]}-maths.png"))
+    assert not asked, f"a page with formulas asked the network for {sorted(set(asked))[:5]}"
+    page.context.close()
+
+
+def test_wide_figures_stack_or_zoom_on_a_phone(browser):
+    site = _built(BOOK, "book")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for width in (1366, 420):
+        page, _ = offline_page(browser, width)
+        page.goto((site / "lessons" / "06-measure-bandwidth.html").as_uri())
+        whole, stacked = page.locator("img.zc-split").first, page.locator(".zc-panels").first
+        assert whole.is_visible() == (width > 640) and stacked.is_visible() == (width <= 640), width
+        if width <= 640:
+            boxes = [page.locator(".zc-panels img").nth(i).bounding_box() for i in (0, 1)]
+            assert boxes[1]["y"] >= boxes[0]["y"] + boxes[0]["height"] - 1, "the panels are not one above the other"
+            assert all(b["x"] >= 0 and b["x"] + b["width"] <= width for b in boxes), boxes
+            assert all(b["width"] >= 0.75 * width for b in boxes), "a panel is shrunk below the screen's width"
+            stacked.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / f"06-panels-{width}.png"))
+            legend_side = page.locator(".zc-panels img").nth(1)
+            legend_side.click()
+            assert legend_side.bounding_box()["width"] > width, "a tapped panel does not zoom"
+            page.goto((site / "lessons" / "10-model-zero-copy-reads.html").as_uri())
+            wide = page.locator("img.zc-wide[tabindex]").first
+            wide.scroll_into_view_if_needed()
+            before = wide.bounding_box()["width"]
+            wide.click()
+            after = wide.bounding_box()["width"]
+            assert before <= width < after, (before, after)
+            page.screenshot(path=str(SHOTS / f"10-zoomed-{width}.png"))
+            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 2, f"a zoomed figure runs {overflow} px off the page, not within its output"
+        page.context.close()
 
 
 def test_the_site_says_how_it_was_built_with_the_courses_paths():
