@@ -37,6 +37,19 @@ def test_the_mlock_prediction_says_no_prediction_then_compares():
     assert "could not read" in exercises.compare("01", "all", 4)
 
 
+def test_the_smaller_step_counts_one_page_in_the_singular():
+    rounds_down = lesson01.check_pages_spanned(lambda address, nbytes, page_size: nbytes // page_size)
+    assert "touches 1 page there" in rounds_down.step, rounds_down.step
+    many = lesson01.check_pages_spanned(lambda address, nbytes, page_size: 1)
+    assert "touches 16 pages there" in many.step, many.step
+
+
+def test_an_off_by_one_is_named_even_where_rounding_down_gives_the_same_number():
+    # (0x7F0000000000, 1, 4096): both rules give 0, and the learner's code does use the address
+    missing_one = lesson01.check_pages_spanned(lambda a, n, p: (a + n) // p - a // p)
+    assert "off-by-one" in missing_one.message and "rounds down" not in missing_one.message, missing_one
+
+
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
 # tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
@@ -57,6 +70,8 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size), phrase="rounds down"),
         Typical(fixed(lambda address, nbytes, page_size: -(-nbytes // page_size)), phrase="starts on a page boundary"),
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // page_size - address // page_size),
+                phrase="off-by-one"),
+        Typical(fixed(lambda address, nbytes, page_size: (address + nbytes) // page_size - address // page_size),
                 phrase="off-by-one"),
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // 4096 - address // 4096 + 1),
                 phrase="ignored page_size"),

@@ -38,6 +38,77 @@ def _measured_spans() -> list[tuple[int, int, int, int]]:
     return [(base + start, n, page, len(pages.frames(base + start, n))) for start, n in slices]
 
 
+def _answers(pages_spanned: Callable[[int, int, int], int]) -> list[int | None]:
+    """The learner's answer on every case (None where it raised or was no int), to name the rule it follows."""
+    found: list[int | None] = []
+    for case in SPAN_CASES:
+        try:
+            found.append(int(pages_spanned(*case)))
+        except Exception:  # noqa: BLE001 - any failure simply matches no rule
+            found.append(None)
+    return found
+
+
+# The typical wrong rules, each with its own hint: a learner's function is matched on every case before one case
+# decides, since two rules can give the same number on one case ((address + nbytes) // size - address // size and
+# nbytes // size both give 0 for one byte at a page boundary).
+RULES: tuple[tuple[str, Callable[[int, int, int], int]], ...] = (
+    ("page_size", lambda a, n, s: spanned(a, n, 4096)),
+    ("off-by-one", lambda a, n, s: (a + n) // s - a // s),
+    ("off-by-one", lambda a, n, s: (a + n - 1) // s - a // s),
+    ("off-by-one", lambda a, n, s: (a + n) // s - a // s + 1),
+    ("rounds down", lambda a, n, s: n // s),
+    ("rounds up", lambda a, n, s: -(-n // s)),
+)
+
+
+def _rule(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: int, size: int, got: int,
+          want: int) -> str | None:
+    """The typical wrong rule the learner's function follows on every case, else the first one this case fits."""
+    answers = _answers(pages_spanned)
+    for name, rule in RULES:
+        if answers == [rule(*case) for case in SPAN_CASES]:
+            return name
+    if size != 4096 and got == spanned(address, nbytes, 4096):
+        return "page_size"
+    if got == want - 1 or got == (address + nbytes) // size - address // size + 1:
+        return "off-by-one"
+    return {nbytes // size: "rounds down", -(-nbytes // size): "rounds up"}.get(got)
+
+
+def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: int, size: int, got: int,
+               want: int) -> Feedback:
+    """pin-host-memory: the hint for the rule a wrong ``pages_spanned`` follows, on its first wrong case."""
+    where = f"address {address:#x}, nbytes = {nbytes}, page_size = {size}: you returned {got}"
+    touches = f"the buffer touches {want} page{'' if want == 1 else 's'} there"
+    rule = _rule(pages_spanned, address, nbytes, size, got, want)
+    if rule == "page_size":
+        return _hint(f"right for 4 KiB pages, but you ignored page_size ({where}). The GPU's MMU and huge pages "
+                     "use larger ones: where does your code still assume 4096?",
+                     "use the page_size argument everywhere, instead of 4096 or `>> 12`.")
+    if rule == "off-by-one":
+        return _hint(f"{where}: an off-by-one. Which address does the last byte have, and do you count both the "
+                     "first and the last page?",
+                     f"{touches}. The bytes are [address, address + nbytes): the last one is not at "
+                     "address + nbytes, and a count from page p to page q, both included, is q - p + 1.")
+    if rule == "rounds down":
+        return _hint(f"{where}. nbytes // page_size rounds down and ignores where the buffer starts: a page is "
+                     "touched even if only one of its bytes is used. Which page holds the first byte, and which "
+                     "the last?",
+                     f"{touches}. Find the page number of the first byte (address // page_size) and of the last "
+                     "byte, then count the pages from one to the other.")
+    if rule == "rounds up":
+        return _hint(f"{where}. Rounding nbytes up is right only for a buffer that starts on a page boundary: "
+                     "one that starts inside a page can spill into one more. What decides the pages touched, "
+                     "the size alone or where the first and the last byte fall?",
+                     f"{touches}. Count from the page of the first byte, address // page_size, to the page of "
+                     "the last byte.")
+    return _hint(f"{where}. Which page holds the buffer's first byte, which its last, and how many pages lie "
+                 "from one to the other, both included?",
+                 f"{touches}. The first byte's page is address // page_size; the last byte is at "
+                 "address + nbytes - 1.")
+
+
 def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedback:
     """pin-host-memory: ``pages_spanned(address, nbytes, page_size)`` counts the pages a buffer touches."""
     if is_placeholder(pages_spanned):
@@ -59,33 +130,7 @@ def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedba
         got = int(got)
         if got == want:
             continue
-        where = f"address {address:#x}, nbytes = {nbytes}, page_size = {size}: you returned {got}"
-        touches = f"the buffer touches {want} pages there"
-        if size != 4096 and got == spanned(address, nbytes, 4096):
-            return _hint(f"right for 4 KiB pages, but you ignored page_size ({where}). The GPU's MMU and huge pages "
-                         "use larger ones: where does your code still assume 4096?",
-                         "use the page_size argument everywhere, instead of 4096 or `>> 12`.")
-        if got == nbytes // size:
-            return _hint(f"{where}. nbytes // page_size rounds down and ignores where the buffer starts: a page is "
-                         "touched even if only one of its bytes is used. Which page holds the first byte, and which "
-                         "the last?",
-                         f"{touches}. Find the page number of the first byte (address // page_size) and of the last "
-                         "byte, then count the pages from one to the other.")
-        if got == -(-nbytes // size):
-            return _hint(f"{where}. Rounding nbytes up is right only for a buffer that starts on a page boundary: "
-                         "one that starts inside a page can spill into one more. What decides the pages touched, "
-                         "the size alone or where the first and the last byte fall?",
-                         f"{touches}. Count from the page of the first byte, address // page_size, to the page of "
-                         "the last byte.")
-        if got == (address + nbytes) // size - address // size + 1 or got == want - 1:
-            return _hint(f"{where}: an off-by-one. Which address does the last byte have, and do you count both the "
-                         "first and the last page?",
-                         f"{touches}. The bytes are [address, address + nbytes): the last one is not at "
-                         "address + nbytes, and a count from page p to page q, both included, is q - p + 1.")
-        return _hint(f"{where}. Which page holds the buffer's first byte, which its last, and how many pages lie "
-                     "from one to the other, both included?",
-                     f"{touches}. The first byte's page is address // page_size; the last byte is at "
-                     "address + nbytes - 1.")
+        return _span_hint(pages_spanned, address, nbytes, size, got, want)
     extra = ""
     measured = _measured_spans()
     if measured:
