@@ -89,7 +89,7 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
         except TypeError:
             got = TypeError
         if got is not None:
-            return _hint("a page that was never touched has no frame: its pfn is None (section 3)"
+            return _hint("a page that was never touched has no frame: the exercise gives it the pfn None"
                          + (" and your code raised TypeError" if got is TypeError else f" and you returned {got!r}")
                          + ". What physical address does a byte without a frame have?",
                          "test the page's pfn first: if it is None, return None instead of computing with it.")
@@ -144,8 +144,8 @@ def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedb
             continue
         if label.startswith("descending"):
             return _hint("a descending run of frames is one contiguous piece of memory, but does a 2 MiB entry map "
-                         "its pages in either order? Section 2 says where page i of the range lands; the frames "
-                         "must ASCEND with the pages.",
+                         "its pages in either order? The cell above the exercise says where page i of the range "
+                         "lands; the frames must ASCEND with the pages.",
                          "check that page i sits in the first page's frame plus i, for every i: descending frames "
                          "fail that.")
         if label.startswith("ascending consecutive frames, at the wrong offset"):
