@@ -101,3 +101,13 @@ def test_huge_page_settings_read_the_files_given(tmp_path):
     (thp / "enabled").write_text("always [madvise] never\n")
     text = said.huge_page_settings(tmp_path)
     assert "2048 kB" in text and "`always [madvise] never`" in text
+
+
+def test_the_pinned_buffers_banner_says_the_hypervisor_in_plain_words():
+    """Issue 31: the replay banner of lesson 03 (and 00, 02, 04, which share machine.address_caveat) says
+    "a virtual machine (hypervisor unknown)", never the detector's token "unknown-hypervisor"."""
+    pinning = experiments.reference("pagemap_pinned")
+    assert "unknown-hypervisor" not in str(said.pinned_buffer(pinning))
+    unnamed = dataclasses.replace(pinning, provenance={**pinning.provenance, "virtualization": "unknown-hypervisor"})
+    text = str(said.pinned_buffer(unnamed))
+    assert "a virtual machine (hypervisor unknown)" in text and "unknown-hypervisor" not in text, text
