@@ -67,6 +67,8 @@ VERDICTS: list[tuple[str, str, Callable[[], Any]]] = [
      _reference("measure_latency", "footprint_findings", "latency_footprint")),
     ("use-write-combined-and-registered-memory", "describe_write_combined",
      _reference("use_write_combined_and_registered_memory", "describe_write_combined", "write_combined")),
+    ("use-write-combined-and-registered-memory", "registration",
+     _reference("use_write_combined_and_registered_memory", "registration", "registered")),
 ]
 
 
@@ -175,3 +177,17 @@ def test_a_write_combined_run_on_bare_metal_is_judged_by_its_own_repeats():
 
     assert "reached the CPU's page tables" in said(_write_combined(0.5, virtualization="none"))
     assert "(within their spread)" in said(_write_combined(9.9, virtualization="none"))
+
+
+def test_registered_against_allocated_reads_says_within_inside_the_spread(monkeypatch):
+    import dataclasses
+
+    from helpers.findings.use_write_combined_and_registered_memory import registration
+
+    reg = experiments.reference("registered")
+    slower = dataclasses.replace(reg, rows=[dict(r, GBps=r["GBps"] * 0.8, seconds=[t / 0.8 for t in r["seconds"]])
+                                            if r["allocation"] == "registered" else r for r in reg.rows])
+    _records_say(monkeypatch, -12.0, -8.0)                         # every record: registered reads slower
+    assert "20% slower, beyond their spread" in _line(registration(slower), "read_float4_x4")
+    _records_say(monkeypatch, -12.0, 1.0)                          # the records change sign
+    assert "as fast, within their spread" in _line(registration(slower), "read_float4_x4")
