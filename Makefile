@@ -51,6 +51,10 @@ endif
 PARALLEL = $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 # Extra arguments for JupyterLab, e.g. `make lab LAB_ARGS="--no-browser --port 9000"`.
 LAB_ARGS ?=
+# The edition: `make lab ZC_LANG=zh` opens the Chinese lessons (lessons/zh/, built from the English by
+# `python -m helpers sync`), and what helpers say is in Chinese too (helpers.i18n reads ZC_LANG).
+ZC_LANG ?= en
+FIRST_LESSON := $(if $(filter zh zh_CN zh-CN,$(ZC_LANG)),lessons/zh/00-start-here.ipynb,lessons/00-start-here.ipynb)
 
 # Reinstall, whatever the timestamps say, when .venv/bin/python is missing or
 # broken (e.g. the system Python it points to was removed), when a package the
@@ -82,6 +86,7 @@ help:
 	@echo "  make record     record a full measurement set into data/ (needs a GPU)"
 	@echo "  make clean      remove .venv, build/, caches and the CPU backend's kernel cache"
 	@echo
+	@echo "  make lab ZC_LANG=zh                              the Chinese edition (中文版): lessons/zh/"
 	@echo "  make lab LAB_ARGS=\"--no-browser --port 9000\"   pass arguments to JupyterLab"
 	@echo "  make test PYTEST_ARGS=\"-x -k bandwidth\"          pass arguments to pytest"
 	@echo "  make test JOBS=1                                 one process (default: one worker per CPU, at most 4; 8 live)"
@@ -134,9 +139,9 @@ LAB_ARGS ?=
 # The server's root is the repository (so helpers/kernels/*.cu open too); lesson 00 opens first.
 lab: setup
 	$(VENV)/bin/jupyter lab $(LAB_ARGS) --ContentsManager.post_save_hook=helpers.tools.notebook_git.refresh_after_save \
-	    $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" lessons/00-start-here.ipynb
+	    $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" $(FIRST_LESSON)
 
-# One pytest run: unit tests plus every lessons/*.ipynb (collected by nbval).
+# One pytest run: unit tests plus every lessons/*.ipynb and lessons/zh/*.ipynb, both editions (collected by nbval).
 # Exit status is pytest's own, so "no tests collected" (5) fails too.
 test: setup
 	@$(FIND_CXX)

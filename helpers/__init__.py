@@ -63,10 +63,15 @@ FACE: dict[str, str] = {
 }
 
 
-def start() -> Session:
-    """Start the lesson: decide the mode once and return the session, which shows itself (:func:`helpers.course.start`)."""
+def start(language: str | None = None) -> Session:
+    """Start the lesson: decide the mode once and return the session, which shows itself (:func:`helpers.course.start`).
+    ``language="zh"`` (the Chinese edition's first cell) shows what helpers say in Chinese (:mod:`helpers.i18n`)."""
     from .course import start as _start
 
+    if language is not None:
+        from .i18n import use_language
+
+        use_language(language)
     return _start()
 
 

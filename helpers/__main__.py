@@ -1,5 +1,5 @@
 """Command line: ``python -m helpers record | summary | targets | model | doctor | classroom | class-record | book |
-times | sass | sync | check``.
+times | sass | sync | check | i18n``.
 
 record   runs every experiment live on this machine's GPU and writes one record into data/
 summary  prints one JSON object of headline figures (default: the newest H200 record in data/)
@@ -24,6 +24,9 @@ sync     writes what follows from the lessons and the registry (helpers/lessons.
          minutes, each notebook's "Time to complete", the README's tables and course length, the instructor
          guide's lesson headings and plans, data/README.md's lessons column
 check    the consistency checks: each problem as file:line and what to write there; exits 1 if there is one
+i18n     the Chinese edition: `extract` brings the catalogs (lessons/locale/zh_CN/LC_MESSAGES/) in step with the
+         English lessons (`extract 07` starts lesson 07's), `build` writes lessons/zh/, `status` says where each
+         lesson stands (exits 1 if a declared lesson or a marked string lacks a current translation)
 """
 
 from __future__ import annotations
@@ -248,6 +251,29 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if found else 0
 
 
+# --------------------------------------------------------------------------- i18n
+def _i18n_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("extract", "build", "status"),
+                        help="extract: bring the catalogs in step with the English lessons (LESSON starts one); "
+                             "build: write the Chinese notebooks, lessons/zh/; status: each lesson's translation")
+    parser.add_argument("lessons", nargs="*", metavar="LESSON", help="extract: lessons to start translating (id)")
+
+
+def _i18n(args: argparse.Namespace) -> int:
+    from .i18n import workflow
+
+    if args.action == "status":
+        print("\n".join(workflow.report()))
+        return 1 if workflow.problems() else 0
+    if args.action == "extract":
+        written = workflow.write(workflow.expected([lesson(name) for name in args.lessons]))
+    else:
+        written = workflow.write(workflow.built())
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "record": Command("record every experiment on this GPU into data/", _record_arguments, _record),
     "summary": Command("headline figures of a record as JSON", _record_file_argument, _summary),
@@ -267,6 +293,8 @@ COMMANDS: dict[str, Command] = {
     "sync": Command("write what follows from the lessons and the registry (tables, times, plans, output words)",
                     _sync_arguments, _sync),
     "check": Command("the consistency checks: file, line and what to write", _check_arguments, _check),
+    "i18n": Command("the Chinese edition: extract catalogs, build lessons/zh/, status per lesson",
+                    _i18n_arguments, _i18n),
 }
 
 

@@ -80,6 +80,7 @@ def parse_environment_yml(text: str) -> dict:
 
 def conda_requirements(env: dict) -> dict[str, str | None]:
     reqs = dict(parse_spec(dep) for dep in env["dependencies"])
+    reqs.update(parse_spec(dep) for dep in env["pip"] if not dep.startswith("-"))   # PyPI-only packages
     for name in CONDA_ONLY:
         reqs.pop(name, None)
     return reqs

@@ -22,7 +22,7 @@ PACKAGE = ROOT / "helpers"
 # Lowest first. A module may import its own layer and those listed before it, never one after.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("helpers.errors", "helpers.paths", "helpers.lessons", "helpers.mode", "helpers.records",
-              "helpers.tables")),
+              "helpers.tables", "helpers.i18n")),
     ("sharing", ("helpers.sharing",)),
     ("memory", ("helpers.memory",)),
     ("kernels", ("helpers.kernels",)),

@@ -33,6 +33,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from .. import lessons as course_lessons, paths
+from ..i18n import N_, _
 from ..tables import Text
 
 __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint", "correct", "checks", "namespace",
@@ -40,7 +41,7 @@ __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint",
 
 SOLUTIONS = paths.SOLUTIONS
 Status = Literal["not yet", "correct", "hint"]
-_LABEL = {"not yet": "Not yet", "correct": "Correct", "hint": "Hint"}
+_LABEL = {"not yet": N_("Not yet"), "correct": N_("Correct"), "hint": N_("Hint")}   # shown in the chosen language
 
 
 SOLUTION_AFTER = 3          # the wrong try from which a hint also says where the solution is
@@ -64,8 +65,9 @@ class Feedback:
         return self.status == "correct"
 
     def _label(self) -> str:
-        label = _LABEL.get(self.status, self.status)
-        return f"{label} (try {self.tries})" if self.status == "hint" and self.tries > 1 else label
+        label = _(_LABEL.get(self.status, self.status))
+        return _("{label} (try {tries})").format(label=label, tries=self.tries) if (
+            self.status == "hint" and self.tries > 1) else label
 
     def __str__(self) -> str:
         where = f" [{self.exercise}]" if self.exercise else ""
@@ -75,7 +77,7 @@ class Feedback:
 
     def _repr_markdown_(self) -> str:
         # plain words, no emoji: a browser without an emoji font would show empty boxes
-        return f"**{self._label()}.** {self.message}"
+        return _("**{label}.** {message}").format(label=self._label(), message=self.message)
 
 
 def not_yet(what: str) -> Feedback:

@@ -122,7 +122,15 @@ def promise() -> list[Problem]:
 def problems() -> list[Problem]:
     """Every consistency problem: a lesson's missing files, registry against notebooks, the course-length promise,
     and what ``python -m helpers sync`` would still write."""
-    return missing_files() + registry_and_notebooks() + promise() + stale()
+    return missing_files() + registry_and_notebooks() + promise() + stale() + translations()
+
+
+def translations() -> list[Problem]:
+    """The Chinese edition: a declared lesson's cells or a marked string without a current translation
+    (helpers.i18n.workflow; ``python -m helpers i18n status`` says where each lesson stands)."""
+    from ..i18n import workflow
+
+    return [Problem(file, 1, message) for file, message in workflow.problems()]
 
 
 def report(found: list[Problem]) -> str:

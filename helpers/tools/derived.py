@@ -231,7 +231,9 @@ def _expected() -> dict[Path, str]:
     texts[data] = _data_readme(data.read_text(encoding="utf-8"))
     for entry in lessons.LESSONS:
         texts[entry.notebook()] = _notebook_text(entry)
-    return texts
+    from ..i18n import workflow   # the Chinese edition: its catalogs follow the English cells, its notebooks both
+
+    return {**texts, **workflow.expected(), **workflow.built()}
 
 
 def _estimates() -> dict[str, int]:
@@ -261,7 +263,7 @@ def stale() -> list[Problem]:
                                     f"minutes by the estimate, not {entry.minutes}: run `{COMMAND}`, which writes "
                                     f"{estimate} here and everywhere the time is repeated"))
     for path, text in _expected().items():
-        old = path.read_text(encoding="utf-8")
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
         if old != text:
             line, want = _first_difference(old, text)
             file = path.relative_to(paths.ROOT).as_posix()
@@ -289,7 +291,8 @@ def sync(count_output: bool = True) -> list[str]:
         importlib.reload(lessons)
         changed.append("helpers/lessons.py")
     for path, text in _expected().items():
-        if path.read_text(encoding="utf-8") != text:
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             changed.append(path.relative_to(paths.ROOT).as_posix())
     return changed

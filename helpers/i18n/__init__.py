@@ -1,0 +1,83 @@
+"""The course's languages: English, the source, and the Chinese edition (zh_CN) built from it (issue 35).
+
+A learner chooses the language once: the Chinese notebooks' first cell says ``zc.start(language="zh")``, and
+``ZC_LANG=zh`` in the environment (``make lab ZC_LANG=zh``) chooses it for a whole Jupyter server. Python strings
+shown to learners are marked ``_("...")`` (figures go in with ``.format`` after the lookup, so both languages carry
+the same numbers) and looked up in ``helpers/locale/zh_CN/LC_MESSAGES/helpers.po``; a string without a current
+translation shows in English, and the tests fail on it (tests/test_i18n_strings.py). start-here's exercises are the
+first module so marked.
+
+Below the runtime, :mod:`.edition` says which lessons are translated, :mod:`.catalogs` keeps the lessons' catalogs
+in step with the English notebooks, :mod:`.notebooks` builds the Chinese notebooks, :mod:`.strings` the Python
+strings' catalog, :mod:`.fonts` gives matplotlib a CJK font, :mod:`.glossary` checks the terms.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from .. import paths
+
+__all__ = ["ENGLISH", "CHINESE", "LANGUAGES", "language", "use_language", "gettext", "_", "N_", "STRINGS_CATALOG"]
+
+ENGLISH, CHINESE = "en", "zh_CN"
+# What a learner may type -> the locale the catalogs are filed under.
+LANGUAGES = {"en": ENGLISH, "english": ENGLISH, "zh": CHINESE, "zh_cn": CHINESE, "zh-cn": CHINESE, "chinese": CHINESE}
+STRINGS_CATALOG = paths.PACKAGE / "locale" / CHINESE / "LC_MESSAGES" / "helpers.po"
+
+_chosen: str | None = None
+
+
+def _normalise(name: str) -> str:
+    try:
+        return LANGUAGES[name.strip().lower()]
+    except KeyError:
+        raise ValueError(f"unknown language {name!r}: use one of 'en', 'zh'") from None
+
+
+def language() -> str:
+    """The language chosen (:func:`use_language`), else ``$ZC_LANG``, else English."""
+    if _chosen is not None:
+        return _chosen
+    return _normalise(os.environ.get("ZC_LANG") or ENGLISH)
+
+
+def use_language(name: str) -> str:
+    """Choose the language of what helpers show from now on ("en" or "zh"); returns the locale chosen. In
+    Chinese, figures get a CJK font (:func:`helpers.i18n.fonts.use_cjk_font`)."""
+    global _chosen
+    _chosen = _normalise(name)
+    if _chosen == CHINESE:
+        from .fonts import use_cjk_font
+
+        use_cjk_font()
+    return _chosen
+
+
+@lru_cache(maxsize=None)
+def translations(catalog: Path = STRINGS_CATALOG) -> dict[str, str]:
+    """English -> Chinese for every translated, current (not fuzzy) entry of a catalog ({} if there is none)."""
+    if not catalog.exists():
+        return {}
+    from babel.messages.pofile import read_po
+
+    with catalog.open("rb") as handle:
+        found = read_po(handle, ignore_obsolete=True)
+    return {m.id: m.string for m in found if m.id and m.string and not m.fuzzy and isinstance(m.id, str)}
+
+
+def gettext(message: str) -> str:
+    """``message`` in the chosen language: its translation when there is a current one, else the English."""
+    if language() == ENGLISH:
+        return message
+    return translations().get(message, message)
+
+
+_ = gettext
+
+
+def N_(message: str) -> str:
+    """Marks a string for the catalog where it is defined; :func:`gettext` translates it where it is shown."""
+    return message

@@ -1,0 +1,43 @@
+"""The Chinese edition's registry: where its catalogs and notebooks live, and which lessons are translated.
+
+A lesson is *declared* here once its catalog is complete; from then on the tests hold it complete and current
+(tests/test_i18n_catalogs.py), so an English change without its Chinese twin fails. Lessons not yet declared are
+reported as such by ``python -m helpers i18n status`` and by a skipped test each, never passed in silence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import lessons, paths
+from . import CHINESE
+
+__all__ = ["TRANSLATED", "CATALOGS", "NOTEBOOKS", "catalog", "notebook", "declared", "undeclared"]
+
+# Slugs of the lessons whose Chinese edition is complete (course order).
+TRANSLATED: tuple[str, ...] = (
+    "start-here",
+)
+
+CATALOGS = paths.LESSONS / "locale" / CHINESE / "LC_MESSAGES"   # sphinx-intl's layout beside the documents
+NOTEBOOKS = paths.LESSONS / "zh"                                  # the built Chinese notebooks
+
+
+def catalog(entry: lessons.Lesson) -> Path:
+    """The lesson's catalog: ``lessons/locale/zh_CN/LC_MESSAGES/<id>-<slug>.po``."""
+    return CATALOGS / f"{entry.name}.po"
+
+
+def notebook(entry: lessons.Lesson) -> Path:
+    """The lesson's Chinese notebook: ``lessons/zh/<id>-<slug>.ipynb``."""
+    return entry.notebook(NOTEBOOKS)
+
+
+def declared() -> list[lessons.Lesson]:
+    """The translated lessons, in course order."""
+    return [entry for entry in lessons.LESSONS if entry.slug in TRANSLATED]
+
+
+def undeclared() -> list[lessons.Lesson]:
+    """The lessons still to translate, in course order."""
+    return [entry for entry in lessons.LESSONS if entry.slug not in TRANSLATED]

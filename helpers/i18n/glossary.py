@@ -1,0 +1,109 @@
+"""The glossary (lessons/glossary.md, 术语表) as the Chinese edition's reference for terms: each term's Chinese
+form is the one a Chinese lesson uses wherever its English twin uses the term, and no other form of it appears.
+
+A glossary row pairs the English terms of its first column with the Chinese forms of its second, one for one when
+both list as many (``thread, block, grid`` / ``线程, 线程块, 网格``; an English term left without a form is not checked); a form's parenthesised part is an aside, not the
+form. :data:`OTHER_FORMS` lists the other Chinese renderings of a term found in the literature, which the lessons
+must not use; :data:`NOT_CHECKED` the terms whose English word is too common to require the form (said why).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import paths
+
+__all__ = ["Term", "terms", "OTHER_FORMS", "NOT_CHECKED", "problems"]
+
+GLOSSARY = paths.LESSONS / "glossary.md"
+
+# The glossary's Chinese form -> renderings the course does not use (one Chinese term per concept).
+OTHER_FORMS: dict[str, tuple[str, ...]] = {
+    "零拷贝": ("零复制", "零副本"),
+    "锁页内存": ("页锁定内存", "钉住内存", "页面锁定内存"),
+    "映射内存": ("已映射内存",),
+    "合并访问": ("聚合访问", "联合访问", "合并内存访问"),
+    "核函数": ("内核函数",),
+    "显存": ("设备内存",),
+    "流式多处理器": ("流多处理器",),
+    "二级缓存": ("L2 缓存", "L2缓存"),
+    "回放模式": ("重放模式",),
+    "统一虚拟寻址": ("统一虚拟地址",),
+    "线程束": ("卷绕",),
+    "可分页内存": ("分页内存",),
+}
+
+# English terms too common in other senses to require the glossary's form wherever they appear.
+NOT_CHECKED: dict[str, str] = {
+    "page": "'page' also heads compound terms (page table, page-locked) that carry their own forms",
+    "host": "'host' appears inside 'host memory' and code names; 主机 is checked through 'host, device' pairs",
+    "device": "'device' is also 'a device' in general (a network card); 设备 or 显存 follows the sense",
+    "link": "'link' is also a hyperlink in the lessons' text",
+    "tag": "'tag' is also a notebook cell's tag (the exercise tag)",
+    "completion": "'completion' is also the time to complete a lesson",
+    "scope": "'scope' is also a claim's scope (its platform)",
+    "event": "'event' is used in its everyday sense too",
+    "stream": "'stream' is used in its everyday sense too",
+    "L1": "the L1 is named by its letters in both editions",
+    "generation": "'generation' is used for GPU generations too",
+    "volatile": "kept as the C keyword `volatile` in both editions",
+}
+
+
+@dataclass(frozen=True)
+class Term:
+    """One English term and the Chinese form the course uses for it."""
+
+    english: str
+    chinese: str
+
+
+# Glossary cells that name two forms in one: "一级/二级缓存" is 一级缓存 and 二级缓存.
+JOINED = {"一级/二级缓存": "一级缓存, 二级缓存"}
+
+
+def _forms(cell: str) -> list[str]:
+    cell = JOINED.get(cell.strip(), cell)
+    cell = re.sub(r"（[^）]*）|\([^)]*\)", "", cell)
+    return [" ".join(part.split()) for part in re.split(r"[,，]", cell) if part.strip()]
+
+
+def terms(glossary: Path = GLOSSARY) -> list[Term]:
+    """The glossary's (English, Chinese) pairs, from the rows whose Chinese column is filled."""
+    found = []
+    for line in glossary.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or cells[0] in {"term", "---"} or not cells[1]:
+            continue
+        english = [e.strip("` ") for e in _forms(cells[0])]
+        chinese = _forms(cells[1])
+        found += [Term(e, c) for e, c in zip(english, chinese)]   # unpaired English terms are not checked
+    return found
+
+
+def prose(markdown: str) -> str:
+    """Markdown without code spans, code blocks and link targets: the words a reader reads as text."""
+    markdown = re.sub(r"```.*?```", " ", markdown, flags=re.S)
+    return re.sub(r"`[^`]*`|\]\([^)]*\)", " ", markdown)
+
+
+def _uses(text: str, english: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(english)}(?![\w-])", text, re.I) is not None
+
+
+def problems(english: str, chinese: str, glossary: Path = GLOSSARY) -> list[str]:
+    """What the Chinese text of a lesson gets wrong against its English text: a glossary term the English uses
+    whose Chinese form is absent, and any other form of a glossary term."""
+    found = []
+    for term in terms(glossary):
+        if term.english in NOT_CHECKED or not re.search(r"[\u4e00-\u9fff]", term.chinese):
+            continue
+        if _uses(prose(english), term.english) and term.chinese not in chinese:
+            found.append(f"the English uses {term.english!r}: the Chinese must say {term.chinese} (lessons/glossary.md)")
+    for form, others in OTHER_FORMS.items():
+        rest = prose(chinese).replace(form, " ")
+        found += [f"{other!r} is not the course's term: write {form} (lessons/glossary.md)"
+                  for other in others if other in rest]
+    return found

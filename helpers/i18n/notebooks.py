@@ -1,0 +1,55 @@
+"""Build a lesson's Chinese notebook (``lessons/zh/<lesson>.ipynb``) from its English notebook and catalog.
+
+Code cells stay as they are, except that the first cell starts the session in Chinese (``zc.start(language="zh")``);
+each Markdown cell takes its current translation, or stays English where the catalog has none (the tests fail on
+that for a declared lesson). Links to a lesson not yet translated, the glossary and other files point back to
+``lessons/``. ``python -m helpers sync`` writes the built notebooks; the tests check they are current.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import lessons
+from . import edition
+from .catalogs import PLACEHOLDER, TIME, read
+
+__all__ = ["START", "START_ZH", "build", "expected"]
+
+START, START_ZH = "zc.start()", 'zc.start(language="zh")'
+_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|#|/)([^)\s#]+)")
+
+
+def _relink(text: str, twins: set[str]) -> str:
+    """Relative links to files with no Chinese twin point one folder up, to lessons/."""
+    return _LINK.sub(lambda m: f"]({m.group(1) if m.group(1) in twins else '../' + m.group(1)}", text)
+
+
+def build(entry: lessons.Lesson) -> str:
+    """The Chinese notebook's text (nbformat, outputs cleared)."""
+    import nbformat
+
+    nb = nbformat.read(entry.notebook(), as_version=4)
+    translated = {m.context: (m.id, m.string) for m in read(edition.catalog(entry))
+                  if m.id and m.string and not m.fuzzy}
+    twins = {edition.notebook(e).name for e in edition.declared()}
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = "\n".join(START_ZH if line.strip() == START else line for line in cell.source.split("\n"))
+            cell.outputs, cell.execution_count = [], None
+            continue
+        if cell.cell_type != "markdown" or cell.id not in translated:
+            continue
+        english, chinese = translated[cell.id]
+        minutes = TIME.search(cell.source)
+        if TIME.sub(rf"\g<1>{PLACEHOLDER}\g<3>", cell.source, count=1) != english:
+            continue                                   # stale: the English changed since it was translated
+        if minutes:
+            chinese = chinese.replace(PLACEHOLDER, minutes.group(2))
+        cell.source = _relink(chinese, twins)
+    return nbformat.writes(nb) + "\n"
+
+
+def expected() -> dict:
+    """Every declared lesson's Chinese notebook: path -> text (helpers.tools.derived writes and checks them)."""
+    return {edition.notebook(entry): build(entry) for entry in edition.declared()}
