@@ -1,5 +1,6 @@
 """make book (helpers.tools.book): the site leads to the course (issue 33) from the one repository setting
-(helpers.tools.repository), says the mode once, keeps wide figures legible on a phone and renders formulas offline. Offline: links only."""
+(helpers.tools.repository), says the mode once, keeps wide figures legible on a phone (helpers.tools.panels) and
+renders formulas as MathML when building (helpers.tools.maths). Offline: links only."""
 
 from __future__ import annotations
 
