@@ -96,7 +96,7 @@ def address_caveat(provenance: dict[str, Any], *, live: bool = False) -> str:
         return (f"{where} did not record whether it was a virtual machine. If it was, its /proc/self/pagemap frames "
                 "are guest-physical, and the GPU's DMA addresses are translated again by the host's IOMMU.")
     if vm:
-        said = name.replace("unknown-hypervisor", "hypervisor unknown")   # plain words, as lesson 00's
+        said = name.replace("unknown-hypervisor", "hypervisor unknown")   # plain words, as start-here says it
         return (f"{where} is a virtual machine ({said}): its /proc/self/pagemap frames are guest-physical, not host "
                 "DRAM addresses; the GPU reaches memory by DMA (bus) addresses that the host's IOMMU and the "
                 "hypervisor's page tables translate again, and host-side costs (page faults, pageable copies, "
