@@ -51,6 +51,7 @@ CALIBRATION = {"keep-enough-bytes-in-flight": (65, 65), "model-zero-copy-reads":
 LESSONS = paths.LESSONS
 OUTPUT_WORDS = LESSONS / ".output-words.json"
 _WORD = re.compile(r"[A-Za-z0-9_']+|[\u4e00-\u9fff]{1,2}")
+_TAG = re.compile(r"</?[A-Za-z][^>]*>")      # HTML markup (<details>, <code>): seen, not read as words
 _GOING_DEEPER = re.compile(r"^#+\s*Going deeper", re.I)
 _PREDICTION = re.compile(r"^predict\w*\s*=", re.M)
 IDLE_GAP_MINUTES = 15
@@ -107,7 +108,7 @@ def stored_output_words(notebook: Path) -> int | None:
 def parts(notebook: Path, output_words: int | None = None) -> dict[str, float]:
     """The counts the estimate is made of, and its minutes before rounding."""
     cells = counted_cells(json.loads(Path(notebook).read_text())["cells"])
-    words = sum(len(_WORD.findall(_source(c))) for c in cells if c["cell_type"] == "markdown")
+    words = sum(len(_WORD.findall(_TAG.sub(" ", _source(c)))) for c in cells if c["cell_type"] == "markdown")
     code = [c for c in cells if c["cell_type"] == "code"]
     lines = sum(len(_source(c).splitlines()) for c in code)
     exercises = [c for c in code if "exercise" in c.get("metadata", {}).get("tags", [])]
