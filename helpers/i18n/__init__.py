@@ -61,11 +61,9 @@ def translations(catalog: Path = STRINGS_CATALOG) -> dict[str, str]:
     """English -> Chinese for every translated, current (not fuzzy) entry of a catalog ({} if there is none)."""
     if not catalog.exists():
         return {}
-    from babel.messages.pofile import read_po
+    import polib
 
-    with catalog.open("rb") as handle:
-        found = read_po(handle, ignore_obsolete=True)
-    return {m.id: m.string for m in found if m.id and m.string and not m.fuzzy and isinstance(m.id, str)}
+    return {e.msgid: e.msgstr for e in polib.pofile(str(catalog)) if e.msgstr and not e.fuzzy and not e.obsolete}
 
 
 def gettext(message: str) -> str:

@@ -10,25 +10,26 @@ across an English cell's lines and paragraphs; gettext's previous msgid narrows 
 
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import polib
+
 from .. import lessons
 from . import CHINESE
 
-__all__ = ["TIME", "english_cells", "read", "extract", "render", "status", "Status", "HEADER"]
+__all__ = ["TIME", "english_cells", "read", "current", "extract", "render", "status", "Status", "HEADER"]
 
 # The registry writes a lesson's minutes into its first cell (python -m helpers sync); the catalog holds
 # {minutes} there, so a new estimate does not make the translation stale.
 TIME = re.compile(r"(\*\*Time to complete:\*\*\s*)(\d+)(\s*minutes)")
 PLACEHOLDER = "{minutes}"
-HEADER = ('# {about}\n'
-          '# Written by `python -m helpers i18n extract`: translate the msgstr lines; delete "#, fuzzy" (and the\n'
-          '# "#| msgid" lines) once a translation matches the English msgid again. Terms: lessons/glossary.md.\n'
-          'msgid ""\nmsgstr ""\n"Project-Id-Version: zero-copy-course\\n"\n"Language: {language}\\n"\n'
-          '"MIME-Version: 1.0\\n"\n"Content-Type: text/plain; charset=UTF-8\\n"\n"Content-Transfer-Encoding: 8bit\\n"\n')
+HEADER = ("{about}\n"
+          "Written by `python -m helpers i18n extract`: translate the msgstr lines; delete \"#, fuzzy\" and the \"#|\"\n"
+          "lines once a translation matches the English msgid again. Terms: lessons/glossary.md.")
+METADATA = {"Project-Id-Version": "zero-copy-course", "Language": CHINESE, "MIME-Version": "1.0",
+            "Content-Type": "text/plain; charset=UTF-8", "Content-Transfer-Encoding": "8bit"}
 
 
 def _normalised(source: str) -> str:
@@ -43,53 +44,49 @@ def english_cells(notebook: Path) -> list[tuple[str, str]]:
     return [(cell.id, _normalised(cell.source)) for cell in nb.cells if cell.cell_type == "markdown"]
 
 
-def read(path: Path):  # -> babel.messages.catalog.Catalog
+def read(path: Path) -> polib.POFile:
     """The catalog at ``path`` (an empty one if there is none)."""
-    from babel.messages.catalog import Catalog
-    from babel.messages.pofile import read_po
-
-    if not path.exists():
-        return Catalog(locale=CHINESE)
-    with path.open("rb") as handle:
-        return read_po(handle, locale=CHINESE)
+    return polib.pofile(str(path), wrapwidth=0) if path.exists() else polib.POFile(wrapwidth=0)
 
 
-def extract(cells: list[tuple[str, str]], old):  # (cells, Catalog) -> Catalog
+def current(catalog: polib.POFile) -> list[polib.POEntry]:
+    """The entries with a translation that is not fuzzy (what the Chinese edition shows)."""
+    return [e for e in catalog if e.msgid and e.msgstr and not e.fuzzy and not e.obsolete]
+
+
+def extract(cells: list[tuple[str, str]], old: polib.POFile) -> polib.POFile:
     """The catalog for ``cells`` (:func:`english_cells`), carrying over ``old``'s translations: unchanged cells as
     they were, changed ones fuzzy with the previous English, cells gone as obsolete entries."""
-    from babel.messages.catalog import Catalog, Message
-
-    by_context = {m.context: m for m in old if m.id}
-    reusable = {m.id: m.string for m in [*old, *old.obsolete.values()] if m.id and m.string and not m.fuzzy}
-    new = Catalog(locale=CHINESE)
+    live = {e.msgctxt: e for e in old if e.msgid and not e.obsolete}
+    reusable = {e.msgid: e.msgstr for e in old if e.msgid and e.msgstr and not e.fuzzy}
+    new = polib.POFile(wrapwidth=0)
     for cell_id, source in cells:
-        before = by_context.get(cell_id)
-        comments = [f"{PLACEHOLDER}: the lesson's minutes, written in by the build"] if PLACEHOLDER in source else []
-        if before is not None and before.id == source:
-            message = Message(source, before.string, flags=before.flags, previous_id=before.previous_id,
-                              context=cell_id, auto_comments=comments)
-        elif before is not None and before.string:
-            previous = before.previous_id if before.fuzzy and before.previous_id else before.id
-            message = Message(source, before.string, flags={"fuzzy"}, previous_id=previous, context=cell_id,
-                              auto_comments=comments)
+        before = live.get(cell_id)
+        note = f"{PLACEHOLDER}: the lesson's minutes, written in by the build" if PLACEHOLDER in source else ""
+        entry = polib.POEntry(msgctxt=cell_id, msgid=source, comment=note)
+        if before is not None and before.msgid == source:
+            entry.msgstr, entry.previous_msgid = before.msgstr, before.previous_msgid
+            entry.flags = [f for f in before.flags if f == "fuzzy"]
+        elif before is not None and before.msgstr:
+            entry.msgstr, entry.flags = before.msgstr, ["fuzzy"]
+            entry.previous_msgid = before.previous_msgid if before.fuzzy and before.previous_msgid else before.msgid
         else:
-            message = Message(source, reusable.get(source, ""), context=cell_id, auto_comments=comments)
-        new[source] = message
+            entry.msgstr = reusable.get(source, "")
+        new.append(entry)
     kept = {cell_id for cell_id, _ in cells}
-    for m in [*old, *old.obsolete.values()]:
-        if m.id and m.context not in kept and m.string:
-            new.obsolete[(m.id, m.context)] = m
+    for e in old:
+        if e.msgid and e.msgctxt not in kept and e.msgstr:
+            new.append(polib.POEntry(msgctxt=e.msgctxt, msgid=e.msgid, msgstr=e.msgstr, obsolete=True))
     return new
 
 
-def render(catalog, about: str) -> str:
-    """The catalog's text, a source line a line: a fixed header (``about`` its first line) (no dates, no tool versions: the file changes only with its entries)
-    and the entries in notebook order, previous msgids included."""
-    from babel.messages.pofile import write_po
-
-    buffer = io.BytesIO()
-    write_po(buffer, catalog, width=0, omit_header=True, include_previous=True, include_lineno=False)
-    return HEADER.format(about=about, language=CHINESE) + "\n" + buffer.getvalue().decode("utf-8")
+def render(catalog: polib.POFile, about: str) -> str:
+    """The catalog's text, a source line a line: a fixed header (``about`` its first line; no dates, no tool
+    versions, so the file changes only with its entries) and the entries in order, previous msgids included."""
+    catalog.header = HEADER.format(about=about)
+    catalog.metadata = dict(METADATA)
+    catalog.wrapwidth = 0
+    return str(catalog) + "\n"
 
 
 @dataclass
@@ -115,14 +112,14 @@ class Status:
 def status(entry: lessons.Lesson, catalog_path: Path, notebook: Path | None = None) -> Status:
     """Each Markdown cell of the lesson's English notebook against the catalog as it is on disk."""
     found = Status(entry.name)
-    old = {m.context: m for m in read(catalog_path) if m.id}
+    old = {e.msgctxt: e for e in read(catalog_path) if e.msgid and not e.obsolete}
     for cell_id, source in english_cells(notebook or entry.notebook()):
-        m = old.get(cell_id)
-        if m is None or not m.string:
+        e = old.get(cell_id)
+        if e is None or not e.msgstr:
             found.untranslated.append(cell_id)
-        elif m.fuzzy or m.id != source:
+        elif e.fuzzy or e.msgid != source:
             found.stale.append(cell_id)
-        elif (PLACEHOLDER in source) != (PLACEHOLDER in m.string):
+        elif (PLACEHOLDER in source) != (PLACEHOLDER in e.msgstr):
             found.broken.append(cell_id)
         else:
             found.current.append(cell_id)

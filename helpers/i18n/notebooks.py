@@ -12,7 +12,7 @@ import re
 
 from .. import lessons
 from . import edition
-from .catalogs import PLACEHOLDER, TIME, read
+from .catalogs import PLACEHOLDER, TIME, current, read
 
 __all__ = ["START", "START_ZH", "build", "expected"]
 
@@ -30,8 +30,7 @@ def build(entry: lessons.Lesson) -> str:
     import nbformat
 
     nb = nbformat.read(entry.notebook(), as_version=4)
-    translated = {m.context: (m.id, m.string) for m in read(edition.catalog(entry))
-                  if m.id and m.string and not m.fuzzy}
+    translated = {e.msgctxt: (e.msgid, e.msgstr) for e in current(read(edition.catalog(entry)))}
     twins = {edition.notebook(e).name for e in edition.declared()}
     for cell in nb.cells:
         if cell.cell_type == "code":

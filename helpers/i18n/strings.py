@@ -1,6 +1,7 @@
 """The Python strings' catalog (``helpers/locale/zh_CN/LC_MESSAGES/helpers.po``): what ``_("...")`` and
-``N_("...")`` mark in helpers, extracted with Babel and merged with Babel's own update (a changed string keeps its
-old translation, fuzzy, beside the previous English; one no longer marked becomes obsolete).
+``N_("...")`` mark in helpers, found by Babel's extractor and merged here (polib): an unchanged string keeps its
+translation, a changed one keeps the closest old translation marked fuzzy beside the previous English, one no
+longer marked becomes obsolete.
 
 A module is translated when its strings are marked; every marked string must have a current translation
 (tests/test_i18n_strings.py), so marking a module and translating it land together.
@@ -8,16 +9,20 @@ A module is translated when its strings are marked; every marked string must hav
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 
+import polib
+
 from .. import paths
-from . import CHINESE, STRINGS_CATALOG
+from . import STRINGS_CATALOG
 from .catalogs import read, render
 
-__all__ = ["extracted", "extract", "untranslated"]
+__all__ = ["marked_files", "extracted", "extract", "untranslated"]
 
 KEYWORDS = {"_": None, "N_": None, "gettext": None}
+ABOUT = "The Chinese edition of the helpers package's Python strings (issue 35), marked _(\"...\") in the code."
 
 
 def marked_files(folder: Path = paths.PACKAGE) -> list[Path]:
@@ -26,29 +31,41 @@ def marked_files(folder: Path = paths.PACKAGE) -> list[Path]:
             if re.search(r"^\s*from (helpers|\.+)\.?i18n import .*\b_\b", p.read_text(encoding="utf-8"), re.M)]
 
 
-def extracted(folder: Path = paths.PACKAGE):  # -> babel.messages.catalog.Catalog
-    """Every marked string in ``folder``'s marked modules, with where it is (file:line)."""
-    from babel.messages.catalog import Catalog
+def extracted(folder: Path = paths.PACKAGE) -> dict[str, list[tuple[str, str]]]:
+    """Every marked string in ``folder``'s marked modules -> the files it is in, as (file, ""), in the order found."""
     from babel.messages.extract import extract_from_file
 
-    template = Catalog(locale=CHINESE)
+    found: dict[str, list[tuple[str, str]]] = {}
     for path in marked_files(folder):
         where = path.relative_to(folder.parent).as_posix()
-        for line, message, comments, context in extract_from_file("python", str(path), keywords=KEYWORDS,
-                                                                  comment_tags=("TRANSLATORS:",)):
-            template.add(message, locations=[(where, line)], auto_comments=comments, context=context)
-    return template
+        for line, message, _comments, _context in extract_from_file("python", str(path), keywords=KEYWORDS):
+            if isinstance(message, str) and message:
+                found.setdefault(message, []).append((where, ""))   # no line: an edit above it changes nothing
+    return found
 
 
 def extract(catalog: Path = STRINGS_CATALOG, folder: Path = paths.PACKAGE) -> str:
     """The strings catalog's new text, the old translations carried over."""
-    old = read(catalog)
-    old.update(extracted(folder), update_header_comment=False)
-    return render(old, "The Chinese edition of the helpers package's Python strings (issue 35), marked _(\"...\").")
+    old = {e.msgid: e for e in read(catalog) if e.msgid}
+    marked = extracted(folder)
+    orphans = [msgid for msgid, e in old.items() if msgid not in marked and e.msgstr]
+    new = polib.POFile(wrapwidth=0)
+    for msgid, where in marked.items():
+        entry = polib.POEntry(msgid=msgid, occurrences=where)
+        before = old.get(msgid)
+        if before is not None and not before.obsolete:
+            entry.msgstr, entry.flags, entry.previous_msgid = before.msgstr, [f for f in before.flags if f == "fuzzy"], \
+                before.previous_msgid
+        elif (close := difflib.get_close_matches(msgid, orphans, n=1, cutoff=0.8)):
+            entry.msgstr, entry.flags, entry.previous_msgid = old[close[0]].msgstr, ["fuzzy"], close[0]
+        new.append(entry)
+    for msgid in orphans:
+        new.append(polib.POEntry(msgid=msgid, msgstr=old[msgid].msgstr, obsolete=True))
+    return render(new, ABOUT)
 
 
 def untranslated(catalog: Path = STRINGS_CATALOG, folder: Path = paths.PACKAGE) -> list[str]:
-    """Marked strings without a current translation, as ``file:line: string``."""
-    have = {m.id: m for m in read(catalog) if m.id}
-    return [f"{m.locations[0][0]}:{m.locations[0][1]}: {m.id[:80]!r}" for m in extracted(folder)
-            if m.id and (m.id not in have or not have[m.id].string or have[m.id].fuzzy)]
+    """Marked strings without a current translation, as ``file: string``."""
+    have = {e.msgid: e for e in read(catalog) if e.msgid and not e.obsolete}
+    return [f"{where[0][0]}: {msgid[:80]!r}" for msgid, where in extracted(folder).items()
+            if msgid not in have or not have[msgid].msgstr or have[msgid].fuzzy]

@@ -1,0 +1,37 @@
+"""The glossary (lessons/glossary.md) is the Chinese edition's reference for terms: every Chinese lesson uses a
+term's glossary form wherever its English twin uses the term, and no other rendering of it (helpers.i18n.glossary)."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from helpers.i18n import edition, glossary, workflow
+
+
+def _markdown(path) -> str:
+    return "\n\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("slug", [e.slug for e in workflow.started()])
+def test_each_chinese_lesson_uses_the_glossary_terms(slug):
+    entry = next(e for e in workflow.started() if e.slug == slug)
+    found = glossary.problems(_markdown(entry.notebook()), _markdown(edition.notebook(entry)))
+    assert not found, f"lessons/zh/{entry.name}.ipynb:\n" + "\n".join(found)
+
+
+def test_the_glossary_pairs_terms_one_for_one():
+    pairs = {(t.english, t.chinese) for t in glossary.terms()}
+    assert {("thread", "线程"), ("block", "线程块"), ("zero-copy", "零拷贝"), ("page-locked memory", "锁页内存"),
+            ("L2 cache", "二级缓存"), ("VM", "虚拟机")} <= pairs
+    assert not any(t.english == "guest-physical" for t in glossary.terms()), "an unpaired term is not checked"
+
+
+def test_a_missing_term_and_another_rendering_are_caught():
+    english = "Zero-copy needs page-locked memory; `grid` in code is not prose."
+    assert glossary.problems(english, "零拷贝需要锁页内存。") == []
+    missing = glossary.problems(english, "零拷贝需要固定的内存。")
+    assert missing == ["the English uses 'page-locked memory': the Chinese must say 锁页内存 (lessons/glossary.md)"]
+    other = glossary.problems(english, "零复制需要锁页内存。")
+    assert any("'零复制' is not the course's term" in line for line in other)
+    assert glossary.problems("pageable memory", "可分页内存") == [], "a form inside the right one is not another"
