@@ -94,7 +94,7 @@ def essentials(attributes: dict[str, int]) -> Text:
     return bullets([
         f"Maps host memory (`CAN_MAP_HOST_MEMORY` = {a['CAN_MAP_HOST_MEMORY']}): "
         + ("yes, zero-copy works on it." if a["CAN_MAP_HOST_MEMORY"] else "NO: zero-copy is impossible on it."),
-        f"Unified virtual addressing (统一虚拟地址, `UNIFIED_ADDRESSING` = {a['UNIFIED_ADDRESSING']}): "
+        f"Unified virtual addressing (统一虚拟寻址, `UNIFIED_ADDRESSING` = {a['UNIFIED_ADDRESSING']}): "
         + ("yes: a mapped array has one address on both sides." if a["UNIFIED_ADDRESSING"]
            else "NO: the GPU sees a mapped array at an address of its own."),
         f"Integrated with host memory (`INTEGRATED` = {a['INTEGRATED']}): "
