@@ -98,3 +98,18 @@ def test_a_changed_string_keeps_its_old_translation_as_fuzzy(tmp_path):
     entry = [e for e in catalogs.read(catalog) if not e.obsolete][0]
     assert entry.fuzzy and entry.previous_msgid == "Pinned memory stays put." and entry.msgstr
     assert strings.untranslated(catalog, package) == ["helpers/m.py: 'Pinned memory stays put, always.'"]
+
+
+def test_start_here_findings_carry_the_same_figures_in_both_languages():
+    import helpers as zc
+    from helpers.findings import start_here
+
+    course = zc.session()
+    shown = [lambda: start_here.essentials(course.attributes), lambda: start_here.what_you_saw(course),
+             lambda: start_here.headline(course), start_here.course_plan]
+    english = [str(show()._repr_markdown_()) for show in shown]
+    i18n.use_language("zh")
+    chinese = [str(show()._repr_markdown_()) for show in shown]
+    for en, zh in zip(english, chinese):
+        assert en != zh and re.search(r"[\u4e00-\u9fff]{4}", zh)
+        assert sorted(_numbers(en)) == sorted(_numbers(zh)), (en[:300], zh[:300])

@@ -1,5 +1,7 @@
 """start-here's narration: the GPU's attributes and what each means for the course, the course plan, the reference
-record and its headline figures, computed from the session (live: this GPU; replay: the recorded one).
+record and its headline figures, computed from the session (live: this GPU; replay: the recorded one). Its table
+headers and sentences are marked for the Chinese edition (helpers.i18n); the driver API's quoted meanings, the
+headline's notes and the registry's lesson lines are still English there.
 
 Each function takes the session (``zc.session()``) or the values it holds and returns Markdown
 (:class:`helpers.tables.Text`, :func:`~helpers.tables.bullets`, :class:`~helpers.tables.Table`) that a lesson cell
@@ -16,6 +18,7 @@ from .. import lessons
 from ..analysis import spread
 from ..platform import machine
 from ..platform.notes import platform_note
+from ..i18n import N_, _
 from ..tables import Shown, Table, Text, bullets, join
 
 # attribute: (the driver API's one-line description, why this course cares); {slug} names a lesson (:func:`_named`)
@@ -84,27 +87,29 @@ def attributes(course: Any) -> Shown:
     (live: this GPU; replay: the record's provenance) heads the table."""
     rows = [(f"`{name}`", f"{value:,}", *(_named(t) for t in MEANING.get(name, ("", ""))))
             for name, value in course.attributes.items()]
-    return join(Text(f"**Attributes:** {course.attributes_source}."),
-                Table(["attribute", "value", "driver API meaning", "for this course"], rows))
+    return join(Text(_("**Attributes:** {source}.").format(source=course.attributes_source)),
+                Table([_("attribute"), _("value"), _("driver API meaning"), _("for this course")], rows))
 
 
 def essentials(attributes: dict[str, int]) -> Text:
     """What the attributes that decide the rest of the course say, in words."""
     a = attributes
     return bullets([
-        f"Maps host memory (`CAN_MAP_HOST_MEMORY` = {a['CAN_MAP_HOST_MEMORY']}): "
-        + ("yes, zero-copy works on it." if a["CAN_MAP_HOST_MEMORY"] else "NO: zero-copy is impossible on it."),
-        f"Unified virtual addressing (统一虚拟寻址, `UNIFIED_ADDRESSING` = {a['UNIFIED_ADDRESSING']}): "
-        + ("yes: a mapped array has one address on both sides." if a["UNIFIED_ADDRESSING"]
-           else "NO: the GPU sees a mapped array at an address of its own."),
-        f"Integrated with host memory (`INTEGRATED` = {a['INTEGRATED']}): "
-        + ("yes: the GPU shares the CPU's memory." if a["INTEGRATED"]
-           else "no, a discrete GPU: mapped host memory lies across the bus."),
-        f"Kernels read pageable (unpinned) memory directly (`PAGEABLE_MEMORY_ACCESS` = "
-        f"{a['PAGEABLE_MEMORY_ACCESS']}): " + ("yes." if a["PAGEABLE_MEMORY_ACCESS"] else "no: pin and map it first."),
-        f"L2 cache: {a['L2_CACHE_SIZE'] / 2**20:.0f} MiB ({a['L2_CACHE_SIZE'] / 1e6:.1f} MB) on "
-        f"{a['MULTIPROCESSOR_COUNT']} SMs; "
-        f"copy engines: {a['ASYNC_ENGINE_COUNT']}.",
+        _("Maps host memory (`CAN_MAP_HOST_MEMORY` = {value}): ").format(value=a["CAN_MAP_HOST_MEMORY"])
+        + (_("yes, zero-copy works on it.") if a["CAN_MAP_HOST_MEMORY"] else _("NO: zero-copy is impossible on it.")),
+        _("Unified virtual addressing (统一虚拟寻址, `UNIFIED_ADDRESSING` = {value}): ").format(
+            value=a["UNIFIED_ADDRESSING"])
+        + (_("yes: a mapped array has one address on both sides.") if a["UNIFIED_ADDRESSING"]
+           else _("NO: the GPU sees a mapped array at an address of its own.")),
+        _("Integrated with host memory (`INTEGRATED` = {value}): ").format(value=a["INTEGRATED"])
+        + (_("yes: the GPU shares the CPU's memory.") if a["INTEGRATED"]
+           else _("no, a discrete GPU: mapped host memory lies across the bus.")),
+        _("Kernels read pageable (unpinned) memory directly (`PAGEABLE_MEMORY_ACCESS` = {value}): ").format(
+            value=a["PAGEABLE_MEMORY_ACCESS"])
+        + (_("yes.") if a["PAGEABLE_MEMORY_ACCESS"] else _("no: pin and map it first.")),
+        _("L2 cache: {mib:.0f} MiB ({mb:.1f} MB) on {sms} SMs; copy engines: {engines}.").format(
+            mib=a["L2_CACHE_SIZE"] / 2**20, mb=a["L2_CACHE_SIZE"] / 1e6, sms=a["MULTIPROCESSOR_COUNT"],
+            engines=a["ASYNC_ENGINE_COUNT"]),
     ])
 
 
@@ -117,8 +122,8 @@ def course_plan() -> Shown:
     """Every lesson with its time (the registry's estimate) and what the learner does in it, and the total."""
     rows = [(entry.name, f"{entry.minutes} min", entry.does) for entry in lessons.LESSONS]
     total = sum(entry.minutes for entry in lessons.LESSONS)
-    return join(Table(["lesson", "time (estimate)", "what you do"], rows),
-                Text(f"In all about {total / 60:.1f} hours."))
+    return join(Table([_("lesson"), _("time (estimate)"), _("what you do")], rows),
+                Text(_("In all about {hours:.1f} hours.").format(hours=total / 60)))
 
 
 def reference_record(course: Any) -> Text:
@@ -188,17 +193,17 @@ def headline(course: Any) -> Table:
         "the best over the sizes and kernels", "" if ratio is None else f"{ratio:.0%} of pinned memcpy",
         _largest_note(_at_largest(streams, memory="zero_copy", op="read"), "measure-bandwidth")) if part)
     rows = [
-        ("pinned memcpy host->device", _figure(head["memcpy_htod_pinned_GBps"], "GB/s"),
+        (N_("pinned memcpy host->device"), _figure(head["memcpy_htod_pinned_GBps"], "GB/s"),
          "; ".join(part for part in ("the best over the sizes", pinned) if part)),
-        ("pageable memcpy host->device", _figure(head["memcpy_htod_pageable_GBps"], "GB/s"), where),
-        ("zero-copy kernel read", _figure(head["zero_copy_read_GBps"], "GB/s"), read),
-        ("zero-copy kernel write", _figure(head["zero_copy_write_GBps"], "GB/s"), "the best over the sizes"),
-        ("device-memory kernel read", _figure(head["device_read_GBps"], "GB/s"), "the best over the sizes"),
-        ("one dependent load", latency, lessons.lesson("measure-latency").label),
+        (N_("pageable memcpy host->device"), _figure(head["memcpy_htod_pageable_GBps"], "GB/s"), where),
+        (N_("zero-copy kernel read"), _figure(head["zero_copy_read_GBps"], "GB/s"), read),
+        (N_("zero-copy kernel write"), _figure(head["zero_copy_write_GBps"], "GB/s"), "the best over the sizes"),
+        (N_("device-memory kernel read"), _figure(head["device_read_GBps"], "GB/s"), "the best over the sizes"),
+        (N_("one dependent load"), latency, lessons.lesson("measure-latency").label),
     ]
-    return Table(["headline figure", "value", "note"], rows,
-                 caption=f"*Recorded on {head['gpu']} on {str(head['date'])[:10]} (the reference record, in both "
-                         "modes).*")
+    return Table([_("headline figure"), _("value"), _("note")], [(_(name), *rest) for name, *rest in rows],
+                 caption=_("*Recorded on {gpu} on {date} (the reference record, in both modes).*").format(
+                     gpu=head["gpu"], date=str(head["date"])[:10]))
 
 
 def address_caveat(course: Any) -> Text:
@@ -214,17 +219,19 @@ def what_you_saw(course: Any) -> Text:
     a, head = course.attributes, course.headline
     ratio, zc_ns, dev_ns = (head.get("zero_copy_read_over_memcpy_htod"), head.get("zero_copy_latency_ns"),
                             head.get("device_latency_ns"))
-    reference = (f"On the reference {head['gpu']}, a zero-copy read kernel reached {ratio:.0%} of the pinned memcpy "
-                 f"rate, and one dependent zero-copy load took {zc_ns / dev_ns:.1f}x as long as one from device "
-                 "memory." if ratio and zc_ns and dev_ns else "")
+    reference = (_("On the reference {gpu}, a zero-copy read kernel reached {ratio:.0%} of the pinned memcpy rate, "
+                   "and one dependent zero-copy load took {times:.1f}x as long as one from device memory.").format(
+        gpu=head["gpu"], ratio=ratio, times=zc_ns / dev_ns) if ratio and zc_ns and dev_ns else "")
+    runs = _("This notebook runs **live** ({reason}).") if course.live else _(
+        "This notebook runs **in replay** ({reason}).")
+    vm = machine.virtualization(course.provenance)
     return bullets([
-        f"This notebook runs **{'live' if course.live else 'in replay'}** ({course.mode.reason}).",
-        f"The GPU's attributes came from: {course.attributes_source}.",
-        "The reference machine: " + {"unknown-hypervisor": "a virtual machine (hypervisor unknown)",
-                                      "none": "no virtual machine seen"}.get(
-            machine.virtualization(course.provenance) or "", machine.virtualization(course.provenance)
-            or "virtualization not recorded") + ".",
+        runs.format(reason=course.mode.reason),
+        _("The GPU's attributes came from: {source}.").format(source=course.attributes_source),
+        _("The reference machine: {machine}.").format(machine={
+            "unknown-hypervisor": _("a virtual machine (hypervisor unknown)"),
+            "none": _("no virtual machine seen")}.get(vm or "", vm or _("virtualization not recorded"))),
         f"`CAN_MAP_HOST_MEMORY` = {a['CAN_MAP_HOST_MEMORY']}, `UNIFIED_ADDRESSING` = {a['UNIFIED_ADDRESSING']}, "
         f"`PAGEABLE_MEMORY_ACCESS` = {a['PAGEABLE_MEMORY_ACCESS']}.",
         reference,
-    ], head="Computed from this run:")
+    ], head=_("Computed from this run:"))
