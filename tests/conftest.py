@@ -74,6 +74,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     return FilesWholeCasesApart(config, log)
 
 
+@pytest.fixture
+def replay(monkeypatch: pytest.MonkeyPatch):
+    """Replay mode for this test, whatever the machine: a test of what a check or a sentence says from a record,
+    not of a measurement (live, other work on the GPU moves the figures). The mode is probed again afterwards."""
+    import matplotlib.pyplot as plt
+
+    from helpers import mode
+
+    monkeypatch.setenv("ZC_FORCE_REPLAY", "1")
+    mode.detect(refresh=True)
+    yield
+    monkeypatch.undo()
+    plt.close("all")    # the cells run drew figures that no notebook shows here
+    mode.detect(refresh=True)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"CPU kernel cache: {os.environ.get('ZC_CPU_CACHE')} (ZC_TEST_CPU_CACHE=fresh for a cold one)"]
     note = getattr(config, "_zc_cpu_cache_note", None)

@@ -14,10 +14,9 @@ import re
 from typing import Any
 
 import nbformat
-import matplotlib.pyplot as plt
 import pytest
 
-from helpers import exercises as course_exercises, mode
+from helpers import exercises as course_exercises
 from tests import learner_names as ln
 from tests.test_hint_code import scope, span_problems, spans
 
@@ -97,17 +96,6 @@ def test_the_code_an_exercise_shows_names_what_exists(lesson, name):
     found = [f"{problem} (in {span!r})" for span in spans(instructions(lesson, name))
              for problem in module_problems(span, where)]
     assert not found, f"lesson {lesson} (change {ln.where(lesson)}), exercise {name}'s instructions: " + "; ".join(found)
-
-
-@pytest.fixture
-def replay(monkeypatch: pytest.MonkeyPatch):
-    """Replay mode for this test, whatever the machine; the mode is probed again afterwards."""
-    monkeypatch.setenv("ZC_FORCE_REPLAY", "1")
-    mode.detect(refresh=True)
-    yield
-    monkeypatch.undo()
-    plt.close("all")    # the cells run drew figures that no notebook shows here
-    mode.detect(refresh=True)
 
 
 @pytest.mark.parametrize("lesson, name", [_param(*e) for e in EXERCISES])

@@ -63,7 +63,7 @@ def test_loads_are_counted_in_the_loop_body():
     assert lesson08.independent_loads(inner) == 8
 
 
-def test_read_inflight_solution_passes_little_s_law_with_the_record():
+def test_read_inflight_solution_passes_little_s_law_with_the_record(replay):
     need, link, latency, which = lesson08.needed_bytes()
     from helpers.findings import keep_enough_bytes_in_flight as said
     from helpers import experiments

@@ -102,7 +102,7 @@ def test_sparse_says_where_allocations_disagree():
     assert "on each of the 3 allocations alone, from stride 16 / 32" in str(found.sparse(sweep))
 
 
-def test_replayed_sparse_is_the_record_or_a_labelled_model(reference):
+def test_replayed_sparse_is_the_record_or_a_labelled_model(reference, replay):
     strided = experiments.read_once_strided()
     said = str(found.sparse(strided))
     if "read_once_strided" in reference[0]["experiments"]:
