@@ -20,6 +20,7 @@ from typing import Any
 
 from . import records
 from .errors import RecordError
+from .i18n import _
 from .mode import Mode, detect
 from .tables import Table, Text
 
@@ -70,9 +71,9 @@ class Session:
     @property
     def attributes_source(self) -> str:
         if self.live:
-            return f"live, read from {self.gpu} by the CUDA driver"
-        return (f"REPLAY: recorded on {self.gpu} on {self.provenance['date'][:10]} "
-                f"(data/{self.reference[1].name})")
+            return _("live, read from {gpu} by the CUDA driver").format(gpu=self.gpu)
+        return _("REPLAY: recorded on {gpu} on {date} (data/{file})").format(
+            gpu=self.gpu, date=self.provenance["date"][:10], file=self.reference[1].name)
 
     @cached_property
     def link(self) -> Any:
@@ -98,15 +99,17 @@ class Session:
         try:
             reference = self.record_line()
         except RecordError as exc:
-            reference = f"none ({exc})"
+            reference = _("none ({error})").format(error=exc)
         if self.live:
-            return [("mode", "**live**: every measurement runs on this GPU"), ("GPU", self.gpu),
-                    ("reference", f"{reference}, plotted beside your runs")]
-        return [("mode", f"**replay**: every measurement below was recorded on a real GPU; why: {self.mode.reason}"),
-                ("GPU", f"none here; the figures are the recorded {self.gpu}'s"), ("reference", reference)]
+            return [(_("mode"), _("**live**: every measurement runs on this GPU")), ("GPU", self.gpu),
+                    (_("reference"), _("{reference}, plotted beside your runs").format(reference=reference))]
+        return [(_("mode"), _("**replay**: every measurement below was recorded on a real GPU; why: {reason}").format(
+                    reason=self.mode.reason)),
+                ("GPU", _("none here; the figures are the recorded {gpu}'s").format(gpu=self.gpu)),
+                (_("reference"), reference)]
 
     def _repr_markdown_(self) -> str:
-        return Table(["this session", ""], self._rows())._repr_markdown_()
+        return Table([_("this session"), ""], self._rows())._repr_markdown_()
 
     def __str__(self) -> str:
         return "\n".join(f"{k}: {v}".replace("**", "").replace("`", "") for k, v in self._rows())

@@ -29,9 +29,11 @@ class Mode:
 
     def describe(self) -> str:
         """One line for a lesson's first output."""
+        from .i18n import _
+
         if self.live:
-            return f"Mode: live. {self.reason}"
-        return f"Mode: replay (recorded measurements from a real GPU). Why: {self.reason}"
+            return _("Mode: live. {reason}").format(reason=self.reason)
+        return _("Mode: replay (recorded measurements from a real GPU). Why: {reason}").format(reason=self.reason)
 
 
 _detected: Mode | None = None

@@ -25,7 +25,8 @@ def _draw() -> None:
     with plt.style.context(str(paths.STYLE)):
         fig, ax = plt.subplots()
         ax.plot([1, 2, 4], [10.5, -20.0, 40.0], marker="o", label=LABELS["legend"])
-        ax.set(title=LABELS["title"], xlabel=LABELS["x"], ylabel=LABELS["y"])
+        ax.set_title(LABELS["title"], fontweight="bold")
+        ax.set(xlabel=LABELS["x"], ylabel=LABELS["y"])
         ax.legend()
         fig.canvas.draw()
         plt.close(fig)
@@ -38,11 +39,13 @@ def restore_fonts():
     rcParams["font.sans-serif"] = saved
 
 
-def test_chinese_labels_draw_without_a_missing_glyph(restore_fonts):
+def test_chinese_labels_draw_without_a_missing_glyph(restore_fonts, caplog):
     assert fonts.use_cjk_font() == fonts.FAMILY
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*[Gg]lyph.*missing.*")
         _draw()
+    complaints = [r.getMessage() for r in caplog.records if r.name.startswith("matplotlib")]
+    assert not complaints, f"matplotlib complained about the font (a learner sees it under the figure): {complaints}"
 
 
 def test_without_the_cjk_font_the_same_figure_misses_glyphs(restore_fonts):

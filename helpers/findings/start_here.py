@@ -24,62 +24,66 @@ from ..tables import Shown, Table, Text, bullets, join
 # attribute: (the driver API's one-line description, why this course cares); {slug} names a lesson (:func:`_named`)
 MEANING: dict[str, tuple[str, str]] = {
     "CAN_MAP_HOST_MEMORY": ("Device can map host memory into CUDA address space",
-                            "Zero-copy needs it: 0 means no mapped memory at all, and the course replays."),
+                            N_("Zero-copy needs it: 0 means no mapped memory at all, and the course replays.")),
     "UNIFIED_ADDRESSING": ("Device shares a unified address space with the host",
-                           "1: a mapped allocation has the same address on CPU and GPU ({map-pages-on-the-gpu})."),
+                           N_("1: a mapped allocation has the same address on CPU and GPU ({map-pages-on-the-gpu}).")),
     "INTEGRATED": ("Device is integrated with host memory",
-                   "0: a discrete GPU. Mapped data live in host memory across the bus; a load goes there unless an "
+                   N_("0: a discrete GPU. Mapped data live in host memory across the bus; a load goes there unless an "
                    "SM's L1 still holds the line from an earlier read (on this PCIe H200 the L2 did not keep mapped "
                    "memory: {keep-enough-bytes-in-flight}; a GPU on a coherent link, such as Grace Hopper, may "
-                   "cache it: {take-zero-copy-beyond-one-pcie-gpu})."),
+                   "cache it: {take-zero-copy-beyond-one-pcie-gpu}).")),
     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": (
         "Device can access host registered memory at the same virtual address as the CPU",
-        "Registered memory ({use-write-combined-and-registered-memory}) keeps its host address on the GPU."),
+        N_("Registered memory ({use-write-combined-and-registered-memory}) keeps its host address on the GPU.")),
     "READ_ONLY_HOST_REGISTER_SUPPORTED": (
         "Device supports using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY to register memory that must "
         "be mapped as read-only to the GPU",
-        "Memory the process may only read can be registered ({take-zero-copy-beyond-one-pcie-gpu})."),
+        N_("Memory the process may only read can be registered ({take-zero-copy-beyond-one-pcie-gpu}).")),
     "GPU_DIRECT_RDMA_SUPPORTED": (
         "Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages",
-        "Another device (a network card) may read this GPU's memory directly ({take-zero-copy-beyond-one-pcie-gpu})."),
-    "HOST_REGISTER_SUPPORTED": ("Device supports host memory registration via cudaHostRegister",
-                                "Existing arrays can be pinned in place ({use-write-combined-and-registered-memory})."),
+        N_("Another device (a network card) may read this GPU's memory directly "
+           "({take-zero-copy-beyond-one-pcie-gpu}).")),
+    "HOST_REGISTER_SUPPORTED": (
+        "Device supports host memory registration via cudaHostRegister",
+        N_("Existing arrays can be pinned in place ({use-write-combined-and-registered-memory}).")),
     "PAGEABLE_MEMORY_ACCESS": (
         "Device supports coherently accessing pageable memory without calling cudaHostRegister on it",
-        "0: a kernel cannot touch ordinary NumPy memory; it must be pinned and mapped first."),
+        N_("0: a kernel cannot touch ordinary NumPy memory; it must be pinned and mapped first.")),
     "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES": (
         "Device accesses pageable memory via the host's page tables",
-        "0: the GPU keeps its own page tables for host memory ({map-pages-on-the-cpu} and {map-pages-on-the-gpu})."),
+        N_("0: the GPU keeps its own page tables for host memory ({map-pages-on-the-cpu} and "
+           "{map-pages-on-the-gpu}).")),
     "HOST_NATIVE_ATOMIC_SUPPORTED": ("Link between the device and the host supports native atomic operations",
-                                     "Whether atomics on mapped memory are native on the link "
-                                     "({avoid-hazards-on-mapped-memory} tests them)."),
+                                     N_("Whether atomics on mapped memory are native on the link "
+                                     "({avoid-hazards-on-mapped-memory} tests them).")),
     "CONCURRENT_MANAGED_ACCESS": ("Device can coherently access managed memory concurrently with the CPU",
-                                  "About managed (unified) memory, which this course does not use; shown for "
-                                  "contrast."),
+                                  N_("About managed (unified) memory, which this course does not use; shown for "
+                                  "contrast.")),
     "ASYNC_ENGINE_COUNT": ("Number of asynchronous engines",
-                           "Copy engines: DMA copies that can overlap kernels "
-                           "({overlap-copies-with-streams}: chunked copies)."),
+                           N_("Copy engines: DMA copies that can overlap kernels "
+                           "({overlap-copies-with-streams}: chunked copies).")),
     "MULTIPROCESSOR_COUNT": ("Number of multiprocessors on device",
-                             "SMs; the experiments size their grids to fill every one."),
+                             N_("SMs; the experiments size their grids to fill every one.")),
     "MAX_THREADS_PER_MULTIPROCESSOR": ("Maximum resident threads per multiprocessor",
-                                       "With the SM count, bounds the resident threads. It bounds threads, not loads "
-                                       "in flight: those also depend on the loads each thread issues "
-                                       "({keep-enough-bytes-in-flight})."),
+                                       N_("With the SM count, bounds the resident threads. It bounds threads, not "
+                                       "loads in flight: those also depend on the loads each thread issues "
+                                       "({keep-enough-bytes-in-flight}).")),
     "L2_CACHE_SIZE": ("Size of L2 cache in bytes",
-                      "Bandwidth buffers must be far larger than this ({measure-bandwidth})."),
-    "COMPUTE_CAPABILITY_MAJOR": ("Major compute capability version number", "The GPU's architecture generation."),
+                      N_("Bandwidth buffers must be far larger than this ({measure-bandwidth}).")),
+    "COMPUTE_CAPABILITY_MAJOR": ("Major compute capability version number", N_("The GPU's architecture generation.")),
     "COMPUTE_CAPABILITY_MINOR": ("Minor compute capability version number", ""),
-    "PCI_BUS_ID": ("PCI bus identifier of the device", "Where the GPU sits on the PCIe bus."),
+    "PCI_BUS_ID": ("PCI bus identifier of the device", N_("Where the GPU sits on the PCIe bus.")),
     "PCI_DEVICE_ID": ("PCI device (also known as slot) identifier of the device", ""),
     "TOTAL_MEMORY_BYTES": ("(cuDeviceTotalMem, not an attribute) device memory in bytes",
-                           "Zero-copy's first use: data that does not fit here ({decide-when-zero-copy-wins})."),
+                           N_("Zero-copy's first use: data that does not fit here ({decide-when-zero-copy-wins}).")),
 }
 
 
 def _named(text: str) -> str:
-    """``text`` with each ``{slug}`` replaced by the lesson's label (``lessons.Lesson.label``): the registry holds
-    the numbers."""
-    return re.sub(r"\{([a-z0-9-]+)\}", lambda m: lessons.lesson(m.group(1)).label, text)
+    """``text`` in the chosen language with each ``{slug}`` replaced by the lesson's label (``lessons.Lesson.label``,
+    in Chinese 第 NN 课): the registry holds the numbers."""
+    return re.sub(r"\{([a-z0-9-]+)\}", lambda m: _("lesson {id}").format(id=lessons.lesson_id(m.group(1))),
+                  _(text) if text else text)
 
 
 def attributes(course: Any) -> Shown:
@@ -120,7 +124,7 @@ def this_machine() -> Text:
 
 def course_plan() -> Shown:
     """Every lesson with its time (the registry's estimate) and what the learner does in it, and the total."""
-    rows = [(entry.name, f"{entry.minutes} min", entry.does) for entry in lessons.LESSONS]
+    rows = [(entry.name, _("{minutes} min").format(minutes=entry.minutes), _(entry.does)) for entry in lessons.LESSONS]
     total = sum(entry.minutes for entry in lessons.LESSONS)
     return join(Table([_("lesson"), _("time (estimate)"), _("what you do")], rows),
                 Text(_("In all about {hours:.1f} hours.").format(hours=total / 60)))

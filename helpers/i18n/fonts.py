@@ -7,6 +7,7 @@ missing glyphs; Latin text and digits come from the same font.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -39,8 +40,15 @@ def use_cjk_font() -> str:
     from matplotlib import font_manager, rcParams
 
     path = str(font_file())
-    if not any(entry.fname == path for entry in font_manager.fontManager.ttflist):
-        font_manager.fontManager.addfont(path)
+    manager = font_manager.fontManager
+    if not any(entry.fname == path for entry in manager.ttflist):
+        manager.addfont(path)
+        # A variable font: matplotlib reads its weight as 100 and draws its default instance whatever the weight
+        # asked. Listing that instance as regular and as bold lets the style's weights find it without a warning.
+        ours = [e for e in manager.ttflist if e.fname == path]
+        manager.ttflist = [e for e in manager.ttflist if e.fname != path] + [
+            replace(e, weight=weight) for e in ours for weight in (400, 700)]
+        manager._findfont_cached.cache_clear()
     rest = [name for name in rcParams["font.sans-serif"] if name != FAMILY]
     rcParams["font.sans-serif"] = [FAMILY, *rest]
     return FAMILY

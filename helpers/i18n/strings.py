@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polib
 
-from .. import paths
+from .. import lessons, paths
 from . import STRINGS_CATALOG
 from .catalogs import read, render
 
@@ -32,7 +32,8 @@ def marked_files(folder: Path = paths.PACKAGE) -> list[Path]:
 
 
 def extracted(folder: Path = paths.PACKAGE) -> dict[str, list[tuple[str, str]]]:
-    """Every marked string in ``folder``'s marked modules -> the files it is in, as (file, ""), in the order found."""
+    """Every marked string in ``folder``'s marked modules -> the files it is in, as (file, ""), in the order found;
+    then each lesson's ``does`` line from the registry."""
     from babel.messages.extract import extract_from_file
 
     found: dict[str, list[tuple[str, str]]] = {}
@@ -41,6 +42,9 @@ def extracted(folder: Path = paths.PACKAGE) -> dict[str, list[tuple[str, str]]]:
         for line, message, _comments, _context in extract_from_file("python", str(path), keywords=KEYWORDS):
             if isinstance(message, str) and message:
                 found.setdefault(message, []).append((where, ""))   # no line: an edit above it changes nothing
+    if folder == paths.PACKAGE:   # the registry's lines on what each lesson does (start-here's course plan)
+        for entry in lessons.LESSONS:
+            found.setdefault(entry.does, []).append(("helpers/lessons.py", ""))
     return found
 
 
