@@ -219,7 +219,9 @@ def _own_files(root: Path) -> dict[str, str]:
 
 
 def _run(root: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(root), "ZC_FORCE_REPLAY": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    # the copy's helpers first; packages found through PYTHONPATH (not a venv) stay found
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH", "")]))
+    env = {**os.environ, "PYTHONPATH": path, "ZC_FORCE_REPLAY": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True,
                           timeout=timeout)
 
