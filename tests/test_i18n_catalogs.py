@@ -58,6 +58,7 @@ def _lesson(tmp_path, monkeypatch, cells):
     monkeypatch.setattr(paths, "LESSONS", folder)
     monkeypatch.setattr(edition, "CATALOGS", folder / "locale" / "zh_CN" / "LC_MESSAGES")
     monkeypatch.setattr(edition, "NOTEBOOKS", folder / "zh")
+    monkeypatch.setattr(edition, "TRANSLATED", ("start-here",))
     return lessons.lesson("start-here")
 
 
@@ -95,7 +96,8 @@ def test_a_translated_lesson_builds_in_chinese_with_its_code_and_links_intact(tm
     cells = nbformat.reads(notebooks.build(entry), as_version=4).cells
     assert cells[0].source == "# 00 · 开始\n\n**完成时间：** 30 分钟。"
     assert cells[1].source.splitlines()[-1] == 'zc.start(language="zh")'
-    assert "(../glossary.md)" in cells[2].source and "(../01-pin-host-memory.ipynb)" in cells[2].source
+    assert "(../glossary.md)" in cells[2].source and "(../01-pin-host-memory.ipynb)" in cells[2].source, \
+        "a link to a lesson not started points to the English one"
     assert [c.id for c in cells] == ["t", "c", "a", "b"]
 
 
@@ -147,3 +149,11 @@ def test_a_translation_that_drops_the_minutes_is_reported(tmp_path, monkeypatch)
     _extract(entry)
     _translate(entry, {**CHINESE, "t": "# 00 · 开始\n\n**完成时间：** 30 分钟。"})
     assert catalogs.status(entry, edition.catalog(entry)).broken == ["t"]
+
+
+def test_the_status_command_names_each_lesson_and_passes_while_the_declared_are_current(capsys):
+    from helpers.__main__ import main
+
+    assert main(["i18n", "status"]) == 0
+    shown = capsys.readouterr().out
+    assert all(entry.name in shown for entry in lessons.LESSONS) and "[declared] 00-start-here" in shown

@@ -12,11 +12,12 @@ from pathlib import Path
 from .. import lessons, paths
 from . import CHINESE
 
-__all__ = ["TRANSLATED", "CATALOGS", "NOTEBOOKS", "catalog", "notebook", "declared", "undeclared"]
+__all__ = ["TRANSLATED", "CATALOGS", "NOTEBOOKS", "catalog", "notebook", "declared", "undeclared", "started"]
 
 # Slugs of the lessons whose Chinese edition is complete (course order).
 TRANSLATED: tuple[str, ...] = (
     "start-here",
+    "pin-host-memory",
 )
 
 CATALOGS = paths.LESSONS / "locale" / CHINESE / "LC_MESSAGES"   # sphinx-intl's layout beside the documents
@@ -41,3 +42,9 @@ def declared() -> list[lessons.Lesson]:
 def undeclared() -> list[lessons.Lesson]:
     """The lessons still to translate, in course order."""
     return [entry for entry in lessons.LESSONS if entry.slug not in TRANSLATED]
+
+
+def started() -> list[lessons.Lesson]:
+    """Lessons whose translation has started (their catalog exists) or is declared, in course order: each has a
+    Chinese notebook."""
+    return [e for e in lessons.LESSONS if catalog(e).exists() or e.slug in TRANSLATED]

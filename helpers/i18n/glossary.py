@@ -41,6 +41,7 @@ NOT_CHECKED: dict[str, str] = {
     "host": "'host' appears inside 'host memory' and code names; 主机 is checked through 'host, device' pairs",
     "device": "'device' is also 'a device' in general (a network card); 设备 or 显存 follows the sense",
     "link": "'link' is also a hyperlink in the lessons' text",
+    "block": "'block' is also a block of memory (compaction gathers free memory into larger blocks)",
     "tag": "'tag' is also a notebook cell's tag (the exercise tag)",
     "completion": "'completion' is also the time to complete a lesson",
     "scope": "'scope' is also a claim's scope (its platform)",

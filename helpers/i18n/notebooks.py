@@ -14,7 +14,7 @@ from .. import lessons
 from . import edition
 from .catalogs import PLACEHOLDER, TIME, current, read
 
-__all__ = ["START", "START_ZH", "build", "expected"]
+__all__ = ["START", "START_ZH", "build"]
 
 START, START_ZH = "zc.start()", 'zc.start(language="zh")'
 _LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|#|/)([^)\s#]+)")
@@ -31,7 +31,7 @@ def build(entry: lessons.Lesson) -> str:
 
     nb = nbformat.read(entry.notebook(), as_version=4)
     translated = {e.msgctxt: (e.msgid, e.msgstr) for e in current(read(edition.catalog(entry)))}
-    twins = {edition.notebook(e).name for e in edition.declared()}
+    twins = {edition.notebook(e).name for e in edition.started()}
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = "\n".join(START_ZH if line.strip() == START else line for line in cell.source.split("\n"))
@@ -48,7 +48,3 @@ def build(entry: lessons.Lesson) -> str:
         cell.source = _relink(chinese, twins)
     return nbformat.writes(nb) + "\n"
 
-
-def expected() -> dict:
-    """Every declared lesson's Chinese notebook: path -> text (helpers.tools.derived writes and checks them)."""
-    return {edition.notebook(entry): build(entry) for entry in edition.declared()}

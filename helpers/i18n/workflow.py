@@ -17,8 +17,8 @@ __all__ = ["started", "catalog_text", "expected", "write", "report", "problems"]
 
 
 def started() -> list[lessons.Lesson]:
-    """Lessons whose translation has started (their catalog exists) or is declared, in course order."""
-    return [e for e in lessons.LESSONS if edition.catalog(e).exists() or e.slug in edition.TRANSLATED]
+    """Lessons whose translation has started or is declared (:func:`helpers.i18n.edition.started`)."""
+    return edition.started()
 
 
 def catalog_text(entry: lessons.Lesson) -> str:
