@@ -20,6 +20,22 @@ def test_each_chinese_lesson_uses_the_glossary_terms(slug):
     assert not found, f"lessons/zh/{entry.name}.ipynb:\n" + "\n".join(found)
 
 
+@pytest.mark.parametrize("slug", [e.slug for e in edition.declared()])
+def test_each_declared_lesson_gives_the_english_term_at_a_terms_first_use(slug):
+    entry = next(e for e in edition.declared() if e.slug == slug)
+    found = glossary.first_uses(_markdown(entry.notebook()), _markdown(edition.notebook(entry)))
+    assert not found, f"lessons/zh/{entry.name}.ipynb (the English term in parentheses, CONTRIBUTING.md):\n" + \
+        "\n".join(found)
+
+
+def test_a_first_use_without_its_english_is_caught():
+    english = "Zero-copy reads mapped memory. The SM runs it; DMA moves it."
+    assert glossary.first_uses(english, "零拷贝（zero-copy）读取映射内存（mapped memory）。**SM**（streaming "
+                                        "multiprocessor，流式多处理器）；DMA（直接内存访问）。") == []
+    found = glossary.first_uses(english, "零拷贝读取映射内存（mapped memory）。零拷贝（zero-copy）。")
+    assert len(found) == 1 and found[0].startswith("零拷贝 (zero-copy)")
+
+
 def test_the_glossary_pairs_terms_one_for_one():
     pairs = {(t.english, t.chinese) for t in glossary.terms()}
     assert {("thread", "线程"), ("block", "线程块"), ("zero-copy", "零拷贝"), ("page-locked memory", "锁页内存"),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import paths
 
-__all__ = ["Term", "terms", "OTHER_FORMS", "NOT_CHECKED", "problems"]
+__all__ = ["Term", "terms", "OTHER_FORMS", "NOT_CHECKED", "problems", "first_uses"]
 
 GLOSSARY = paths.LESSONS / "glossary.md"
 
@@ -107,4 +107,37 @@ def problems(english: str, chinese: str, glossary: Path = GLOSSARY) -> list[str]
         rest = prose(chinese).replace(form, " ")
         found += [f"{other!r} is not the course's term: write {form} (lessons/glossary.md)"
                   for other in others if other in rest]
+    return found
+
+
+def _checked(english: str, chinese: str, glossary: Path) -> list[Term]:
+    """The glossary terms the English text uses (and whose form the Chinese text holds)."""
+    return [t for t in terms(glossary) if t.english not in NOT_CHECKED and re.search(r"[\u4e00-\u9fff]", t.chinese)
+            and _uses(prose(english), t.english) and t.chinese in chinese]
+
+
+def _names(term: Term, text: str) -> bool:
+    """Whether ``text`` names the English term (one of its words, case aside)."""
+    words = [w for w in re.split(r"[\s/-]+", term.english.lower()) if len(w) >= 2]
+    return any(w in text.lower() for w in words)
+
+
+def first_uses(english: str, chinese: str, glossary: Path = GLOSSARY) -> list[str]:
+    """Terms whose first use in the Chinese text has no English beside it: the form followed by a parenthesis
+    naming the English term, or inside a parenthesis that does, or right after the English term itself."""
+    text = prose(chinese)
+    found = []
+    for term in _checked(english, chinese, glossary):
+        if term.english.lower() in term.chinese.lower():   # "PCIe 总线" carries its English already
+            continue
+        at = text.find(term.chinese)
+        after = re.match(r"[*\s]*[（(]([^）)]*)", text[at + len(term.chinese):])
+        opened = max(text.rfind("（", 0, at), text.rfind("(", 0, at))
+        closed = max(text.rfind("）", 0, at), text.rfind(")", 0, at))
+        inside = text[opened + 1:at] if opened > closed else None
+        if after and _names(term, after.group(1)) or inside is not None and (
+                _names(term, inside) or _names(term, text[max(0, opened - 40):opened])):
+            continue
+        found.append(f"{term.chinese} ({term.english}): its first use, {text[max(0, at - 15):at + 25]!r}, "
+                     "gives no English term in parentheses")
     return found
