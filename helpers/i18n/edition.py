@@ -18,6 +18,7 @@ __all__ = ["TRANSLATED", "CATALOGS", "NOTEBOOKS", "catalog", "notebook", "declar
 TRANSLATED: tuple[str, ...] = (
     "start-here",
     "pin-host-memory",
+    "write-your-first-zero-copy-kernel",
 )
 
 CATALOGS = paths.LESSONS / "locale" / CHINESE / "LC_MESSAGES"   # sphinx-intl's layout beside the documents

@@ -123,11 +123,11 @@ def _names(term: Term, text: str) -> bool:
 
 
 def first_uses(english: str, chinese: str, glossary: Path = GLOSSARY) -> list[str]:
-    """Terms whose first use in the Chinese text has no English beside it: the form followed by a parenthesis
-    naming the English term, or inside a parenthesis that does, or right after the English term itself."""
-    text = prose(chinese)
+    """Terms whose first use in the Chinese text (headings aside) has no English beside it: the form followed by a
+    parenthesis naming the English term, or inside a parenthesis that does, or right after the English term."""
+    text = re.sub(r"(?m)^#.*$", "", prose(chinese))   # headings stay short: the English comes in the text
     found = []
-    for term in _checked(english, chinese, glossary):
+    for term in _checked(english, text, glossary):
         if term.english.lower() in term.chinese.lower():   # "PCIe 总线" carries its English already
             continue
         at = text.find(term.chinese)
