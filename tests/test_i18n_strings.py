@@ -10,7 +10,7 @@ import pytest
 
 import helpers.i18n as i18n
 from helpers.exercises import lesson00
-from helpers.i18n import catalogs, edition, strings, workflow
+from helpers.i18n import catalogs, strings
 
 
 @pytest.fixture(autouse=True)
@@ -31,8 +31,8 @@ def _fields(text: str) -> set[str]:
 
 
 def test_translations_keep_every_field_of_the_english():
-    paths = [i18n.STRINGS_CATALOG, *(edition.catalog(e) for e in workflow.started())]
-    wrong = [f"{path.name}: {e.msgid[:60]!r}" for path in paths for e in catalogs.current(catalogs.read(path))
+    # (a lesson's cells hold code with braces; their one field, {minutes}, is checked by catalogs.status)
+    wrong = [e.msgid[:60] for e in catalogs.current(catalogs.read(i18n.STRINGS_CATALOG))
              if _fields(e.msgid) != _fields(e.msgstr)]
     assert not wrong, f"translations that drop or add a {{field}}: {wrong}"
 
