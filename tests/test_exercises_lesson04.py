@@ -93,6 +93,20 @@ def _same_address_cases() -> list[tuple]:
             for uva in (0, 1) for can in (1, 0) for kind in lesson04.KINDS]
 
 
+def _misspelled_registered(allocation, attributes):
+    if not attributes["UNIFIED_ADDRESSING"]:
+        return False
+    if allocation == "registered":
+        return bool(attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"])
+    return True
+
+
+def test_the_misspelled_name_hint_quotes_the_name_passed_and_says_it_never_matched():
+    feedback = exercises.check("04", "same_address", _misspelled_registered)
+    assert feedback.status == "hint", feedback
+    assert "'registered (cuMemHostRegister)'" in feedback.message and "never matched" in feedback.message
+
+
 TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("04", "device_address"): [
         Typical(fixed(lambda a, i, d_a: d_a + i), ("i * a.itemsize",), lambda: lesson04.address_cases(),
@@ -113,5 +127,8 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 phrase="CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"),
         Typical(fixed(lambda allocation, attributes: lesson04.same_address_rule(allocation, attributes)
                       and not allocation.startswith("pinned, no DEVICEMAP")),
-                phrase="Does the DEVICEMAP flag matter")],
+                phrase="Section 2's table"),
+        # reads the attribute, but under a name the check never passes: the hint quotes both names
+        Typical(fixed(_misspelled_registered), ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',),
+                _same_address_cases, phrase="'registered' as registered memory")],
 }

@@ -170,6 +170,37 @@ def ran_with(identity: Any) -> dict[str, int]:
     return gpu.device_attributes()
 
 
+def _strings(code: Any) -> set[str]:
+    """The string constants of a function's code, nested functions' included."""
+    found = set()
+    for const in code.co_consts:
+        if isinstance(const, str):
+            found.add(const)
+        elif hasattr(const, "co_consts"):
+            found |= _strings(const)
+    return found
+
+
+def _name_never_matched(same_address: Callable[[str, dict[str, int]], bool], kind: str) -> str | None:
+    """A name the learner's rule compares the allocation with, under which it follows
+    CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM while it does not for ``kind`` (the name the check passed): the
+    comparison never matched. None when there is no such name."""
+    code = getattr(same_address, "__code__", None)
+    if code is None:
+        return None
+    for name in sorted(_strings(code) - set(KINDS)):
+        answers = []
+        for can_use in (1, 0):
+            try:
+                answers.append(same_address(name, {"UNIFIED_ADDRESSING": 1,
+                                                   "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can_use}))
+            except Exception:   # the learner's rule may not expect this name: then it is not the one
+                break
+        if answers == [True, False]:
+            return name
+    return None
+
+
 def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                        measured: Any = None, attributes: dict[str, int] | None = None) -> Feedback:
     """map-pages-on-the-gpu: ``same_address(allocation, attributes)`` predicts device pointer == host pointer.
@@ -201,6 +232,14 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                                  "without UNIFIED_ADDRESSING the device has its own address for mapped memory; only "
                                  "cuMemHostGetDevicePointer can give it, so test that attribute first.")
                 if kind.startswith("registered"):
+                    unmatched = _name_never_matched(same_address, kind)
+                    if unmatched is not None:
+                        return _hint(f"your rule treats {unmatched!r} as registered memory and follows "
+                                     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM there, but the check passed "
+                                     f"{kind!r}: your comparison never matched that name. How does section 2's "
+                                     "table spell the allocations?",
+                                     "test the name as the table's allocation column spells it, or only its start "
+                                     "(allocation.startswith(...)).")
                     return _hint(f"for registered memory with CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = {can_use} you "
                                  f"predicted {got}. What does that attribute say about memory registered with "
                                  "cuMemHostRegister (cuMemHostGetDevicePointer's reference)?",
@@ -208,7 +247,7 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                                  "for allocation names starting with 'registered', return what it says.")
                 if kind.startswith("pinned, no DEVICEMAP"):
                     return _hint(f"you predicted {got} for {kind!r}. Does the DEVICEMAP flag matter once addressing is "
-                                 "unified? Section 3's table has a row for it.",
+                                 "unified? Section 2's table has a row for it.",
                                  "with unified addressing, cudaHostAlloc memory is mapped at the host address with or "
                                  "without the DEVICEMAP flag (the Runtime API's Unified Addressing section).")
                 return _hint(f"you predicted {got} for {kind!r} with unified addressing. What does unified addressing "

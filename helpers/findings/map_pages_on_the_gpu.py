@@ -15,7 +15,8 @@ SECOND_LOOK = ("pinned, no DEVICEMAP flag", "registered (cuMemHostRegister)")
 
 
 def attributes(course: Any) -> Table:
-    """The three attributes that decide the device address, with where they come from (the session knows)."""
+    """The two attributes that decide the device address, and CAN_MAP_HOST_MEMORY (whether the GPU maps host memory at
+    all), with where they come from (the session knows)."""
     values = course.attributes
     return Table(["attribute", "value"], [(name, values[name]) for name in ATTRIBUTES],
                  caption=f"*{course.attributes_source}*")
