@@ -43,9 +43,27 @@ def test_this_machine_names_the_recording_machine_and_its_vm():
     provenance = {"gpu": "Test GPU", "virtualization": "kvm", "platform": "Linux-test"}
     said = str(found.this_machine(provenance))
     if "Replay" in said:
-        assert HOLD not in said and "Test GPU's host, inside a virtual machine (kvm; Linux-test)" in said
+        assert HOLD not in said and "Test GPU's host, inside a virtual machine (kvm)" in said
+        # the note comes before the prediction: it does not give away the write-combining answer
+        assert "may not be a write-combined mapping" not in said
     bare = found.recording_machine({"gpu": "Test GPU", "virtualization": "none"})
     assert bare == "the Test GPU's host"
+    unknown = found.recording_machine({"gpu": "Test GPU", "virtualization": "unknown-hypervisor"})
+    assert unknown == "the Test GPU's host, inside a virtual machine (hypervisor unknown)"
+
+
+def test_flags_say_why_the_allocation_without_devicemap_reports_it():
+    identity = experiments.reference("address_identity")
+    said = str(found.flags(identity))
+    assert "cuMemHostGetFlags" in said and "made without `DEVICEMAP` reports it too" in said
+    asked = dataclasses.replace(identity, rows=[dict(r, host_flags=[]) if r["allocation"].startswith("pinned, no")
+                                                else r for r in identity.rows])
+    assert "reports it too" not in str(found.flags(asked))
+
+
+def test_the_probes_caption_names_the_driver_from_the_record():
+    reg = experiments.reference("registered")
+    assert f"driver {reg.provenance['driver_version']}" in str(found.probes(reg))
 
 def test_registration_explains_pycuda_and_quotes_the_cost():
     reg = experiments.reference("registered")
@@ -66,6 +84,9 @@ def test_registration_explains_pycuda_and_quotes_the_cost():
     summary = str(found.summary(experiments.reference("write_combined"), experiments.reference("pagemap_pinned"),
                                 experiments.reference("address_identity"), reg, {"UNIFIED_ADDRESSING": 1}))
     assert f"{reads_needed_rule(per_gib, read)} reads of 1 GiB" in summary
+    kinds = len(experiments.reference("address_identity").rows)
+    assert f"All {kinds} kinds of page-locked allocation had a device pointer equal" in summary
+    assert ": True" not in summary and ": False" not in summary       # sentences, not Python's booleans
 
 def test_backing_and_refusals():
     pagemap = experiments.reference("pagemap_pinned")

@@ -33,6 +33,16 @@ def registration_seconds(reg: Any) -> tuple[float, float]:
     return per_gib, 2**30 / (reg.one(allocation="registered")["GBps"] * 1e9)
 
 
+def _ignores_share(reads_needed: Callable[..., Any], register: float, read: float, share: float, got: int) -> bool:
+    """Whether the learner's count stays ``got`` for other shares, while the right one changes with the share."""
+    others = [other for other in (share / 2, min(2 * share, 0.5)) if
+              reads_needed_rule(register, read, other) != reads_needed_rule(register, read, share)]
+    try:
+        return bool(others) and all(int(reads_needed(register, read, other)) == got for other in others)
+    except Exception:   # the learner's function may fail on another share: then it does not ignore it
+        return False
+
+
 def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None) -> Feedback:
     """use-write-combined-and-registered-memory: ``reads_needed(register_seconds, read_seconds, share=0.1)``, the
     fewest zero-copy reads after which registering once is at most ``share`` of the total time. With ``measured``
@@ -56,6 +66,12 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
         got = int(got)
         if got == want:
             continue
+        if _ignores_share(reads_needed, register, read, share, got):
+            return _hint(f"you returned {got} reads for register = {register} s, read = {read} s, and {got} again "
+                         "whatever `share` is: your count leaves the share out. How does the share the registration "
+                         "may take of the total decide how many reads are needed?",
+                         "write the registration's share of the total time after k reads, then find the first k "
+                         "for which it is at most `share`.")
         if got == math.ceil(register / (share * read) - 1e-9) or got == math.floor(register / (share * read)):
             return _hint("the share is of the TOTAL time, registration included, not of the reading time. What is "
                          "the total time of registering once and reading k times, and what share of it is the "
@@ -158,7 +174,8 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
         odd = [(r, pair) for r, pair in odd if any(pair)]
         if odd:
             r, (before, after) = odd[-1]
-            extra = (f" Of the alignment probes the driver accepted, {len(odd)} pinned bytes that were not theirs: "
+            extra = (f" {len(odd)} of the {len(probes)} alignment probes the driver accepted pinned bytes that were "
+                     "not theirs: "
                      f"the {r['nbytes']}-byte range {r['page_offset']} bytes into a page pinned {before} bytes "
                      f"before it and {after} after it.")
     return _correct("the driver pins whole pages, so a range pins nothing of its neighbours only when both numbers are "
@@ -178,12 +195,13 @@ def compare_prediction(predicted: Any, wc: Any) -> Text:
     if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
         return Text(f"No prediction was made (predicted_wc_read_slowdown is still `...`). {seen}")
     gap = predicted / measured
+    where = "on this machine" if wc.live else f"on the recorded {wc.gpu}'s host"
     text = f"You predicted {float(predicted):g}x as long. {seen} "
     if 0.67 <= gap <= 1.5:
         return Text(text + "Your guess was within 50% of the run.")
     if gap > 1.5:
         return Text(text + "The reads were faster than you expected" + (
-            ": the guide's 'prohibitively slow' did not show on this machine; section 1 discusses why."
+            f": the guide's 'prohibitively slow' did not show {where}; section 1 discusses why."
             if measured < 2 else "."))
     return Text(text + "The reads were slower than you expected: memory the CPU does not cache gives every load its "
                 "own trip to memory (section 1).")

@@ -205,11 +205,11 @@ def explain_register_error(row: Row) -> str:
         return ("PyCUDA's `register_host_memory` failed with a `SystemError`: the driver was not at fault. PyCUDA's "
                 "wrapper tried to set the NumPy array's `base` a second time, which NumPy 2 refuses "
                 f"(`{cause}`). This is a PyCUDA bug seen with some PyCUDA and NumPy versions on some platforms. The "
-                "lesson registers memory through the driver's `cuMemHostRegister` instead (`gpu.RegisteredArray`, "
+                "lesson registers memory through the driver's `cuMemHostRegister` instead (`zc.gpu.RegisteredArray`, "
                 "through ctypes), which works.")
     return (f"PyCUDA's `register_host_memory` failed ({row.get('error')}"
             + (f"; cause: {cause}" if cause else "") + "). The lesson registers memory through the driver's "
-            "`cuMemHostRegister` instead (`gpu.RegisteredArray`, through ctypes).")
+            "`cuMemHostRegister` instead (`zc.gpu.RegisteredArray`, through ctypes).")
 
 
 def _register_with_pycuda(array: np.ndarray, flags: Any) -> np.ndarray:

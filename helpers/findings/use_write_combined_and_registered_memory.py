@@ -16,7 +16,7 @@ from ..errors import RegistrationError
 from ..exercises.lesson13 import reads_needed_rule, registration_seconds
 from ..experiments.mapping import explain_register_error
 from ..memory import gpu, pages
-from ..platform.machine import detect_virtualization, in_vm
+from ..platform.machine import detect_virtualization, in_vm, plainly
 from ..platform.notes import platform_note
 from ..tables import Table, Text, bullets, join
 
@@ -29,10 +29,10 @@ HOLD = "Its conclusions hold as written for it."
 
 
 def recording_machine(provenance: dict[str, Any]) -> str:
-    """The machine a record was made on, named for a sentence: its GPU, and the virtual machine if it was one."""
+    """The machine a record was made on, named for a sentence: its GPU, and the virtual machine if it was one (its
+    platform string is in section 1's caption)."""
     vm = provenance.get("virtualization") or ""
-    inside = f", inside a virtual machine ({vm}; {provenance.get('platform', 'platform not recorded')})" \
-        if vm and vm != "none" else ""
+    inside = f", inside a virtual machine ({plainly(vm)})" if vm and vm != "none" else ""
     return f"the {provenance.get('gpu', 'recorded GPU')}'s host{inside}"
 
 
@@ -47,8 +47,8 @@ def this_machine(provenance: dict[str, Any] | None = None) -> Text:
 
         provenance = reference_record()[0]["provenance"]
     said = (f"Its figures hold for the machine they were recorded on, {recording_machine(provenance)}. Section 1's "
-            "CPU reads of write-combined memory show what that machine gave the CPU, which on a virtual machine may "
-            "not be a write-combined mapping at all (Going deeper); registration and the flags hold as measured.")
+            "CPU reads of write-combined memory show what that machine gave the CPU; registration and the flags hold "
+            "as measured.")
     return Text(note.replace(HOLD, said))
 
 
@@ -149,12 +149,19 @@ def backing(pagemap: Any) -> Any:
 
 
 def flags(identity: Any) -> Any:
-    """Section 1: the flags cuMemHostGetFlags reports for each kind of allocation."""
+    """Section 1: the flags cuMemHostGetFlags reports for each kind of allocation, and why the one allocated without
+    DEVICEMAP reports it where addressing is unified."""
     rows = [(r["allocation"], ", ".join(r["host_flags"]) or "none") for r in identity.rows if "host_flags" in r]
     if not rows:
         return Text(f"data/{identity.record_file} was recorded before address_identity stored the flags; run "
                     "`python -m helpers record` on a GPU to add them.")
-    return Table(["allocation", "flags the driver reports"], rows, caption=f"*{identity.origin(dated=True)}*")
+    table = Table(["allocation", "flags the driver reports"], rows, caption=f"*{identity.origin(dated=True)}*")
+    unasked = dict(rows).get("pinned, no DEVICEMAP flag", "")
+    if "DEVICEMAP" not in unasked:
+        return table
+    return join(table, Text(
+        "The table shows what `cuMemHostGetFlags` reports: with unified addressing every page-locked allocation is "
+        "mapped (Runtime API, Unified Addressing), so the one made without `DEVICEMAP` reports it too."))
 
 
 def addresses(identity: Any, attributes: dict[str, int]) -> Any:
@@ -181,7 +188,7 @@ def registration(reg: Any) -> Text:
     registered, allocated = reg.one(allocation="registered")["GBps"], reg.one(allocation="cudaHostAlloc mapped")["GBps"]
     change = registered / allocated - 1
     pycuda = ("PyCUDA's `register_host_memory` worked on an ordinary array." if plain["works"] else
-              plain.get("explanation") or explain_register_error(plain))
+              explain_register_error(plain))   # today's words for the recorded error, not the record's
     if aligned:
         a = aligned[0]
         pycuda += (f" On {a['nbytes'] >> 20} MiB of page-aligned memory from `aligned_empty` with `DEVICEMAP` it "
@@ -197,11 +204,19 @@ def registration(reg: Any) -> Text:
     ])
 
 
+def probes(reg: Any) -> Table:
+    """Section 3: the alignment probes, with the driver that answered them in the caption."""
+    shown = reg.table(["page_offset", "nbytes", "works", "error"], allocation="alignment probe (cuMemHostRegister)")
+    driver = reg.provenance.get("driver_version", "not recorded")
+    return Table(shown.header, shown.rows, caption=f"*{reg.origin(dated=True)}; driver {driver}*")
+
+
 def refusals() -> Table:
     """Section 3: two arrays RegisteredArray refuses before calling the driver, and why (no GPU needed)."""
     rows = []
-    for name, array in (("`page_aligned_empty(2048)[::2]`, every other float", pages.page_aligned_empty(2048)[::2]),
-                        ("`page_aligned_empty(2048)[1:]`, 4 bytes in", pages.page_aligned_empty(2048)[1:])):
+    for name, array in (("`zc.pages.page_aligned_empty(2048)[::2]`, every other float",
+                         pages.page_aligned_empty(2048)[::2]),
+                        ("`zc.pages.page_aligned_empty(2048)[1:]`, 4 bytes in", pages.page_aligned_empty(2048)[1:])):
         try:
             gpu._check_registrable(array)
             said = "accepted"
@@ -209,6 +224,12 @@ def refusals() -> Table:
             said = str(exc)
         rows.append((name, said))
     return Table(["array", "RegisteredArray says"], rows)
+
+
+def _kept(identity: Any) -> str:
+    """How many kinds kept the host address on the GPU, as words: "All 5" or "3 of 5"."""
+    kept, n = sum(bool(r["equal"]) for r in identity.rows), len(identity.rows)
+    return f"All {n}" if kept == n else f"{kept} of {n}"
 
 
 def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str, int]) -> Text:
@@ -225,8 +246,8 @@ def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str
         "The write-combined allocation was backed " + ("differently from" if found[WC_KINDS[0]] != found[WC_KINDS[1]]
                                                        else "the same way as") + " the ordinary one; the driver's "
         f"flags for it: {', '.join(wc_flags) if wc_flags else 'not recorded'}.",
-        "Every page-locked allocation had equal host and device pointers: "
-        f"{all(r['equal'] for r in identity.rows)} (`UNIFIED_ADDRESSING` = {attributes['UNIFIED_ADDRESSING']}).",
+        f"{_kept(identity)} kinds of page-locked allocation had a device pointer equal to the host pointer "
+        f"(`UNIFIED_ADDRESSING` = {attributes['UNIFIED_ADDRESSING']}).",
         f"Registering cost {per_gib * 1e3:.0f} ms per GiB; registered memory read at {registered / allocated:.0%} of "
         f"`cudaHostAlloc` memory's rate; {reads_needed_rule(per_gib, read)} reads of 1 GiB bring registering under "
         f"10% of the total ({reg.origin(dated=True)}).",

@@ -329,7 +329,7 @@ def _check_registrable(array: Any) -> None:
         raise RegistrationError(
             f"The array starts {misaligned} bytes past a page boundary or its size ({array.nbytes} B) is not a "
             f"multiple of the {PAGE_SIZE}-byte page. The driver pins whole pages, so a partial page would pin "
-            "the neighbouring data too. Create it with helpers.memory.pages.page_aligned_empty and a size that is a "
+            "the neighbouring data too. Create it with zc.pages.page_aligned_empty and a size that is a "
             "whole number of pages."
         )
 

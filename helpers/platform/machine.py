@@ -45,6 +45,12 @@ def detect_virtualization() -> str:
     return "unknown-hypervisor" if re.search(r"^flags\s*:.*\bhypervisor\b", flags, re.M) else "none"
 
 
+def plainly(name: str) -> str:
+    """A virtualization name as a sentence says it: the detector's ``unknown-hypervisor`` becomes "hypervisor
+    unknown", as start-here says it (map-pages-on-the-gpu, use-write-combined-and-registered-memory)."""
+    return name.replace("unknown-hypervisor", "hypervisor unknown")
+
+
 def iommu_groups() -> int | None:
     """How many IOMMU groups this Linux kernel exposes (0: no IOMMU in use); None if it cannot tell
     (map-pages-on-the-gpu)."""
@@ -96,8 +102,7 @@ def address_caveat(provenance: dict[str, Any], *, live: bool = False) -> str:
         return (f"{where} did not record whether it was a virtual machine. If it was, its /proc/self/pagemap frames "
                 "are guest-physical, and the GPU's DMA addresses are translated again by the host's IOMMU.")
     if vm:
-        said = name.replace("unknown-hypervisor", "hypervisor unknown")   # plain words, as start-here says it
-        return (f"{where} is a virtual machine ({said}): its /proc/self/pagemap frames are guest-physical, not host "
+        return (f"{where} is a virtual machine ({plainly(name)}): its /proc/self/pagemap frames are guest-physical, not host "
                 "DRAM addresses; the GPU reaches memory by DMA (bus) addresses that the host's IOMMU and the "
                 "hypervisor's page tables translate again, and host-side costs (page faults, pageable copies, "
                 f"latency) may include the virtualization layer.{_iommu_note(live)}")
