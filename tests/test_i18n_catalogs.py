@@ -157,3 +157,28 @@ def test_the_status_command_names_each_lesson_and_passes_while_the_declared_are_
     assert main(["i18n", "status"]) == 0
     shown = capsys.readouterr().out
     assert all(entry.name in shown for entry in lessons.LESSONS) and "[declared] 00-start-here" in shown
+
+
+def test_an_exercise_translation_may_change_comments_and_docstrings_only():
+    from helpers.i18n.code import skeleton
+
+    english = 'def f(x):\n    """Twice x."""\n    return ...   # replace ... (one line)\nK = r"""\n{ // TODO\n}\n"""'
+    chinese = 'def f(x):\n    """x 的两倍。"""\n    return ...   # 替换 ...（一行）\nK = r"""\n{ // 待完成\n}\n"""'
+    assert skeleton(english) == skeleton(chinese) and catalogs.fits(english, chinese, code=True)
+    assert not catalogs.fits(english, chinese.replace("return ...", "return 2 * x"), code=True)
+    assert not catalogs.fits(english, chinese.replace("{ //", "{ y = 1; //"), code=True)
+
+
+def test_an_exercise_cell_whose_code_a_translation_changed_stays_english(tmp_path, monkeypatch):
+    english = "def f(x):\n    return ...   # replace ... (one line)"
+    entry = _lesson(tmp_path, monkeypatch, [*CELLS, ("x", "code", english)])
+    nb = nbformat.read(entry.notebook(), as_version=4)
+    nb.cells[-1].metadata["tags"] = ["exercise"]
+    nbformat.write(nb, entry.notebook())
+    _extract(entry)
+    _translate(entry, {**CHINESE, "x": "def f(x):\n    return 2 * x   # 替换 ...（一行）"})
+    assert catalogs.status(entry, edition.catalog(entry)).broken == ["x"]
+    assert nbformat.reads(notebooks.build(entry), as_version=4).cells[-1].source == english
+    _translate(entry, {"x": "def f(x):\n    return ...   # 替换 ...（一行）"})
+    assert catalogs.status(entry, edition.catalog(entry)).complete
+    assert "替换" in nbformat.reads(notebooks.build(entry), as_version=4).cells[-1].source

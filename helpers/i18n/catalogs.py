@@ -1,5 +1,6 @@
 """The lessons' gettext catalogs (``lessons/locale/zh_CN/LC_MESSAGES/<lesson>.po``), kept in step with the English
-notebooks: one entry per Markdown cell, its cell id as ``msgctxt`` and the cell's English source as ``msgid``.
+notebooks: one entry per Markdown cell (and per code cell a learner reads to do an exercise, whose comments are
+translated: :mod:`.code`), its cell id as ``msgctxt`` and the cell's English source as ``msgid``.
 
 :func:`extract` merges a notebook into its catalog: a new cell becomes an untranslated entry, a changed one keeps
 its old translation marked fuzzy with the English it translated as ``#| msgid`` (so the translator sees what
@@ -18,8 +19,10 @@ import polib
 
 from .. import lessons
 from . import CHINESE
+from .code import is_learner_code, skeleton
 
-__all__ = ["TIME", "english_cells", "read", "current", "extract", "render", "status", "Status", "HEADER"]
+__all__ = ["TIME", "english_cells", "code_ids", "fits", "read", "current", "extract", "render", "status", "Status",
+           "HEADER"]
 
 # The registry writes a lesson's minutes into its first cell (python -m helpers sync); the catalog holds
 # {minutes} there, so a new estimate does not make the translation stale.
@@ -37,11 +40,28 @@ def _normalised(source: str) -> str:
 
 
 def english_cells(notebook: Path) -> list[tuple[str, str]]:
-    """(cell id, source as the catalog holds it) for each Markdown cell of an English notebook, in order."""
+    """(cell id, source as the catalog holds it) for each Markdown cell of an English notebook and each code cell a
+    learner reads to do an exercise (:mod:`.code`: only its comments are translated), in order."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
-    return [(cell.id, _normalised(cell.source)) for cell in nb.cells if cell.cell_type == "markdown"]
+    return [(cell.id, _normalised(cell.source)) for cell in nb.cells
+            if cell.cell_type == "markdown" or is_learner_code(cell)]
+
+
+def code_ids(notebook: Path) -> set[str]:
+    """The ids of the code cells among :func:`english_cells`."""
+    import nbformat
+
+    return {cell.id for cell in nbformat.read(notebook, as_version=4).cells if is_learner_code(cell)}
+
+
+def fits(english: str, chinese: str, code: bool = False) -> bool:
+    """Whether a translation can stand for its English: it keeps ``{minutes}`` where the English has it, and a code
+    cell's translation changes only comments and docstrings."""
+    if (PLACEHOLDER in english) != (PLACEHOLDER in chinese):
+        return False
+    return not code or skeleton(english) == skeleton(chinese)
 
 
 def read(path: Path) -> polib.POFile:
@@ -54,15 +74,17 @@ def current(catalog: polib.POFile) -> list[polib.POEntry]:
     return [e for e in catalog if e.msgid and e.msgstr and not e.fuzzy and not e.obsolete]
 
 
-def extract(cells: list[tuple[str, str]], old: polib.POFile) -> polib.POFile:
+def extract(cells: list[tuple[str, str]], old: polib.POFile, code: set[str] = frozenset()) -> polib.POFile:
     """The catalog for ``cells`` (:func:`english_cells`), carrying over ``old``'s translations: unchanged cells as
-    they were, changed ones fuzzy with the previous English, cells gone as obsolete entries."""
+    they were, changed ones fuzzy with the previous English, cells gone as obsolete entries; ``code`` names the code
+    cells, whose entries say to translate comments only."""
     live = {e.msgctxt: e for e in old if e.msgid and not e.obsolete}
     reusable = {e.msgid: e.msgstr for e in old if e.msgid and e.msgstr and not e.fuzzy}
     new = polib.POFile(wrapwidth=0)
     for cell_id, source in cells:
         before = live.get(cell_id)
-        note = f"{PLACEHOLDER}: the lesson's minutes, written in by the build" if PLACEHOLDER in source else ""
+        note = (f"{PLACEHOLDER}: the lesson's minutes, written in by the build" if PLACEHOLDER in source else
+                "code: translate its comments and docstrings only, never the code" if cell_id in code else "")
         entry = polib.POEntry(msgctxt=cell_id, msgid=source, comment=note)
         if before is not None and before.msgid == source:
             entry.msgstr, entry.previous_msgid = before.msgstr, before.previous_msgid
@@ -97,7 +119,7 @@ class Status:
     current: list[str] = field(default_factory=list)
     untranslated: list[str] = field(default_factory=list)   # new cells, or never translated
     stale: list[str] = field(default_factory=list)          # the English changed since the translation (fuzzy)
-    broken: list[str] = field(default_factory=list)         # the translation lost the {minutes} placeholder
+    broken: list[str] = field(default_factory=list)         # lost {minutes}, or changed a code cell's code
 
     @property
     def complete(self) -> bool:
@@ -113,13 +135,14 @@ def status(entry: lessons.Lesson, catalog_path: Path, notebook: Path | None = No
     """Each Markdown cell of the lesson's English notebook against the catalog as it is on disk."""
     found = Status(entry.name)
     old = {e.msgctxt: e for e in read(catalog_path) if e.msgid and not e.obsolete}
+    code = code_ids(notebook or entry.notebook())
     for cell_id, source in english_cells(notebook or entry.notebook()):
         e = old.get(cell_id)
         if e is None or not e.msgstr:
             found.untranslated.append(cell_id)
         elif e.fuzzy or e.msgid != source:
             found.stale.append(cell_id)
-        elif (PLACEHOLDER in source) != (PLACEHOLDER in e.msgstr):
+        elif not fits(source, e.msgstr, cell_id in code):
             found.broken.append(cell_id)
         else:
             found.current.append(cell_id)

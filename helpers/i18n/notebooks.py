@@ -1,6 +1,7 @@
 """Build a lesson's Chinese notebook (``lessons/zh/<lesson>.ipynb``) from its English notebook and catalog.
 
-Code cells stay as they are, except that the first cell starts the session in Chinese (``zc.start(language="zh")``);
+Code cells stay as they are, except that the first cell starts the session in Chinese (``zc.start(language="zh")``)
+and an exercise's comments are translated (:mod:`.code`);
 each Markdown cell takes its current translation, or stays English where the catalog has none (the tests fail on
 that for a declared lesson). Links to a lesson not yet translated, the glossary and other files point back to
 ``lessons/``. ``python -m helpers sync`` writes the built notebooks; the tests check they are current.
@@ -12,7 +13,8 @@ import re
 
 from .. import lessons
 from . import edition
-from .catalogs import PLACEHOLDER, TIME, current, read
+from .catalogs import PLACEHOLDER, TIME, current, fits, read
+from .code import is_learner_code
 
 __all__ = ["START", "START_ZH", "build"]
 
@@ -36,13 +38,13 @@ def build(entry: lessons.Lesson) -> str:
         if cell.cell_type == "code":
             cell.source = "\n".join(START_ZH if line.strip() == START else line for line in cell.source.split("\n"))
             cell.outputs, cell.execution_count = [], None
-            continue
-        if cell.cell_type != "markdown" or cell.id not in translated:
+        if cell.id not in translated or not (cell.cell_type == "markdown" or is_learner_code(cell)):
             continue
         english, chinese = translated[cell.id]
         minutes = TIME.search(cell.source)
-        if TIME.sub(rf"\g<1>{PLACEHOLDER}\g<3>", cell.source, count=1) != english:
-            continue                                   # stale: the English changed since it was translated
+        if TIME.sub(rf"\g<1>{PLACEHOLDER}\g<3>", cell.source, count=1) != english or not fits(
+                english, chinese, cell.cell_type == "code"):
+            continue                                   # stale (the English changed) or a translation that breaks it
         if minutes:
             chinese = chinese.replace(PLACEHOLDER, minutes.group(2))
         cell.source = _relink(chinese, twins)

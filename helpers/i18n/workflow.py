@@ -24,9 +24,10 @@ def started() -> list[lessons.Lesson]:
 def catalog_text(entry: lessons.Lesson) -> str:
     """The lesson's catalog merged with its English notebook as it is now."""
     old = catalogs.read(edition.catalog(entry))
-    about = (f"The Chinese edition of lessons/{entry.name}.ipynb (issue 35): one entry per Markdown cell, keyed by "
-             "its cell id (msgctxt).")
-    return catalogs.render(catalogs.extract(catalogs.english_cells(entry.notebook()), old), about)
+    about = (f"The Chinese edition of lessons/{entry.name}.ipynb (issue 35): one entry per Markdown cell and per "
+             "exercise's code cell, keyed by its cell id (msgctxt).")
+    cells, code = catalogs.english_cells(entry.notebook()), catalogs.code_ids(entry.notebook())
+    return catalogs.render(catalogs.extract(cells, old, code), about)
 
 
 def expected(extra: list[lessons.Lesson] | None = None) -> dict[Path, str]:
