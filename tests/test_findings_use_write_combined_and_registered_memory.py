@@ -64,6 +64,8 @@ def test_flags_say_why_the_allocation_without_devicemap_reports_it():
 def test_the_probes_caption_names_the_driver_from_the_record():
     reg = experiments.reference("registered")
     assert f"driver {reg.provenance['driver_version']}" in str(found.probes(reg))
+    live = dataclasses.replace(reg, live=True, provenance={"gpu": "Test GPU"})    # live results carry no driver
+    assert "driver not recorded" not in str(found.probes(live)) and "measured live" in str(found.probes(live))
 
 def test_registration_explains_pycuda_and_quotes_the_cost():
     reg = experiments.reference("registered")

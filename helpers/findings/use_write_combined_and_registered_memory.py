@@ -18,6 +18,7 @@ from ..experiments.mapping import explain_register_error
 from ..memory import gpu, pages
 from ..platform.machine import detect_virtualization, in_vm, plainly
 from ..platform.notes import platform_note
+from ..platform.provenance import driver_version
 from ..tables import Table, Text, bullets, join
 
 LESSON = "use-write-combined-and-registered-memory"
@@ -207,7 +208,7 @@ def registration(reg: Any) -> Text:
 def probes(reg: Any) -> Table:
     """Section 3: the alignment probes, with the driver that answered them in the caption."""
     shown = reg.table(["page_offset", "nbytes", "works", "error"], allocation="alignment probe (cuMemHostRegister)")
-    driver = reg.provenance.get("driver_version", "not recorded")
+    driver = driver_version() if reg.live else reg.provenance.get("driver_version", "not recorded")
     return Table(shown.header, shown.rows, caption=f"*{reg.origin(dated=True)}; driver {driver}*")
 
 

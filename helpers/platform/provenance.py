@@ -65,6 +65,12 @@ def _cpu_model() -> str:
     return f"{fields.get('model name', 'unknown')}; cache size {fields.get('cache size', '?')}"
 
 
+def driver_version() -> str:
+    """This machine's NVIDIA driver version, e.g. "580.159.04", or "unknown" (use-write-combined-and-registered-memory
+    names the driver that answered live)."""
+    return _nvidia_driver_version() or "unknown"
+
+
 def _nvidia_driver_version() -> str | None:
     try:
         text = Path("/proc/driver/nvidia/version").read_text()
