@@ -51,3 +51,10 @@ def test_a_missing_term_and_another_rendering_are_caught():
     other = glossary.problems(english, "零复制需要锁页内存。")
     assert any("'零复制' is not the course's term" in line for line in other)
     assert glossary.problems("pageable memory", "可分页内存") == [], "a form inside the right one is not another"
+
+
+def test_a_form_inside_a_longer_term_is_not_that_term():
+    english = "Each thread of a warp loads one float."
+    assert any("线程 (thread)" in line for line in glossary.first_uses(english, "线程束（warp）中每个线程加载一个 float。"))
+    missing = glossary.problems(english, "线程束（warp）加载一个 float。")
+    assert missing == ["the English uses 'thread': the Chinese must say 线程 (lessons/glossary.md)"]

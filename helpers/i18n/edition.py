@@ -19,6 +19,7 @@ TRANSLATED: tuple[str, ...] = (
     "start-here",
     "pin-host-memory",
     "write-your-first-zero-copy-kernel",
+    "coalesce-and-align-accesses",
 )
 
 CATALOGS = paths.LESSONS / "locale" / CHINESE / "LC_MESSAGES"   # sphinx-intl's layout beside the documents

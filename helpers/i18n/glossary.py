@@ -94,14 +94,23 @@ def _uses(text: str, english: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(english)}(?![\w-])", text, re.I) is not None
 
 
+def _alone(form: str, text: str, glossary: Path) -> str:
+    """``text`` with every longer glossary form that holds ``form`` blanked out (线程 inside 线程束 is not 线程)."""
+    for longer in {t.chinese for t in terms(glossary)}:
+        if form in longer and form != longer:
+            text = text.replace(longer, "\u3000" * len(longer))
+    return text
+
+
 def problems(english: str, chinese: str, glossary: Path = GLOSSARY) -> list[str]:
     """What the Chinese text of a lesson gets wrong against its English text: a glossary term the English uses
     whose Chinese form is absent, and any other form of a glossary term."""
     found = []
     for term in terms(glossary):
-        if term.english in NOT_CHECKED or not re.search(r"[\u4e00-\u9fff]", term.chinese):
+        if term.english in NOT_CHECKED or not re.search(r"[\u4e00-\u9fff]", term.chinese) or (
+                term.english.lower() in term.chinese.lower()):   # "PCIe 总线": the English is the form's core
             continue
-        if _uses(prose(english), term.english) and term.chinese not in chinese:
+        if _uses(prose(english), term.english) and term.chinese not in _alone(term.chinese, chinese, glossary):
             found.append(f"the English uses {term.english!r}: the Chinese must say {term.chinese} (lessons/glossary.md)")
     for form, others in OTHER_FORMS.items():
         rest = prose(chinese).replace(form, " ")
@@ -113,7 +122,7 @@ def problems(english: str, chinese: str, glossary: Path = GLOSSARY) -> list[str]
 def _checked(english: str, chinese: str, glossary: Path) -> list[Term]:
     """The glossary terms the English text uses (and whose form the Chinese text holds)."""
     return [t for t in terms(glossary) if t.english not in NOT_CHECKED and re.search(r"[\u4e00-\u9fff]", t.chinese)
-            and _uses(prose(english), t.english) and t.chinese in chinese]
+            and _uses(prose(english), t.english) and t.chinese in _alone(t.chinese, chinese, glossary)]
 
 
 def _names(term: Term, text: str) -> bool:
@@ -130,7 +139,7 @@ def first_uses(english: str, chinese: str, glossary: Path = GLOSSARY) -> list[st
     for term in _checked(english, text, glossary):
         if term.english.lower() in term.chinese.lower():   # "PCIe 总线" carries its English already
             continue
-        at = text.find(term.chinese)
+        at = _alone(term.chinese, text, glossary).find(term.chinese)
         after = re.match(r"[*\s]*[（(]([^）)]*)", text[at + len(term.chinese):])
         opened = max(text.rfind("（", 0, at), text.rfind("(", 0, at))
         closed = max(text.rfind("）", 0, at), text.rfind(")", 0, at))
