@@ -16,7 +16,7 @@ from pathlib import Path
 import polib
 
 from .. import lessons, paths
-from . import STRINGS_CATALOG
+from . import STRINGS_CATALOG, edition
 from .catalogs import read, render
 
 __all__ = ["marked_files", "extracted", "extract", "untranslated"]
@@ -33,7 +33,8 @@ def marked_files(folder: Path = paths.PACKAGE) -> list[Path]:
 
 def extracted(folder: Path = paths.PACKAGE) -> dict[str, list[tuple[str, str]]]:
     """Every marked string in ``folder``'s marked modules -> the files it is in, as (file, ""), in the order found;
-    then each lesson's ``does`` line from the registry."""
+    then the registry's ``does`` lines of the declared lessons and those already translated (a new lesson's line
+    enters the catalog when the lesson is declared)."""
     from babel.messages.extract import extract_from_file
 
     found: dict[str, list[tuple[str, str]]] = {}
@@ -42,9 +43,12 @@ def extracted(folder: Path = paths.PACKAGE) -> dict[str, list[tuple[str, str]]]:
         for line, message, _comments, _context in extract_from_file("python", str(path), keywords=KEYWORDS):
             if isinstance(message, str) and message:
                 found.setdefault(message, []).append((where, ""))   # no line: an edit above it changes nothing
-    if folder == paths.PACKAGE:   # the registry's lines on what each lesson does (start-here's course plan)
+    if folder == paths.PACKAGE:   # the registry's lines on what each lesson does (start-here's course plan): a
+        # declared lesson's must be translated; another's is kept while its translation is current
+        translated = {e.msgid for e in read(STRINGS_CATALOG) if e.msgstr and not e.fuzzy and not e.obsolete}
         for entry in lessons.LESSONS:
-            found.setdefault(entry.does, []).append(("helpers/lessons.py", ""))
+            if entry.slug in edition.TRANSLATED or entry.does in translated:
+                found.setdefault(entry.does, []).append(("helpers/lessons.py", ""))
     return found
 
 
@@ -69,7 +73,8 @@ def extract(catalog: Path = STRINGS_CATALOG, folder: Path = paths.PACKAGE) -> st
 
 
 def untranslated(catalog: Path = STRINGS_CATALOG, folder: Path = paths.PACKAGE) -> list[str]:
-    """Marked strings without a current translation, as ``file: string``."""
+    """Marked strings without a current translation, as ``file: string`` (a lesson's ``does`` line counts once the
+    lesson is declared: it is part of the lesson's translation)."""
     have = {e.msgid: e for e in read(catalog) if e.msgid and not e.obsolete}
     return [f"{where[0][0]}: {msgid[:80]!r}" for msgid, where in extracted(folder).items()
             if msgid not in have or not have[msgid].msgstr or have[msgid].fuzzy]
