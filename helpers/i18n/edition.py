@@ -18,6 +18,7 @@ __all__ = ["TRANSLATED", "CATALOGS", "NOTEBOOKS", "catalog", "notebook", "declar
 TRANSLATED: tuple[str, ...] = (
     "start-here",
     "pin-host-memory",
+    "measure-what-pinning-buys",
     "write-your-first-zero-copy-kernel",
     "coalesce-and-align-accesses",
 )
