@@ -19,6 +19,7 @@ TRANSLATED: tuple[str, ...] = (
     "start-here",
     "pin-host-memory",
     "measure-what-pinning-buys",
+    "map-pages-on-the-cpu",
     "write-your-first-zero-copy-kernel",
     "coalesce-and-align-accesses",
 )
