@@ -20,6 +20,7 @@ TRANSLATED: tuple[str, ...] = (
     "pin-host-memory",
     "measure-what-pinning-buys",
     "map-pages-on-the-cpu",
+    "map-pages-on-the-gpu",
     "write-your-first-zero-copy-kernel",
     "coalesce-and-align-accesses",
 )
