@@ -22,6 +22,7 @@ TRANSLATED: tuple[str, ...] = (
     "map-pages-on-the-cpu",
     "map-pages-on-the-gpu",
     "write-your-first-zero-copy-kernel",
+    "measure-bandwidth",
     "coalesce-and-align-accesses",
 )
 

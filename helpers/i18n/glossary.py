@@ -143,7 +143,8 @@ def first_uses(english: str, chinese: str, glossary: Path = GLOSSARY) -> list[st
         after = re.match(r"[*\s]*[（(]([^）)]*)", text[at + len(term.chinese):])
         opened = max(text.rfind("（", 0, at), text.rfind("(", 0, at))
         closed = max(text.rfind("）", 0, at), text.rfind(")", 0, at))
-        inside = text[opened + 1:at] if opened > closed else None
+        ends = [i for i in (text.find("）", at), text.find(")", at)) if i >= 0]
+        inside = text[opened + 1:min(ends, default=len(text))] if opened > closed else None
         if after and _names(term, after.group(1)) or inside is not None and (
                 _names(term, inside) or _names(term, text[max(0, opened - 40):opened])):
             continue
