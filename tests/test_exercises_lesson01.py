@@ -68,6 +68,8 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size + 3),
                 ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES),
         Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size), phrase="rounds down"),
+        Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size + 1),
+                phrase="ignores where the buffer starts"),
         Typical(fixed(lambda address, nbytes, page_size: -(-nbytes // page_size)), phrase="starts on a page boundary"),
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // page_size - address // page_size),
                 phrase="off-by-one"),

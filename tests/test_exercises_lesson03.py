@@ -30,6 +30,13 @@ def _consecutive_either_way(address, pfns):
     return len(pages.frame_runs(pfns)) == 1
 
 
+def _offset_then_either_way(address, pfns):
+    """The right offset test, then frames one apart in either direction (issue 31: was called correct)."""
+    if (address // PAGE) % 512 != pfns[0] % 512:
+        return False
+    return all(abs(pfns[i] - pfns[i - 1]) == 1 for i in range(1, len(pfns)))
+
+
 def _ascending_only(address, pfns):
     return all(p == pfns[0] + i for i, p in enumerate(pfns))
 
@@ -107,6 +114,7 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda address, pfns: address % (2 << 20) == 0), ("pfns[0] + i",),
                 lambda: [(a, p) for _, a, p in lesson03._huge_cases()]),
         Typical(fixed(_consecutive_either_way), phrase="ASCEND"),
+        Typical(fixed(_offset_then_either_way), phrase="ASCEND"),
         Typical(fixed(_ascending_only), phrase="wrong place in their 2 MiB block"),
         Typical(fixed(_aligned_only), phrase="check every page"),
         Typical(fixed(_requires_alignment), phrase="middle of a huge page"),

@@ -62,6 +62,16 @@ RULES: tuple[tuple[str, Callable[[int, int, int], int]], ...] = (
 )
 
 
+def _ignores_start(pages_spanned: Callable[[int, int, int], int]) -> bool:
+    """Whether the learner's count never changes when the same bytes start elsewhere in a page (``nbytes //
+    page_size + 1`` and the like): then it ignores where the buffer starts."""
+    try:
+        return all(int(pages_spanned(a - a % s + shift, n, s)) == int(pages_spanned(a, n, s))
+                   for a, n, s in SPAN_CASES for shift in (0, 1, s - 1))
+    except Exception:  # noqa: BLE001 - a function that fails somewhere follows no rule
+        return False
+
+
 def _rule(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: int, size: int, got: int,
           want: int) -> str | None:
     """The typical wrong rule the learner's function follows on every case, else the first one this case fits."""
@@ -69,6 +79,8 @@ def _rule(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: i
     for name, rule in RULES:
         if answers == [rule(*case) for case in SPAN_CASES]:
             return name
+    if _ignores_start(pages_spanned):
+        return "ignores the start"
     if size != 4096 and got == spanned(address, nbytes, 4096):
         return "page_size"
     if got == want - 1 or got == (address + nbytes) // size - address // size + 1:
@@ -83,14 +95,20 @@ def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbyt
     touches = f"the buffer touches {want} page{'' if want == 1 else 's'} there"
     rule = _rule(pages_spanned, address, nbytes, size, got, want)
     if rule == "page_size":
-        return _hint(f"right for 4 KiB pages, but you ignored page_size ({where}). The GPU's MMU and huge pages "
-                     "use larger ones: where does your code still assume 4096?",
+        return _hint(f"right for 4 KiB pages, but you ignored page_size ({where}). Other systems use larger "
+                     "pages: where does your code still assume 4096?",
                      "use the page_size argument everywhere, instead of 4096 or `>> 12`.")
     if rule == "off-by-one":
         return _hint(f"{where}: an off-by-one. Which address does the last byte have, and do you count both the "
                      "first and the last page?",
                      f"{touches}. The bytes are [address, address + nbytes): the last one is not at "
                      "address + nbytes, and a count from page p to page q, both included, is q - p + 1.")
+    if rule == "ignores the start":
+        return _hint(f"{where}. Your count uses nbytes and page_size only, so it ignores where the buffer starts: "
+                     "the same bytes can touch one page more when they start late in a page. Which page holds the "
+                     "first byte, and which the last?",
+                     f"{touches}. Find the page number of the first byte (address // page_size) and of the last "
+                     "byte, then count the pages from one to the other.")
     if rule == "rounds down":
         return _hint(f"{where}. nbytes // page_size rounds down and ignores where the buffer starts: a page is "
                      "touched even if only one of its bytes is used. Which page holds the first byte, and which "
@@ -212,7 +230,8 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
         if pfn == entry & ((1 << 54) - 1):
             return _hint(f"for {entry:#018x} your mask keeps bits 0-53, one bit too few. How many bits does the "
                          "PFN have, counting bits 0 to 54?",
-                         "the PFN is bits 0-54, 55 bits: a mask of n ones is (1 << n) - 1, and yours keeps bits 0-53.")
+                         "count the bits from bit 0 to bit 54, both ends included, and the ones in your mask: they "
+                         "must be as many.")
         if pfn == entry or pfn == entry & ((1 << 63) - 1) or pfn == entry & ((1 << 62) - 1):
             return _hint(f"for {entry:#018x} your PFN still holds flag bits (55-63: soft-dirty, exclusive, "
                          "file/shared, swapped, present). Which bits belong to the frame number?",

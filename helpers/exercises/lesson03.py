@@ -112,7 +112,8 @@ def _huge_cases() -> list[tuple[str, int, list[int]]]:
     block = 0x103C00                           # 2 MiB-aligned frame block (multiple of 512)
     cases = [
         ("aligned, ascending from the block's start", base, [block + i for i in range(16)]),
-        ("descending consecutive frames", base, [block + 15 - i for i in range(16)]),
+        # the first frame at the first page's offset (15), so only the direction can refuse it (issue 31)
+        ("descending consecutive frames", base + 15 * PAGE, [block + 15 - i for i in range(16)]),
         ("ascending consecutive frames, at the wrong offset in their block", base, [block + 7 + i for i in range(16)]),
         ("ascending with one break", base, [block + i for i in range(8)] + [block + 100 + i for i in range(8)]),
         ("aligned address, scattered frames", base, [block, block + 40, block + 3, block + 900]),
@@ -152,8 +153,8 @@ def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedb
             return _hint("the frames ascend one by one but sit at the wrong place in their 2 MiB block. A 2 MiB "
                          "frame block starts at a multiple of 512 frames: where in its block must the first page's "
                          "frame be?",
-                         f"compare the first frame's offset in its block ({PER_HUGE} frames) with the first virtual "
-                         "page's offset in its 2 MiB range (virtual page = address // PAGE): they must be equal.")
+                         f"a 2 MiB block holds {PER_HUGE} frames and a 2 MiB range {PER_HUGE} virtual pages: find "
+                         "where the first frame sits in its block, and where the first page sits in its range.")
         if label.startswith("starts at page 5"):
             return _hint("a buffer may start in the middle of a huge page: does the address itself have to be "
                          "2 MiB-aligned, or only the pages' positions in their range and the frames' in their "
