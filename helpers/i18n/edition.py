@@ -25,6 +25,7 @@ TRANSLATED: tuple[str, ...] = (
     "measure-bandwidth",
     "keep-enough-bytes-in-flight",
     "coalesce-and-align-accesses",
+    "model-zero-copy-reads",
 )
 
 CATALOGS = paths.LESSONS / "locale" / CHINESE / "LC_MESSAGES"   # sphinx-intl's layout beside the documents
