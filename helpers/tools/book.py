@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import lessons as course_lessons, paths, records
-from . import panels, repository
+from . import panels, repository, webfont, widgets_static
 from ..errors import CourseError
 from ..mode import detect
 
@@ -177,7 +177,8 @@ def footer() -> str:
 
 
 # Phones (issue 33): tables and long names scroll instead of running off the page; wide figures stack their panels
-# or fit the width and zoom when tapped (helpers.tools.panels); a wide formula scrolls within its own box.
+# or fit the width and zoom when tapped (helpers.tools.panels); a wide formula scrolls within its own box. Widgets are
+# static snapshots (helpers.tools.widgets_static); CJK text has a web font cut at build time (helpers.tools.webfont).
 CSS = """\
 .cell_output { overflow-x: auto; }
 article table { display: block; overflow-x: auto; max-width: 100%; }
@@ -190,7 +191,7 @@ article math[display="block"] { font-size: 1.15em; }
   article h1 { font-size: 1.7rem; }
   article h2 { font-size: 1.35rem; }
 }
-""" + panels.CSS
+""" + panels.CSS + widgets_static.CSS
 
 
 def _toc(names: list[str]) -> str:
@@ -285,6 +286,7 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
         for path, nb in zip(notebook_paths, notebooks):
             bar.set_postfix_str(path.stem)
             execute(nb, path.parent, on_cell=lambda: bar.update(1))
+            widgets_static.freeze(nb)
             give_figures_alt_text(nb, path.name)
             panels.stack_wide_figures(nb)
             title_at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
@@ -294,7 +296,8 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
                     cell.source = link_repository_files(cell.source)
             nbformat.write(nb, source / "lessons" / path.name)
     (source / "_static").mkdir()
-    (source / "_static" / "course.css").write_text(CSS, encoding="utf-8")
+    (source / "_static" / "course.css").write_text(CSS + webfont.css(webfont.file_name()), encoding="utf-8")
+    (source / "_static" / webfont.SCRIPT_NAME).write_text(webfont.SCRIPT, encoding="utf-8")
     (source / "_config.yml").write_text(_config("CUDA zero-copy memory"), encoding="utf-8")
     pages = companion_pages(lessons)
     for page in pages:
@@ -323,6 +326,7 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
                         f"{unrendered}; is nb_render_markdown_format still gfm in _config()?")
     shutil.rmtree(output, ignore_errors=True)
     shutil.move(str(html), str(output))
+    webfont.subset(webfont.characters_in(output), output / "_static" / webfont.file_name())
     return output / "index.html"
 
 

@@ -9,10 +9,12 @@ notes (:func:`helpers.tools.slide_plan.deck_cells`), and converted with nbconver
 course's template (``templates/reveal_offline``). reveal.js itself is copied into the build from the sphinx-revealjs
 package (``reveal.js/``, with its licence), so a deck opens as slides offline: nothing is fetched when building or
 presenting; formulas are MathML, converted when building (:mod:`helpers.tools.maths`), not typeset by MathJax
-from a CDN. Figures keep their alt text (``helpers.display.alt_text``). To present a lesson live, open it in
-JupyterLab and press RISE's button (the ``lab`` extra installs jupyterlab-rise): it reads the slide types that
-``--mark`` writes into the lessons from :func:`helpers.tools.slide_plan.plan`; an instructor's own ``slideshow``
-metadata or tag (``slide``, ``subslide``, ``fragment``, ``skip``, ``notes``) is what :func:`slide_type` reads.
+from a CDN. Figures keep their alt text (``helpers.display.alt_text``); a widget is a static snapshot
+(:mod:`helpers.tools.widgets_static`); CJK text has a web font cut when building (:mod:`helpers.tools.webfont`).
+To present a lesson live, open it in JupyterLab and press RISE's button (the ``lab`` extra installs
+jupyterlab-rise): it reads the slide types that ``--mark`` writes into the lessons from
+:func:`helpers.tools.slide_plan.plan`; an instructor's own ``slideshow`` metadata or tag (``slide``, ``subslide``,
+``fragment``, ``skip``, ``notes``) is what :func:`slide_type` reads.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ import shutil
 
 from .. import lessons as course_lessons, paths
 from ..errors import CourseError
-from . import maths, slide_plan
+from . import maths, slide_plan, webfont, widgets_static
 from .slide_plan import TYPES
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 REVEAL = "reveal.js"   # the folder beside the decks that holds reveal.js
+FONT = "fonts"        # the folder beside the decks that holds the CJK web font (helpers.tools.webfont)
 # reveal.js's files a deck needs (nbconvert's template names them), from the sphinx-revealjs package
 REVEAL_FILES = ("LICENSE", "dist/reveal.js", "dist/reveal.css", "dist/theme/white.css",
                 "dist/theme/fonts/source-sans-pro", "plugin/notes/notes.js")
@@ -119,6 +122,7 @@ def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> 
         except BookError as exc:
             raise SlidesError(f"{path.name}: {exc}") from None
         alt_text.embed_in_html(nb)
+        widgets_static.freeze(nb)
     cut = slide_plan.deck_cells(nb, course_lessons.find(path.stem).id)
     for cell in cut["cells"]:   # formulas as MathML: nothing to typeset them in the browser (helpers.tools.maths)
         if cell["cell_type"] == "markdown":
@@ -128,7 +132,8 @@ def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> 
     exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags={"remove_input"}), enabled=True)
     exporter.reveal_url_prefix = reveal_prefix or REVEAL
     body, _ = exporter.from_notebook_node(mark(cut))
-    return body
+    style = webfont.deck_css(f"{FONT}/{webfont.file_name()}")
+    return body.replace("</head>", f"<style>\n{style}</style>\n<script>{webfont.SCRIPT}</script>\n</head>", 1)
 
 
 def build(names: list[str] | None = None, output: Path | None = None, execute: bool = True,
@@ -144,6 +149,7 @@ def build(names: list[str] | None = None, output: Path | None = None, execute: b
         target = output / f"{path.stem}.slides.html"
         target.write_text(deck(path, execute, reveal_prefix), encoding="utf-8")
         written.append(target)
+    webfont.subset(webfont.characters_in(output, ("*.slides.html",)), output / FONT / webfont.file_name())
     items = "\n".join(f'<li><a href="{p.name}">{p.name.removesuffix(".slides.html")}</a></li>'
                       for p in sorted(output.glob("*.slides.html")))
     (output / "index.html").write_text(f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

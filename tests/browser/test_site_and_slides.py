@@ -6,7 +6,8 @@ a phone's 420 px a page says the mode once, shows no path of the recording machi
 screen; every deck opens offline as reveal.js slides, none over the word budget besides its speaker notes.
 Screenshots at 1366 and 420 px of the index and lessons 00, 06, 09, 10, 12 and 15 go to build/screenshots/; so do
 a formula on a page and on a slide (MathML, rendered when building: no MathJax, no CDN) and the stacked panels of a
-two-panel figure and a tapped wide figure on a phone.
+two-panel figure and a tapped wide figure on a phone. No page or deck loads a script from the network: lesson 09's
+widget is a static snapshot; CJK text draws in the web font the build ships (screenshot: the glossary).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from helpers.tools import book, repository, slide_plan
+from helpers.tools import book, repository, slide_plan, webfont
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "build" / "book"
@@ -91,6 +92,74 @@ def test_pages_read_at_a_desk_and_on_a_phone(browser, width):
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 2, f"{name} at {width} px runs {overflow} px off the screen"
         page.screenshot(path=str(SHOTS / f"{name.split('/')[-1][:2]}-{width}.png"), full_page=False)
+    assert not asked, f"a page asked the network for {sorted(set(asked))[:5]}"
+    page.context.close()
+
+
+REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc=[\"']?(?:https?:)?//|require(?:\.min)?\.js|embed-amd\.js")
+
+
+def test_no_page_or_deck_loads_a_script_from_the_network():
+    built = [*sorted(_built(BOOK, "book").rglob("*.html")), *sorted(SLIDES.glob("*.html"))]
+    remote = [p.relative_to(ROOT).as_posix() for p in built if REMOTE_SCRIPT.search(p.read_text(encoding="utf-8"))]
+    assert not remote, f"pages that load a script from a CDN: {remote[:5]}"
+
+
+def test_the_cjk_font_ships_with_the_book_and_the_decks_and_covers_their_text():
+    site, decks = _built(BOOK, "book"), _built(SLIDES, "slides")
+    styles = [("book", site, (site / "_static" / "course.css").read_text(encoding="utf-8"), site / "_static"),
+              *[(d.name, decks, d.read_text(encoding="utf-8"), decks / "fonts") for d in decks.glob("*.slides.html")]]
+    for name, folder, style, fonts in styles:
+        assert "@font-face" in style and webfont.FAMILY in style, f"{name}: no @font-face for the CJK font"
+        used = webfont.characters_in(folder, ("*.html", "*.js") if folder == site else ("*.slides.html",))
+        shipped = fonts / webfont.file_name()
+        assert used and shipped.exists(), f"{name}: no CJK text (the glossary's terms) or no {shipped.name}"
+        missing = set(used) - webfont.covered(shipped)
+        assert not missing, f"{name}: the font lacks {''.join(sorted(missing))[:40]}"
+
+
+def drawn_without_the_font(page: Any) -> list[str]:
+    """The texts with CJK characters that Chromium drew with fewer glyphs from the web font than they have CJK
+    characters: boxes (it kept them for text laid out while the font was loading, until webfont.SCRIPT)."""
+    page.wait_for_timeout(200)
+    count = page.evaluate("""() => { let n = 0; const cjk = /[\\u3000-\\u30ff\\u4e00-\\u9fff\\uff00-\\uffef]/g;
+        for (const e of document.querySelectorAll("body *")) {
+            const own = [...e.childNodes].filter(c => c.nodeType === 3).map(c => c.data).join("");
+            const k = (own.match(cjk) || []).length;
+            if (k && e.getClientRects().length) { e.dataset.zcCjk = k; n++; } }
+        return n; }""")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    boxes = []
+    for node in cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-zc-cjk]"})["nodeIds"]:
+        fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+        ours = sum(f["glyphCount"] for f in fonts if f["isCustomFont"] and "CJK" in f["familyName"])
+        attributes = cdp.send("DOM.getAttributes", {"nodeId": node})["attributes"]
+        if ours < int(dict(zip(attributes[0::2], attributes[1::2]))["data-zc-cjk"]):
+            boxes.append(cdp.send("DOM.getOuterHTML", {"nodeId": node})["outerHTML"][:80])
+    assert count, "no CJK text on the page"
+    return boxes
+
+
+def test_lesson_09s_widget_shows_its_snapshot_and_chinese_draws_in_the_web_font(browser):
+    site = _built(BOOK, "book")
+    page, asked = offline_page(browser, 1366)
+    page.goto((site / "lessons" / "09-coalesce-and-align-accesses.html").as_uri())
+    snapshot = page.locator(".zc-widget").first
+    snapshot.scroll_into_view_if_needed()
+    assert snapshot.locator("img").first.evaluate("i => i.complete && i.naturalWidth > 100")
+    assert "stride" in snapshot.inner_text() and "JupyterLab" in snapshot.inner_text()
+    snapshot.screenshot(path=str(SHOTS / "09-widget-1366.png"))
+    page.goto((site / "lessons" / "glossary.html").as_uri())
+    page.wait_for_load_state("load")
+    loaded = page.evaluate(f"""async () => {{ await document.fonts.ready;
+        return [...document.fonts].filter(f => f.family.includes("{webfont.FAMILY}")).map(f => f.status); }}""")
+    assert loaded == ["loaded"], f"the CJK web font did not load: {loaded}"
+    assert not drawn_without_the_font(page), "CJK text drawn in a font without its glyphs (boxes)"
+    page.locator("article table").first.screenshot(path=str(SHOTS / "glossary-cjk-1366.png"))
+    assert not asked, f"asked the network for {sorted(set(asked))[:5]}"
     page.context.close()
 
 
@@ -107,6 +176,8 @@ def test_every_deck_opens_offline_as_slides_within_the_word_budget(browser):
         worst = max(counts)
         assert worst <= slide_plan.BUDGET, f"{deck.name}: a slide holds {worst} words"
         assert '<aside class="notes">' in html, f"{deck.name} has no speaker notes"
+        if deck.name.startswith("09-"):   # its title slide says 合并访问
+            assert not drawn_without_the_font(page), f"{deck.name}: CJK text drawn as boxes"
         if deck.name.startswith("06-"):
             page.evaluate("Reveal.slide(0, 0)")
             page.screenshot(path=str(SHOTS.parent / "slides-06-title.png"))
