@@ -21,10 +21,13 @@ def _walk(pfns, present=True, first=0x7F0000):
 
 def test_the_arrows_sentence_follows_the_drawn_frames():
     parallel = said.Drawn([1, 2, 3, 4], [10, 11, 30, 31], True, "live")
-    assert "2 runs" in said.arrows(parallel) and "run parallel" in said.arrows(parallel)
+    assert "2 stretches of neighbouring frames, the longest 2 pages" in said.arrows(parallel)
+    assert "run parallel" in said.arrows(parallel) and "runs of" not in said.arrows(parallel)
     assert "(live)" in said.arrows(parallel)
     crossing = said.Drawn([1, 2, 3, 4], [13, 12, 11, 10], False, "recorded on X")
-    assert "one descending run" in said.arrows(crossing) and "arrows cross" in said.arrows(crossing)
+    assert "neighbouring frames, in descending order" in said.arrows(crossing) and "arrows cross" in said.arrows(crossing)
+    scattered = said.Drawn([1, 2, 3], [9, 4, 7], True, "live")
+    assert "no two neighbouring pages got neighbouring frames" in said.arrows(scattered)   # issue 31: plain words
     assert "recorded" in said.arrows(crossing) and "live" not in said.arrows(crossing)
 
 
@@ -59,15 +62,15 @@ def test_pinned_buffer_quotes_the_row_and_flips_with_it():
     start, pfns = int(row["address"], 16), row["pfns"]
     text = said.pinned_buffer(pinning)
     assert f"address {start:#x}" in text and f"{row['present_pages']} of {row['pages']} pages present" in text
-    size_kib = row["pages"] * pages.PAGE_SIZE // 1024
-    assert f"a {size_kib} KiB buffer ({row['pages']} pages)" in text
-    assert f"mapping around it: {row['mapping_bytes'] // 1024} KiB" in text
-    assert said.in_words(pfns) in text and "REPLAY" in text
+    size = said.size_in_words(row["pages"] * pages.PAGE_SIZE)
+    assert f"a {size} buffer ({row['pages']} pages)" in text
+    assert f"mapping around it: {said.size_in_words(row['mapping_bytes'])}" in text
+    assert said.neighbours(pfns) in text and "REPLAY" in text
     huge = pages.huge_page_possible(start, pfns)
     assert ("not ruled out" in text) == huge
     virtual, drawn, title = said.pinned_pages(pinning)
     assert drawn == pfns and len(virtual) == row["pages"] and "recorded" in title
-    assert f"A {size_kib} KiB" in title and f"all {row['pages']} pages" in title   # text, output, figure agree
+    assert f"A {size} " in title and f"all {row['pages']} pages" in title   # text, output, figure agree
     rows = copy.deepcopy(pinning.rows)
     block = 0x103C00
     for r in rows:
@@ -75,7 +78,7 @@ def test_pinned_buffer_quotes_the_row_and_flips_with_it():
             r["pfns"] = [block + i for i in range(len(r["pfns"]))]   # one 2 MiB-aligned, ascending block
     live = dataclasses.replace(pinning, rows=rows, live=True, provenance={"gpu": "GPU X", "date": "2026-12-05"})
     flipped = said.pinned_buffer(live)
-    assert "not ruled out" in flipped and "frames physically consecutive: yes" in flipped
+    assert "not ruled out" in flipped and "neighbouring frames, in ascending order" in flipped
     assert "live" in said.pinned_pages(live)[2] and "measured live" in flipped
 
 
@@ -100,14 +103,26 @@ def test_huge_page_settings_read_the_files_given(tmp_path):
     thp.mkdir(parents=True)
     (thp / "enabled").write_text("always [madvise] never\n")
     text = said.huge_page_settings(tmp_path)
-    assert "2048 kB" in text and "`always [madvise] never`" in text
+    assert "Huge page size here: 2 MiB" in text and "`Hugepagesize: 2048 kB`, where kB means KiB" in text
+    assert "`always [madvise] never`" in text
 
 
-def test_the_pinned_buffers_banner_says_the_hypervisor_in_plain_words():
-    """Issue 31: the replay banner of lesson 03 (and 00, 02, 04, which share machine.address_caveat) says
-    "a virtual machine (hypervisor unknown)", never the detector's token "unknown-hypervisor"."""
+def test_one_size_is_written_in_one_unit():
+    """Issue 31: 2 MiB, never "2048 KiB" beside "2 MiB" in the text."""
+    assert said.size_in_words(2 << 20) == "2 MiB" and said.size_in_words(64 << 10) == "64 KiB"
+    row = experiments.reference("pagemap_pinned").one(allocation="cudaHostAlloc mapped")
+    if row["mapping_bytes"] % (1 << 20) == 0:
+        assert "KiB" not in str(said.pinned_buffer(experiments.reference("pagemap_pinned"))).split("mapping")[1]
+
+
+def test_the_pinned_buffers_banner_uses_only_words_the_main_path_has_taught():
+    """Issue 31: lesson 03's replay paragraph says the VM's frames are physical only as the VM sees them, pointing
+    to Going deeper, without the detector's token, hypervisors, IOMMUs or DMA addresses."""
     pinning = experiments.reference("pagemap_pinned")
-    assert "unknown-hypervisor" not in str(said.pinned_buffer(pinning))
     unnamed = dataclasses.replace(pinning, provenance={**pinning.provenance, "virtualization": "unknown-hypervisor"})
     text = str(said.pinned_buffer(unnamed))
-    assert "a virtual machine (hypervisor unknown)" in text and "unknown-hypervisor" not in text, text
+    assert "is a virtual machine: its frame numbers are physical only as the VM sees them" in text, text
+    for word in ("hypervisor", "IOMMU", "DMA", "guest-physical"):
+        assert word not in text, word
+    bare = dataclasses.replace(pinning, provenance={**pinning.provenance, "virtualization": "none"})
+    assert "no virtual machine" in str(said.pinned_buffer(bare))

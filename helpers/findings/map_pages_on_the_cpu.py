@@ -18,9 +18,25 @@ from ..memory import pages
 from ..platform import machine
 from ..platform.notes import platform_note
 from ..tables import Shown, Table, Text, bullets, join
-from .measure_what_pinning_buys import runs as in_words
 
 LESSON = "map-pages-on-the-cpu"
+
+
+def size_in_words(nbytes: int) -> str:
+    """A size in one unit per scale: "2 MiB", "64 KiB" (never "2048 KiB")."""
+    return f"{nbytes >> 20} MiB" if nbytes and nbytes % (1 << 20) == 0 else f"{nbytes // 1024} KiB"
+
+
+def neighbours(pfns: Sequence[int]) -> str:
+    """Which neighbouring pages got neighbouring frames, in plain words (the figures' and the pinned buffer's)."""
+    found = pages.frame_runs(list(pfns))
+    if all(r.length == 1 for r in found):
+        return "no two neighbouring pages got neighbouring frames"
+    if len(found) == 1:
+        return f"all {len(pfns)} pages got neighbouring frames, in {found[0].direction} order"
+    largest = max(r.length for r in found)
+    return (f"the {len(pfns)} pages got {len(found)} stretches of neighbouring frames, the longest "
+            f"{largest} pages")
 
 
 def this_machine() -> Shown:
@@ -79,15 +95,9 @@ def arrows(drawn: Drawn) -> Text:
     """What the figure of ``drawn`` shows: the runs of consecutive frames, and whether its arrows cross. The figure
     stacks the frames in ascending order, so arrows cross exactly where a frame is smaller than the one before."""
     pfns = drawn.pfns
-    runs = pages.frame_runs(pfns)
     rising = all(a < b for a, b in zip(pfns, pfns[1:]))
     crossing = "the arrows run parallel" if rising else "arrows cross, since some frame is smaller than the one before it"
-    if len(runs) == 1:
-        said = f"all {len(pfns)} pages sit in one {runs[0].direction} run of consecutive frames: {crossing}"
-    else:
-        said = (f"the {len(pfns)} pages sit in {len(runs)} runs of consecutive frames "
-                f"(longest {max(r.length for r in runs)}): {crossing}")
-    return Text(f"In the drawing ({drawn.source}), {said}.")
+    return Text(f"In the drawing ({drawn.source}), {neighbours(pfns)}: {crossing}.")
 
 
 def _distinct(frames: Sequence[pages.Frame]) -> int:
@@ -143,8 +153,11 @@ def huge_page_settings(root: Path = Path("/")) -> Text:
     meminfo = dict(line.split(":", 1) for line in (root / "proc/meminfo").read_text().splitlines() if ":" in line)
     thp = root / "sys/kernel/mm/transparent_hugepage/enabled"
     setting = thp.read_text().strip() if thp.exists() else "not available"
-    return Text(f"Huge page size here: {meminfo.get('Hugepagesize', 'n/a').strip()}; transparent huge pages: "
-                f"`{setting}` (the bracketed word is the active setting).")
+    field = meminfo.get("Hugepagesize", "").split()
+    size = (f"{size_in_words(int(field[0]) * 1024)} (/proc/meminfo's `Hugepagesize: {field[0]} kB`, where kB means "
+            "KiB)" if len(field) == 2 and field[0].isdigit() and field[1] == "kB" else "not reported")
+    return Text(f"Huge page size here: {size}; transparent huge pages: `{setting}` (the bracketed word is the "
+                "active setting).")
 
 
 def _pinned(pinning: Result) -> dict[str, Any]:
@@ -156,7 +169,7 @@ def pinned_pages(pinning: Result) -> tuple[list[int], list[int | None], str]:
     many pages and bytes it draws."""
     row = _pinned(pinning)
     first, count = int(row["address"], 16) // pages.PAGE_SIZE, int(row["pages"])
-    title = (f"A {count * pages.PAGE_SIZE // 1024} KiB cudaHostAlloc'd buffer, all {count} pages, in the CPU's page "
+    title = (f"A {size_in_words(count * pages.PAGE_SIZE)} cudaHostAlloc'd buffer, all {count} pages, in the CPU's page "
              f"table ({pinning.gpu}, {'live' if pinning.live else 'recorded'})")
     return [first + i for i in range(count)], list(row["pfns"][:count]), title
 
@@ -168,19 +181,18 @@ def pinned_buffer(pinning: Result) -> Text:
     start, pfns = int(row["address"], 16), row["pfns"]
     aligned = "aligned" if start % pages.HUGE_PAGE_SIZE == 0 else "not aligned"
     size = row["pages"] * pages.PAGE_SIZE
-    items = [f"a {size // 1024} KiB buffer ({row['pages']} pages) at address {start:#x}, {aligned} to 2 MiB; "
+    items = [f"a {size_in_words(size)} buffer ({row['pages']} pages) at address {start:#x}, {aligned} to 2 MiB; "
              f"{row['present_pages']} of {row['pages']} pages present",
-             f"the driver's mapping around it: {row['mapping_bytes'] // 1024} KiB"
+             f"the driver's mapping around it: {size_in_words(row['mapping_bytes'])}"
              + (" (more than was asked for)"
                 if row["mapping_bytes"] > size else "")]
     if None in pfns:
         items.append("frames physically consecutive: unknown (frames hidden)")
     else:
-        runs = pages.frame_runs(pfns)
-        items.append(f"frames physically consecutive: {'yes' if len(runs) == 1 else 'no'} ({in_words(pfns)})")
+        items.append(f"frames: {neighbours(pfns)}")
         items.append(f"the first frame {pfns[0]:#x} is page {pfns[0] % 512} of its 2 MiB block; the first virtual "
                      f"page is page {start // pages.PAGE_SIZE % 512} of its 2 MiB range")
     huge = pages.huge_page_possible(start, pfns)
     items.append(f"one 2 MiB huge page behind it: {'not ruled out' if huge else 'ruled out'}")
-    head = (f"**{pinning.describe()}** {machine.address_caveat(pinning.provenance, live=pinning.live)}")
+    head = (f"**{pinning.describe()}** {machine.address_caveat(pinning.provenance, live=pinning.live, brief=True)}")
     return Text(head + "\n\n" + bullets(items))
