@@ -103,7 +103,7 @@ class Session:
         if self.live:
             return [(_("mode"), _("**live**: every measurement runs on this GPU")), ("GPU", self.gpu),
                     (_("reference"), _("{reference}, plotted beside your runs").format(reference=reference))]
-        return [(_("mode"), _("**replay**: every measurement below was recorded on a real GPU; why: {reason}").format(
+        return [(_("mode"), _("**replay**: every GPU measurement below was recorded on a real GPU; why: {reason}").format(
                     reason=self.mode.reason)),
                 ("GPU", _("none here; the figures are the recorded {gpu}'s").format(gpu=self.gpu)),
                 (_("reference"), reference)]

@@ -61,7 +61,7 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("00", "start-here", "Start here: find your mode and meet your GPU", 30,
            does="See the mode, the GPU and its attributes; zero-copy in one paragraph"),
     Lesson("01", "pin-host-memory", "Pin host memory", 35,
-           experiments=("pagemap_pinned",), needs=frozenset({PROC}),
+           needs=frozenset({PROC}),
            does="Pageable vs page-locked (锁页内存) memory: frames, first touch, `mlock`"),
     Lesson("02", "measure-what-pinning-buys", "Measure what pinning buys", 30,
            experiments=("pagemap_pinned", "memcpy"), needs=frozenset({PROC, PINNED}),

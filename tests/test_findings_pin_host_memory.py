@@ -64,3 +64,18 @@ def test_compaction_flips_with_the_setting(setting, phrase):
 
 def test_the_machine_note_is_text():
     assert str(pin_host_memory.this_machine()).strip()
+
+
+def test_the_machine_note_says_this_lessons_measurements_run_live_in_replay():
+    """Issue 31: lesson 01 shows no GPU measurement, so its note never says that its figures replay a GPU's."""
+    import dataclasses
+
+    from helpers.platform.facts import Facts
+    from helpers.platform.notes import platform_note
+
+    replay = Facts(mode="replay", mode_cause="no-pycuda", mode_reason="test", gpu=None, virtualization="none",
+                   cxx="/usr/bin/g++", cxx_identity="g++", proc_available=True)
+    note = platform_note("01", facts=replay)
+    assert "runs live here" in note and "replay" not in note.lower(), note
+    other = platform_note("03", facts=dataclasses.replace(replay))
+    assert "the GPU measurements replay" in other and "GPU measurements shown are those of the recorded" in other

@@ -25,7 +25,7 @@ from .facts import Facts, GpuFacts
 from .pcie import GT_PER_S, nominal_GBps
 
 __all__ = ["LESSONS", "Effect", "Finding", "diagnose", "render", "lesson_effects", "gpu_effects", "toolkit_findings",
-           "pinned_expectation", "platform_summary", "link_GBps", "PINNED_NEEDED_BYTES"]
+           "pinned_expectation", "platform_summary", "link_GBps", "PINNED_NEEDED_BYTES", "shows_gpu_measurements"]
 
 # Which lessons are which, from the course's table of lessons (helpers.lessons):
 LESSONS = lessons.ids()
@@ -291,6 +291,13 @@ def gpu_effects(gpu: GpuFacts, reference: GpuFacts | None) -> list[Effect]:
     return out
 
 
+def shows_gpu_measurements(lesson: str) -> bool:
+    """Whether a lesson (by id) runs kernels or shows experiments recorded on a GPU, which replay without one
+    (pin-host-memory shows none: every figure it shows is read from this machine's /proc)."""
+    entry = lessons.find(lesson)
+    return entry is not None and bool(entry.kernels or entry.experiments)
+
+
 def _machine_effects(facts: Facts, toolkit: list[Finding], pinned: dict[str, Any]) -> list[Effect]:
     out: list[Effect] = []
     live = facts.mode == "live"
@@ -305,7 +312,9 @@ def _machine_effects(facts: Facts, toolkit: list[Finding], pinned: dict[str, Any
                               "guest-physical frames."))
     elif not live:
         for lesson in PROC_LESSONS:
-            out.append(Effect(lesson, "note", "The /proc sections run live on this machine; the GPU measurements replay."))
+            out.append(Effect(lesson, "note", "The /proc sections run live on this machine; the GPU measurements replay."
+                              if shows_gpu_measurements(lesson) else "Every measurement in this lesson reads this "
+                              "machine's /proc and runs live here; none needs a GPU."))
     if facts.cxx is None:
         for lesson in CPU_BACKEND_LESSONS:
             out.append(Effect(lesson, "blocked", "No C++ compiler for the CPU backend: install one (Debian/Ubuntu: "

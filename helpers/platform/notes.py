@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from .. import records
 from ..lessons import find, ids, lesson_id
-from .doctor import PROC_LESSONS, diagnose, gpu_effects, lesson_effects
+from .doctor import PROC_LESSONS, diagnose, gpu_effects, lesson_effects, shows_gpu_measurements
 from .facts import Facts, GpuFacts, current, gpu_from_record
 
 __all__ = ["platform_note", "reference_gpu", "recorded_linux_view"]
@@ -84,9 +84,9 @@ def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuF
     parts = []
     if start:
         parts.append(f"{where}: {_overview(facts, reference)}")
-    if facts.mode != "live" and reference is not None and not start:
+    if facts.mode != "live" and reference is not None and not start and shows_gpu_measurements(key):
         recorded = [e.text for e in gpu_effects(reference, None) if e.lesson == key]
-        parts.append(f"Replay: the measurements shown are those of the recorded {reference.name}. "
+        parts.append(f"Replay: the GPU measurements shown are those of the recorded {reference.name}. "
                      + (f"For it: {' '.join(recorded)}" if recorded else "Its conclusions hold as written for it."))
     texts = [e.text for e in found]
     if texts:
