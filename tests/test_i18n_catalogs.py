@@ -167,6 +167,8 @@ def test_an_exercise_translation_may_change_comments_and_docstrings_only():
     assert skeleton(english) == skeleton(chinese) and catalogs.fits(english, chinese, code=True)
     assert not catalogs.fits(english, chinese.replace("return ...", "return 2 * x"), code=True)
     assert not catalogs.fits(english, chinese.replace("{ //", "{ y = 1; //"), code=True)
+    joined = chinese.replace('(x):\n    """', '(x): """')    # the docstring moved onto the def line
+    assert not catalogs.fits(english, joined, code=True), "lines and blocks are code too"
 
 
 def test_an_exercise_cell_whose_code_a_translation_changed_stays_english(tmp_path, monkeypatch):

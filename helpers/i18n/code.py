@@ -26,13 +26,14 @@ def skeleton(source: str) -> str:
     previous = ""
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            if token.type in (tokenize.COMMENT, tokenize.NL):
                 continue
-            text = token.string
+            text = {tokenize.NEWLINE: "<newline>", tokenize.INDENT: "<indent>", tokenize.DEDENT: "<dedent>"}.get(
+                token.type, token.string)   # the statements' lines and blocks are code too
             if token.type == tokenize.STRING:
                 text = '""' if previous == ":" else " ".join(_C_COMMENT.sub(" ", text).split())
             kept.append(text)
-            previous = token.string
+            previous = token.string if token.type not in (tokenize.NEWLINE, tokenize.INDENT) else previous
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return source
     return " ".join(kept)

@@ -26,6 +26,7 @@ TRANSLATED: tuple[str, ...] = (
     "keep-enough-bytes-in-flight",
     "coalesce-and-align-accesses",
     "model-zero-copy-reads",
+    "overlap-copies-with-streams",
 )
 
 CATALOGS = paths.LESSONS / "locale" / CHINESE / "LC_MESSAGES"   # sphinx-intl's layout beside the documents
