@@ -277,11 +277,7 @@ def test_every_lesson_with_exercises_is_read():
 # wrote `gpu.RegisteredArray`, `gpu.host_flags` and `helpers.memory.pages.page_aligned_empty`).
 SHOWN = re.compile(r"(?<![\w./-])((?:zc|gpu|pages|helpers)(?:\.[A-Za-z_]\w*)+)")
 # xfail(strict) for lessons whose Markdown shows such names today; fix them and remove the entry
-KNOWN_TEXT: dict[str, str] = {
-    "05": "names the CPU backend as helpers.cpu (helpers.cpu.SourceModule): zc.cpu is the face's name",
-    "09": "names the CPU backend as helpers.cpu: zc.cpu is the face's name",
-    "15": "names helpers.driver_api: zc.driver_api is the face's name",
-}
+KNOWN_TEXT: dict[str, str] = {}
 
 
 def shown_name_problems(text: str) -> list[str]:

@@ -27,7 +27,7 @@ def backend(kernel: Any, gpu_name: str) -> Text:
     """Where the kernel just compiled will run, read from the kernel object."""
     if on_gpu(kernel):
         return Text(f"`vector_add_kernel` compiled by nvcc; it runs on the GPU ({gpu_name}).")
-    return Text("`vector_add_kernel` compiled by the C++ compiler; it runs on the CPU backend `helpers.cpu` (no GPU "
+    return Text("`vector_add_kernel` compiled by the C++ compiler; it runs on the CPU backend `zc.cpu` (no GPU "
                 "here): every thread on the CPU, every access checked against the arrays' bounds.")
 
 
