@@ -46,7 +46,7 @@ def test_a_widget_becomes_a_static_snapshot_and_its_state_is_dropped():
     assert widgets_static.VIEW not in shown and widgets_static.VIEW not in lost
     html = shown["text/html"]
     assert "stride = <code>1</code> (of 1–64)" in html and "width = <code>float4</code>" in html
-    assert f'src="data:image/png;base64,{PNG}"' in html
+    assert f'src="data:image/png;base64,{PNG}"' in html and 'class="zc-wide" tabindex="0"' in html
     assert 'alt="The widget&#x27;s figure at stride 1, width float4."' in html
     assert "<small>Model: a link</small>" in html
     assert "JupyterLab" in html and "JupyterLab" in lost["text/html"], "the snapshot says where it is interactive"

@@ -176,18 +176,19 @@ def footer() -> str:
             f'Source, issues and how to cite: <a href="{url}">{repository.slug()}</a>.</p>')
 
 
-# Phones (issue 33): tables and long names scroll instead of running off the page; wide figures stack their panels
+# Phones (issue 33): tables (in the theme's scrolling box, pst-scrollable-table-container) and long names scroll
+# instead of running off the page; wide figures stack their panels
 # or fit the width and zoom when tapped (helpers.tools.panels); a wide formula scrolls within its own box. Widgets are
 # static snapshots (helpers.tools.widgets_static); CJK text has a web font cut at build time (helpers.tools.webfont).
 CSS = """\
 .cell_output { overflow-x: auto; }
-article table { display: block; overflow-x: auto; max-width: 100%; }
 article td, article th { overflow-wrap: break-word; }
 article code.literal, article code.literal .pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 article div.math { overflow-x: auto; overflow-y: hidden; }
 article math[display="block"] { font-size: 1.15em; }
 @media (max-width: 640px) {
   article table { font-size: 0.8em; }
+  article td, article th { min-width: 6.5em; }   /* a narrow column scrolls rather than breaking every word */
   article h1 { font-size: 1.7rem; }
   article h2 { font-size: 1.35rem; }
 }

@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .panels import ZOOM
+
 VIEW = "application/vnd.jupyter.widget-view+json"
 STATE = "application/vnd.jupyter.widget-state+json"
 NOTE = ("<p class=\"zc-widget-note\"><small>A snapshot at the controls' starting values: run the lesson in JupyterLab "
@@ -28,7 +30,10 @@ def _ref(value: Any) -> str | None:
 def _image(model: dict, alt: str) -> str:
     data = next((b["data"] for b in model.get("buffers", []) if b.get("path") == ["value"]), "")
     kind = model["state"].get("format", "png")
-    return f'<img src="data:image/{kind};base64,{data}" alt="{html.escape(alt)}">' if data else ""
+    # on a phone it fits the width and zooms when tapped, as a wide figure does (helpers.tools.panels)
+    if not data:
+        return ""
+    return f'<img class="zc-wide" {ZOOM} src="data:image/{kind};base64,{data}" alt="{html.escape(alt)}">'
 
 
 def _value(state: dict) -> Any:
