@@ -105,7 +105,7 @@ class Session:
                     (_("reference"), _("{reference}, plotted beside your runs").format(reference=reference))]
         return [(_("mode"), _("**replay**: every GPU measurement below was recorded on a real GPU; why: {reason}").format(
                     reason=self.mode.reason)),
-                ("GPU", _("none here; the figures are the recorded {gpu}'s").format(gpu=self.gpu)),
+                ("GPU", _("none here; GPU figures are the recorded {gpu}'s").format(gpu=self.gpu)),
                 (_("reference"), reference)]
 
     def _repr_markdown_(self) -> str:
