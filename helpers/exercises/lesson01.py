@@ -230,8 +230,8 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
         if pfn == entry & ((1 << 54) - 1):
             return _hint(f"for {entry:#018x} your mask keeps bits 0-53, one bit too few. How many bits does the "
                          "PFN have, counting bits 0 to 54?",
-                         "count the bits from bit 0 to bit 54, both ends included, and the ones in your mask: they "
-                         "must be as many.")
+                         "the PFN is 55 bits wide (bits 0 to 54, both included), one more than your mask keeps: "
+                         "build the mask with that many ones.")
         if pfn == entry or pfn == entry & ((1 << 63) - 1) or pfn == entry & ((1 << 62) - 1):
             return _hint(f"for {entry:#018x} your PFN still holds flag bits (55-63: soft-dirty, exclusive, "
                          "file/shared, swapped, present). Which bits belong to the frame number?",
