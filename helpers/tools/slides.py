@@ -132,7 +132,7 @@ def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> 
     exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags={"remove_input"}), enabled=True)
     exporter.reveal_url_prefix = reveal_prefix or REVEAL
     body, _ = exporter.from_notebook_node(mark(cut))
-    style = webfont.deck_css(f"{FONT}/{webfont.file_name()}")
+    style = webfont.deck_css(f"{FONT}/{webfont.file_name()}") + widgets_static.CSS
     return body.replace("</head>", f"<style>\n{style}</style>\n<script>{webfont.SCRIPT}</script>\n</head>", 1)
 
 
