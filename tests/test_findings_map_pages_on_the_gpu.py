@@ -92,3 +92,61 @@ def test_what_you_saw_counts_the_rows(identity, pagemap):
     text = str(findings.what_you_saw(_registered_apart(identity), 0x1000, 0x2000, _live_copy(pagemap)))
     assert f"{equal - 1} of {n} kinds" in text and f"worked for {worked - 1} of {n}" in text and "(live)" in text
     assert REGISTERED not in text.split("kinds had")[1].split("\n")[0]
+
+
+def test_what_you_saw_says_where_its_figures_come_from(identity, pagemap):
+    """Issue 31: the list is "from this run" only live; in replay it comes from the record."""
+    text = str(findings.what_you_saw(identity, 0x1000, 0x1000, pagemap))
+    assert text.startswith("Computed from the record (replay):") and "this run" not in text
+    text = str(findings.what_you_saw(_live_copy(identity), 0x1000, 0x1000, _live_copy(pagemap)))
+    assert text.startswith("Computed from this run:")
+
+
+# ----------------------------------------------------------------------------- the lessons' own words (issue 31)
+def _markdown(slug: str) -> list[str]:
+    import nbformat
+
+    from helpers import lessons
+
+    notebook = nbformat.read(lessons.lesson(slug).notebook(), as_version=4)
+    return [cell.source for cell in notebook.cells if cell.cell_type == "markdown"]
+
+
+def test_section_1_names_both_deciding_attributes_and_registered_memory_before_the_table():
+    """The attributes table shows CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: the text above it names both attributes
+    that decide the device address, and says what registered memory is, before the table shows it."""
+    above = "\n".join(_markdown("map-pages-on-the-gpu")[:2])      # the title cell and section 1, before the table
+    said = above.split("Two attributes of the GPU decide it")[1].split("A third")[0]
+    assert "`UNIFIED_ADDRESSING`" in said and "`CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`" in said
+    assert "**registered** memory" in said and "cuMemHostRegister" in said
+
+
+def test_the_iommu_claim_is_scoped_and_cited():
+    """A passed-through GPU sits behind an IOMMU where VFIO assigns it; VFIO's no-IOMMU mode exists but cannot assign
+    a device to a virtual machine (drivers/vfio/Kconfig): no unscoped "always"."""
+    text = " ".join(" ".join(_markdown("map-pages-on-the-gpu")).split())
+    claim = text.split("A GPU that VFIO")[1].split("Three caveats")[0]
+    assert "always" not in claim and "no-IOMMU mode" in claim and "drivers/vfio/Kconfig" in claim
+
+
+@pytest.mark.parametrize("slug", ["map-pages-on-the-gpu", "use-write-combined-and-registered-memory"])
+def test_the_lessons_name_the_machine_not_the_host(slug):
+    """Issue 31: "host" is CUDA's CPU side; a machine is "the recording VM" or "the physical host", and the text does
+    not type "Computed from this run" above a list that replay computes from the record."""
+    import re
+
+    text = " ".join(" ".join(_markdown(slug)).split())
+    assert not re.search(r"\bthe host's IOMMU\b", text)
+    assert "Computed from this run" not in text
+
+
+def test_the_glossary_defines_registered_memory_as_lesson_13_shows_it():
+    """The recorded driver accepted ranges that start or end inside a page (lesson 13's probes): the glossary does not
+    define registered memory as page-aligned, and says what an unaligned range pins."""
+    from helpers import paths
+
+    entry = next(line for line in (paths.LESSONS / "glossary.md").read_text().splitlines()
+                 if line.startswith("| registered memory |"))
+    probes = experiments.reference("registered").select(allocation="alignment probe (cuMemHostRegister)")
+    assert any(r["works"] and r["page_offset"] for r in probes)
+    assert "page-aligned range" not in entry and "pins whole pages" in entry and "accepted" in entry

@@ -25,31 +25,71 @@ def test_verdict_quotes_the_ratios_and_flips_with_the_cpu():
     ratio = found.ratios(wc)
     said = str(found.verdict(wc))
     assert f"{ratio['cpu', 'read']:.2f}" in said and "recorded on" in said
-    assert "did not give the CPU a write-combined mapping" in said and "the host the record was made on" in said
+    assert "did not give the CPU a write-combined mapping" in said
+    assert found.recording_machine(wc.provenance) in said and "'s host" not in said   # the recording VM, named
     slow = _wc_slower(wc, 20)    # a virtual machine whose other records show no slowdown: the rule cannot tell
     assert "one run cannot tell" in str(found.verdict(slow)) and "as long" not in str(found.verdict(slow))
     slow = dataclasses.replace(slow, provenance={**wc.provenance, "virtualization": "none"})   # bare metal
     said = str(found.verdict(slow))
     assert f"{1 / found.ratios(slow)['cpu', 'read']:.1f}x as long" in said and "reached the CPU's page tables" in said
     live = str(found.verdict(dataclasses.replace(wc, live=True)))
-    assert "measured live" in live and platform.platform() in live and "live, this machine" in live
+    assert "measured live" in live and platform.platform() in live and "on this machine (live)" in live
 
 
 def test_this_machine_names_the_recording_machine_and_its_vm():
     """Issue 31: in replay the note names the machine the record was made on, not "this machine", and does not say
-    that the lesson's conclusions hold as written for it when its write-combining result is the VM's."""
+    that the lesson's conclusions hold as written for it when its write-combining result is the VM's. "Host" is left
+    to the physical machine under a hypervisor: the recording VM is called a virtual machine."""
     from helpers.findings.use_write_combined_and_registered_memory import HOLD
 
     provenance = {"gpu": "Test GPU", "virtualization": "kvm", "platform": "Linux-test"}
     said = str(found.this_machine(provenance))
     if "Replay" in said:
-        assert HOLD not in said and "Test GPU's host, inside a virtual machine (kvm)" in said
+        assert HOLD not in said and "the virtual machine the Test GPU was recorded in (kvm)" in said
+        assert "host" not in said
         # the note comes before the prediction: it does not give away the write-combining answer
         assert "may not be a write-combined mapping" not in said
     bare = found.recording_machine({"gpu": "Test GPU", "virtualization": "none"})
-    assert bare == "the Test GPU's host"
+    assert bare == "the machine the Test GPU was recorded on"
     unknown = found.recording_machine({"gpu": "Test GPU", "virtualization": "unknown-hypervisor"})
-    assert unknown == "the Test GPU's host, inside a virtual machine (hypervisor unknown)"
+    assert unknown == "the virtual machine the Test GPU was recorded in (hypervisor unknown)"
+
+
+def test_the_verdict_shows_the_spread_it_judges_by():
+    """Issue 31: the verdict says "within their spread", so the table and the figure show each rate's spread (the
+    slowest and the fastest repeat, helpers.experiments.quiet.band), not medians alone."""
+    from matplotlib.container import ErrorbarContainer
+
+    from helpers.display import plots
+    from helpers.experiments.quiet import band
+
+    wc = experiments.reference("write_combined")
+    table = found.verdict(wc).parts[0]
+    assert "slowest-fastest" in table.caption
+    for side, op in found.SIDES:
+        cells = next(row for row in table.rows if row[0] == f"{side.upper()} {op}")
+        for cell, allocation in zip(cells[1:3], ("mapped", "mapped + write-combined")):
+            low, mid, high = band(wc.one(allocation=allocation, side=side, op=op), "GBps")
+            assert cell == f"{mid:.1f} ({low:.1f}-{high:.1f})"
+    fig = plots.write_combined(wc)
+    bars = [c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)]
+    segments = bars[0].lines[2][0].get_segments()
+    cpu_read = band(wc.one(allocation="mapped", side="cpu", op="read"), "GBps")
+    assert len(segments) == 2 * len(found.SIDES)
+    assert abs(segments[0][0][1] - cpu_read[0]) < 1e-9 and abs(segments[0][1][1] - cpu_read[2]) < 1e-9
+    reg = experiments.reference("registered")
+    for allocation in ("registered", "cudaHostAlloc mapped"):
+        assert found.spread_said(reg.one(allocation=allocation)) in str(found.registration(reg))
+
+
+def test_what_you_saw_says_where_its_figures_come_from():
+    """Issue 31: "What you saw" says "from this run" only live; in replay, from the record."""
+    args = [experiments.reference(name) for name in ("write_combined", "pagemap_pinned", "address_identity",
+                                                     "registered")] + [{"UNIFIED_ADDRESSING": 1}]
+    said = str(found.summary(*args))
+    assert said.startswith("Computed from the record (replay):") and "this run" not in said
+    args[0] = dataclasses.replace(args[0], live=True)
+    assert str(found.summary(*args)).startswith("Computed from this run:")
 
 
 def test_flags_say_why_the_allocation_without_devicemap_reports_it():

@@ -374,16 +374,22 @@ def out_of_core(result: Result) -> Figure:
 
 def write_combined(result: Result) -> Figure:
     """GB/s of the CPU and the GPU reading and writing ordinary against write-combined mapped memory
-    (use-write-combined-and-registered-memory)."""
-    labels, values, colors = [], [], []
+    (use-write-combined-and-registered-memory). Each bar is the median; the black tick spans the slowest to the
+    fastest repeat, the spread the lesson's verdict compares."""
+    labels, spans, colors = [], [], []
     for side in ("cpu", "gpu"):
         for op in ("read", "write"):
             for allocation, short, color in (("mapped", "ordinary", "C0"), ("mapped + write-combined", "WC", "C3")):
                 labels.append(f"{side.upper()} {op}\n{short}")
-                values.append(result.one(allocation=allocation, side=side, op=op)["GBps"])
+                spans.append(band(result.one(allocation=allocation, side=side, op=op), "GBps"))
                 colors.append(color)
-    return bars(labels, values, title="Ordinary mapped memory against write-combined (WC)", ylabel="GB/s",
-                colors=colors, note=result, fmt="{:.1f}")
+    low, values, high = (np.array(column) for column in zip(*spans))
+    fig = bars(labels, values, title="Ordinary mapped memory against write-combined (WC)\n"
+               "bar: median; tick: slowest to fastest repeat", ylabel="GB/s", colors=colors, note=result,
+               fmt="{:.1f}")
+    fig.axes[0].errorbar(np.arange(len(values)), values, yerr=[values - low, high - values], fmt="none", ecolor="k",
+                         elinewidth=1, capsize=3)
+    return fig
 
 
 # --------------------------------------------------------------------------- page tables

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..platform.machine import plainly
 from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
@@ -23,6 +24,15 @@ def reads_needed_rule(register_seconds: float, read_seconds: float, share: float
     while register_seconds / (register_seconds + k * read_seconds) > share:
         k += 1
     return k
+
+
+def recording_machine(provenance: dict[str, Any]) -> str:
+    """The machine a record was made on, named for a sentence: the virtual machine it ran in (never "the host", which
+    a reader takes for the physical machine under the hypervisor), or the machine itself on bare metal."""
+    gpu, vm = provenance.get("gpu", "recorded GPU"), provenance.get("virtualization") or ""
+    if vm and vm != "none":
+        return f"the virtual machine the {gpu} was recorded in ({plainly(vm)})"
+    return f"the machine the {gpu} was recorded on"
 
 
 def registration_seconds(reg: Any) -> tuple[float, float]:
@@ -169,15 +179,16 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
                      "is one already.")
     extra = ""
     if measured is not None:
-        probes = [r for r in measured.select(allocation="alignment probe (cuMemHostRegister)") if r["works"]]
+        tried = measured.select(allocation="alignment probe (cuMemHostRegister)")
+        probes = [r for r in tried if r["works"]]
         odd = [(r, neighbours_pinned(_BASE + r["page_offset"], r["nbytes"], 4096)) for r in probes]
         odd = [(r, pair) for r, pair in odd if any(pair)]
         if odd:
             r, (before, after) = odd[-1]
-            extra = (f" {len(odd)} of the {len(probes)} alignment probes the driver accepted pinned bytes that were "
-                     "not theirs: "
-                     f"the {r['nbytes']}-byte range {r['page_offset']} bytes into a page pinned {before} bytes "
-                     f"before it and {after} after it.")
+            accepted = f"all {len(tried)}" if len(probes) == len(tried) else f"{len(probes)} of the {len(tried)}"
+            extra = (f" The driver accepted {accepted} alignment probes; {len(odd)} of them pinned bytes that were "
+                     f"not theirs: the {r['nbytes']}-byte range {r['page_offset']} bytes into a page pinned {before} "
+                     f"bytes before it and {after} after it.")
     return _correct("the driver pins whole pages, so a range pins nothing of its neighbours only when both numbers are "
                     "0: it starts on a page boundary and is a whole number of pages long. That is the rule "
                     "RegisteredArray applies before calling cuMemHostRegister (with one unbroken, contiguous range)."
@@ -195,7 +206,7 @@ def compare_prediction(predicted: Any, wc: Any) -> Text:
     if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
         return Text(f"No prediction was made (predicted_wc_read_slowdown is still `...`). {seen}")
     gap = predicted / measured
-    where = "on this machine" if wc.live else f"on the recorded {wc.gpu}'s host"
+    where = "on this machine" if wc.live else f"in {recording_machine(wc.provenance)}"
     text = f"You predicted {float(predicted):g}x as long. {seen} "
     if 0.67 <= gap <= 1.5:
         return Text(text + "Your guess was within 50% of the run.")

@@ -10,6 +10,17 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from types import ModuleType
+from typing import Any
+
+
+def computed_from(result: Any) -> str:
+    """The head of a lesson's "What you saw" list: where its figures come from, "this run" only when it ran live
+    (map-pages-on-the-gpu, use-write-combined-and-registered-memory)."""
+    if getattr(result, "live", False):
+        return "Computed from this run:"
+    if getattr(result, "class_record", None):
+        return "Computed from the instructor's run:"
+    return "Computed from the record (replay):"
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from ..exercises.lesson04 import same_address_rule
 from ..platform import machine
 from ..tables import Table, Text, bullets, join
+from . import computed_from
 
 ATTRIBUTES = ("UNIFIED_ADDRESSING", "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", "CAN_MAP_HOST_MEMORY")
 SECOND_LOOK = ("pinned, no DEVICEMAP flag", "registered (cuMemHostRegister)")
@@ -69,7 +70,7 @@ def figure_title(pagemap: Any) -> str:
 
 
 def what_you_saw(identity: Any, host: int, device: int, pagemap: Any) -> Text:
-    """The lesson's figures, computed from its results."""
+    """The lesson's figures, computed from its results (this run's live, the record's in replay)."""
     same = [row["allocation"] for row in identity.rows if row["equal"]]
     worked = sum(bool(row["kernel_through_host_pointer_ok"]) for row in identity.rows)
     total = len(identity.rows)
@@ -78,4 +79,4 @@ def what_you_saw(identity: Any, host: int, device: int, pagemap: Any) -> Text:
         f"pointer == host pointer" + (f": {'; '.join(same)}." if same else "."),
         f"A CUDA kernel launched with the host pointer itself worked for {worked} of {total} kinds.",
         f"The buffer drawn above: host `{host:#x}`, device `{device:#x}` ({pagemap.origin()}).",
-    ]))
+    ], head=computed_from(identity)))

@@ -13,13 +13,15 @@ import numpy as np
 
 from ..analysis import spread
 from ..errors import RegistrationError
-from ..exercises.lesson13 import reads_needed_rule, registration_seconds
+from ..exercises.lesson13 import reads_needed_rule, recording_machine, registration_seconds
 from ..experiments.mapping import explain_register_error
+from ..experiments.quiet import band
 from ..memory import gpu, pages
-from ..platform.machine import detect_virtualization, in_vm, plainly
+from ..platform.machine import detect_virtualization, in_vm
 from ..platform.notes import platform_note
 from ..platform.provenance import driver_version
 from ..tables import Table, Text, bullets, join
+from . import computed_from
 
 LESSON = "use-write-combined-and-registered-memory"
 SIDES = [(side, op) for side in ("cpu", "gpu") for op in ("read", "write")]
@@ -27,14 +29,6 @@ WC_KINDS = ("cudaHostAlloc mapped", "cudaHostAlloc mapped + write-combined")
 
 
 HOLD = "Its conclusions hold as written for it."
-
-
-def recording_machine(provenance: dict[str, Any]) -> str:
-    """The machine a record was made on, named for a sentence: its GPU, and the virtual machine if it was one (its
-    platform string is in section 1's caption)."""
-    vm = provenance.get("virtualization") or ""
-    inside = f", inside a virtual machine ({plainly(vm)})" if vm and vm != "none" else ""
-    return f"the {provenance.get('gpu', 'recorded GPU')}'s host{inside}"
 
 
 def this_machine(provenance: dict[str, Any] | None = None) -> Text:
@@ -47,7 +41,7 @@ def this_machine(provenance: dict[str, Any] | None = None) -> Text:
         from ..records import reference_record
 
         provenance = reference_record()[0]["provenance"]
-    said = (f"Its figures hold for the machine they were recorded on, {recording_machine(provenance)}. Section 1's "
+    said = (f"Its figures hold for {recording_machine(provenance)}. Section 1's "
             "CPU reads of write-combined memory show what that machine gave the CPU; registration and the flags hold "
             "as measured.")
     return Text(note.replace(HOLD, said))
@@ -96,46 +90,55 @@ def write_combined_verdict(wc: Any) -> dict[str, Any]:
             "cpu_wc_honoured": cpu_apart and ratio["cpu"] < 0.5, "gpu_same": not reads_apart(wc, "gpu", like)}
 
 
-GUIDE = ("[Programming Guide, Write-Combining Memory]"
-         "(https://docs.nvidia.com/cuda/cuda-c-programming-guide/#write-combining-memory)")
+GUIDE = "Programming Guide"   # linked in section 1's text, above the verdict
 
 
 def describe_write_combined(wc: Any) -> str:
     """The verdict on write-combined memory, in words, from :func:`write_combined_verdict`."""
     v = write_combined_verdict(wc)
-    ratio, host = v["cpu_read_ratio"], "live, this machine" if wc.live else "the host the record was made on"
+    ratio = v["cpu_read_ratio"]
+    machine = "this machine (live)" if wc.live else recording_machine(wc.provenance)
     if v["cpu_wc_honoured"]:
         cpu = (f"The CPU's reads of write-combined memory took {1 / ratio:.1f}x as long as of ordinary pinned memory "
-               f"on {wc.gpu}'s host, beyond their spread: the flag reached the CPU's page tables, as the {GUIDE} "
+               f"on {machine}, beyond their spread: the flag reached the CPU's page tables, as the {GUIDE} "
                "warns.")
     elif ratio < 0.5:
-        cpu = (f"The CPU read write-combined memory at {ratio:.0%} of the ordinary rate on {wc.gpu}'s host ({host}), "
+        cpu = (f"The CPU read write-combined memory at {ratio:.0%} of the ordinary rate on {machine}, "
                "but the records of such a machine do not all show a slowdown: one run cannot tell whether the flag "
                "reached the CPU's page tables.")
     else:
         cpu = (f"The CPU read write-combined memory at {ratio:.0%} of the ordinary rate "
-               f"({'beyond' if v['cpu_apart'] else 'within'} their spread) on {wc.gpu}'s host ({host}): it did not "
+               f"({'beyond' if v['cpu_apart'] else 'within'} their spread) on {machine}: it did not "
                "give the CPU a write-combined mapping (a hypervisor may decide its guest's memory types: Going "
                f"deeper), so the slowdown the {GUIDE} warns of cannot show on it; on bare metal, where the flag "
                "reaches the CPU's page tables, expect CPU reads many times slower.")
     gpu = (f" The GPU read both at the same rate (ratio {v['gpu_read_ratio']:.3f}, within their spread): "
-           "write-combining does not make GPU reads faster here. It is for buffers the CPU writes and the GPU reads: "
-           "the CPU's writes go out in bursts, usually whole lines, and the GPU's reads need not be snooped where the "
-           "platform honours the type." if v["gpu_same"] else
+           "write-combining does not make GPU reads faster here. It is for buffers the CPU writes and the GPU reads, "
+           "whose reads need not be snooped where the platform honours the type." if v["gpu_same"] else
            f" The GPU read write-combined memory at {v['gpu_read_ratio']:.2f}x the ordinary rate, beyond their "
            "spread.")
     return cpu + gpu
 
 
+def spread_said(row: dict[str, Any], key: str = "GBps") -> str:
+    """A rate with its spread, as the tables show it: "11.2 (10.3-11.5)", the median and, in brackets, the rates of
+    the slowest and the fastest repeat (the band the course's rule compares)."""
+    low, mid, high = band(row, key)
+    return f"{mid:.1f} ({low:.1f}-{high:.1f})"
+
+
 def verdict(wc: Any) -> Any:
-    """Section 1: each side's rates and their ratio, the machine, and the verdict on the guide's warning."""
+    """Section 1: each side's rates with their spread and their ratio, the machine, and the verdict on the guide's
+    warning."""
     ratio = ratios(wc)
-    rows = [(f"{side.upper()} {op}", f"{wc.one(allocation='mapped', side=side, op=op)['GBps']:.1f}",
-             f"{wc.one(allocation='mapped + write-combined', side=side, op=op)['GBps']:.1f}",
+    rows = [(f"{side.upper()} {op}", spread_said(wc.one(allocation="mapped", side=side, op=op)),
+             spread_said(wc.one(allocation="mapped + write-combined", side=side, op=op)),
              f"{ratio[side, op]:.2f}") for side, op in SIDES]
     machine = platform.platform() if wc.live else wc.provenance.get("platform", "not recorded")
+    repeats = len(wc.rows[0]["seconds"])
     return join(Table(["who, what", "ordinary mapped GB/s", "write-combined GB/s", "WC / ordinary"], rows,
-                      caption=f"*{wc.origin(dated=True)}; machine: {machine}*"),
+                      caption=f"*{wc.origin(dated=True)}; median of {repeats} repeats (slowest-fastest); "
+                              f"machine: {machine}*"),
                 Text(describe_write_combined(wc)))
 
 
@@ -186,8 +189,8 @@ def registration(reg: Any) -> Text:
     aligned = reg.select(allocation="pycuda.driver.register_host_memory (aligned_empty, DEVICEMAP)")
     per_gib, _ = registration_seconds(reg)
     cost = reg.one(allocation="register + unregister (host)")
-    registered, allocated = reg.one(allocation="registered")["GBps"], reg.one(allocation="cudaHostAlloc mapped")["GBps"]
-    change = registered / allocated - 1
+    registered, allocated = reg.one(allocation="registered"), reg.one(allocation="cudaHostAlloc mapped")
+    change = registered["GBps"] / allocated["GBps"] - 1
     pycuda = ("PyCUDA's `register_host_memory` worked on an ordinary array." if plain["works"] else
               explain_register_error(plain))   # today's words for the recorded error, not the record's
     if aligned:
@@ -199,9 +202,10 @@ def registration(reg: Any) -> Text:
         pycuda,
         f"Registering and unregistering {cost['nbytes'] >> 20} MiB took {float(np.median(cost['seconds'])) * 1e3:.1f} "
         f"ms: {per_gib * 1e3:.0f} ms per GiB.",
-        f"`read_float4_x4` read registered memory at {registered:.1f} GB/s and `cudaHostAlloc` memory at "
-        f"{allocated:.1f} GB/s: " + (f"{abs(change):.0%} {'slower' if change < 0 else 'faster'}, beyond their spread."
-                                     if _registered_apart(reg) else "as fast, within their spread."),
+        f"`read_float4_x4` read registered memory at {spread_said(registered)} and `cudaHostAlloc` memory at "
+        f"{spread_said(allocated)} GB/s (median, slowest-fastest repeat): "
+        + (f"{abs(change):.0%} {'slower' if change < 0 else 'faster'}, beyond their spread."
+           if _registered_apart(reg) else "as fast, within their spread."),
     ])
 
 
@@ -234,7 +238,7 @@ def _kept(identity: Any) -> str:
 
 
 def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str, int]) -> Text:
-    """What you saw, computed from this run's results."""
+    """What you saw, computed from the results: this run's live, the record's in replay."""
     ratio = ratios(wc)
     found = {kind: pagemap.one(allocation=kind)["maps_line"].split()[5:] for kind in WC_KINDS}
     wc_flags = identity.one(allocation="mapped + write-combined").get("host_flags")
@@ -252,4 +256,4 @@ def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str
         f"Registering cost {per_gib * 1e3:.0f} ms per GiB; registered memory read at {registered / allocated:.0%} of "
         f"`cudaHostAlloc` memory's rate; {reads_needed_rule(per_gib, read)} reads of 1 GiB bring registering under "
         f"10% of the total ({reg.origin(dated=True)}).",
-    ])
+    ], head=computed_from(wc))

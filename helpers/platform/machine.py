@@ -103,11 +103,11 @@ def address_caveat(provenance: dict[str, Any], *, live: bool = False, brief: boo
         where = f"The recording machine ({provenance.get('gpu', 'GPU')}, {str(provenance.get('date', ''))[:10]})"
     if name is None:
         return (f"{where} did not record whether it was a virtual machine. If it was, its /proc/self/pagemap frames "
-                "are guest-physical, and the GPU's DMA addresses are translated again by the host's IOMMU.")
+                "are guest-physical, and the GPU's DMA addresses are translated again by the physical host's IOMMU.")
     if vm:
-        return (f"{where} is a virtual machine ({plainly(name)}): its /proc/self/pagemap frames are guest-physical, not host "
-                "DRAM addresses; the GPU reaches memory by DMA (bus) addresses that the host's IOMMU and the "
-                "hypervisor's page tables translate again, and host-side costs (page faults, pageable copies, "
+        return (f"{where} is a virtual machine ({plainly(name)}): its /proc/self/pagemap frames are guest-physical, not "
+                "the physical host's; the GPU reaches memory by DMA (bus) addresses that the physical host's IOMMU "
+                "and the hypervisor's page tables translate again, and costs (page faults, pageable copies, "
                 f"latency) may include the virtualization layer.{_iommu_note(live)}")
     return (f"{where} reports no virtualization ({name}): pagemap frames are physical addresses, though an IOMMU, "
             f"if enabled, still gives the GPU DMA addresses that differ from them.{_iommu_note(live)}")
