@@ -100,17 +100,17 @@ def describe_write_combined(wc: Any) -> str:
     machine = "this machine (live)" if wc.live else recording_machine(wc.provenance)
     if v["cpu_wc_honoured"]:
         cpu = (f"The CPU's reads of write-combined memory took {1 / ratio:.1f}x as long as of ordinary pinned memory "
-               f"on {machine}, beyond their spread: the flag reached the CPU's page tables, as the {GUIDE} "
-               "warns.")
+               f"on {machine}, beyond their spread and of one sign across the committed records of such a machine: "
+               f"the flag reached the CPU's page tables, as the {GUIDE} warns.")
     elif ratio < 0.5:
         cpu = (f"The CPU read write-combined memory at {ratio:.0%} of the ordinary rate on {machine}, "
                "but the records of such a machine do not all show a slowdown: one run cannot tell whether the flag "
                "reached the CPU's page tables.")
     else:
         cpu = (f"The CPU read write-combined memory at {ratio:.0%} of the ordinary rate "
-               f"({'beyond' if v['cpu_apart'] else 'within'} their spread) on {machine}: it did not "
-               "give the CPU a write-combined mapping (a hypervisor may decide its guest's memory types: Going "
-               f"deeper), so the slowdown the {GUIDE} warns of cannot show on it; on bare metal, where the flag "
+               f"({'beyond' if v['cpu_apart'] else 'within'} their spread, across the committed records of such a "
+               f"machine) on {machine}: it did not give the CPU a write-combined mapping (a hypervisor may decide "
+               f"its guest's memory types: Going deeper), so the slowdown the {GUIDE} warns of cannot show on it; on bare metal, where the flag "
                "reaches the CPU's page tables, expect CPU reads many times slower.")
     gpu = (f" The GPU read both at the same rate (ratio {v['gpu_read_ratio']:.3f}, within their spread): "
            "write-combining does not make GPU reads faster here. It is for buffers the CPU writes and the GPU reads, "
