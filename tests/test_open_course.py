@@ -158,10 +158,11 @@ def test_binder_builds_the_courses_packages_and_a_compiler():
 
     env = parse_environment_yml((ROOT / "binder" / "environment.yml").read_text(encoding="utf-8"))
     conda = dict(parse_spec(dep) for dep in env["dependencies"])
+    conda.update(parse_spec(dep) for dep in env["pip"] if not dep.startswith("-"))  # PyPI-only packages
     project = load_pyproject()["project"]
     runtime = pyproject_requirements({"dependencies": project["dependencies"]})
     for name, floor in runtime.items():
-        assert name in conda, f"binder/environment.yml lacks {name}, a dependency of the course"
+        assert name in conda, f"binder/environment.yml lacks {name}, a dependency of the course (conda or its pip list)"
         assert conda[name] == floor, f"{name}: floor {conda[name]} in binder/environment.yml, {floor} in pyproject"
     assert "jupyterlab" in conda
     compiler = "g++" in (ROOT / "binder" / "apt.txt").read_text().split() or "cxx-compiler" in conda
