@@ -109,13 +109,14 @@ def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: st
     if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
         return hint(f"{past_end} ({text.splitlines()[0][:300]}){question}", step)
     if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
-        return hint(f"no kernel named {kernel}: the check looks the kernel up by its name.",
-                    f"keep the first line as given, `extern \"C\" __global__ void {kernel}(...)`{name_note}.")
+        return hint(_("no kernel named {kernel}: the check looks the kernel up by its name.").format(kernel=kernel),
+                    _("keep the first line as given, `extern \"C\" __global__ void {kernel}(...)`{note}.").format(
+                        kernel=kernel, note=name_note))
     if len(text) > 900:   # keep the compiler's first lines and the backend's hint at the end
         text = f"{text[:520]} [...] {text[-360:]}"
-    return hint(f"the kernel did not build or run: {text}",
-                "read the first error line: it names the line of your source and what the compiler expected there "
-                "(a missing `;` or brace, a name not declared, a type that does not match).")
+    return hint(_("the kernel did not build or run: {error}").format(error=text),
+                _("read the first error line: it names the line of your source and what the compiler expected there "
+                  "(a missing `;` or brace, a name not declared, a type that does not match)."))
 
 
 def is_placeholder(answer: Any) -> bool:

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..i18n import _
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
 
@@ -19,27 +20,30 @@ def compare_prediction(predicted: Any, by_value: Any) -> str:
     themselves does ("runs" correctly, the launch is "refused", or it runs on "garbage" addresses), against
     ``experiments.pass_by_value()``. Works on the untouched ``...`` (it says "no prediction")."""
     row = by_value.rows[0]
-    where = f"{'live on' if by_value.live else 'recorded on'} {by_value.gpu}"
+    where = (_("live on {gpu}") if by_value.live else _("recorded on {gpu}")).format(gpu=by_value.gpu)
     if row["raised"]:
-        seen = f"Measured ({where}): the launch was refused, `{row['error_type']}`."
+        seen = _("Measured ({where}): the launch was refused, `{error}`.").format(where=where, error=row["error_type"])
     else:
-        seen = f"Measured ({where}): the launch was not refused; the kernel ran on whatever the packed bytes spelled."
+        seen = _("Measured ({where}): the launch was not refused; the kernel ran on whatever the packed bytes "
+                 "spelled.").format(where=where)
     if is_placeholder(predicted):
-        return f"You made no prediction (`predicted_by_value` is still `...`). {seen}"
+        return _("You made no prediction (`predicted_by_value` is still `...`). {seen}").format(seen=seen)
     said = str(predicted).strip().lower()
     if said not in OUTCOMES:
-        return f"A prediction here is one of {', '.join(map(repr, OUTCOMES))}; you gave {predicted!r}. {seen}"
-    text = f"You predicted {said!r}. {seen} "
+        return _("A prediction here is one of {outcomes}; you gave {given}. {seen}").format(
+            outcomes=", ".join(map(repr, OUTCOMES)), given=repr(predicted), seen=seen)
+    text = _("You predicted {said}. {seen} ").format(said=repr(said), seen=seen)
     if said == "refused" and row["raised"]:
-        return text + (f"Right: {row['passed_argument_bytes']:,} bytes of parameters where the kernel declares three "
-                       "pointers and an int, and the driver refuses the launch before anything runs.")
+        return text + _("Right: {nbytes:,} bytes of parameters where the kernel declares three pointers and an int, "
+                        "and the driver refuses the launch before anything runs.").format(
+            nbytes=row["passed_argument_bytes"])
     if said == "garbage" and not row["raised"]:
-        return text + "Right: nothing stopped it, which is the dangerous case."
+        return text + _("Right: nothing stopped it, which is the dangerous case.")
     if said == "runs":
-        return text + ("What does the kernel find in its first parameter: an 8-byte address, or the first bytes of "
-                       "your floats? Read section 5's first paragraph again.")
-    return text + ("Not this time: how many bytes did PyCUDA pack, and how many does the kernel declare? Going "
-                   "deeper says what is known of why the driver refused the launch.")
+        return text + _("What does the kernel find in its first parameter: an 8-byte address, or the first bytes of "
+                        "your floats? Read section 5's first paragraph again.")
+    return text + _("Not this time: how many bytes did PyCUDA pack, and how many does the kernel declare? Going "
+                    "deeper says what is known of why the driver refused the launch.")
 
 
 class _Launches:
@@ -61,24 +65,25 @@ class _SpyKernel:
         problem = None
         for i, arg in enumerate(args[:self.pointers]):
             if isinstance(arg, np.ndarray):
-                problem = _hint(f"argument {i} is a NumPy array: PyCUDA would copy its bytes into the kernel's "
-                                "parameters (by value, section 5). What does the kernel expect in that parameter: "
-                                "the array's bytes, or its device pointer? Which call in section 4 gives it?",
-                                "pass the array's device pointer: the mapped array's base has get_device_pointer(), "
-                                "wrapped in np.intp(...) so PyCUDA packs 8 bytes.")
+                problem = _hint(_("argument {i} is a NumPy array: PyCUDA would copy its bytes into the kernel's "
+                                  "parameters (by value, section 5). What does the kernel expect in that parameter: "
+                                  "the array's bytes, or its device pointer? Which call in section 4 gives it?")
+                                .format(i=i),
+                                _("pass the array's device pointer: the mapped array's base has "
+                                  "get_device_pointer(), wrapped in np.intp(...) so PyCUDA packs 8 bytes."))
             elif not isinstance(arg, (np.intp, np.int64, np.uint64)):
-                problem = _hint(f"argument {i} is {type(arg).__name__}. How many bytes does a pointer parameter take, "
-                                "and how does PyCUDA know to pack that many?",
-                                "pass a pointer as np.intp(...), a sized NumPy integer, so PyCUDA packs 8 bytes.")
+                problem = _hint(_("argument {i} is {type}. How many bytes does a pointer parameter take, and how "
+                                  "does PyCUDA know to pack that many?").format(i=i, type=type(arg).__name__),
+                                _("pass a pointer as np.intp(...), a sized NumPy integer, so PyCUDA packs 8 bytes."))
             if problem:
                 break
         if problem is None:
             for arg in args[self.pointers:]:
                 if not isinstance(arg, (np.int32, np.float32)):
-                    problem = _hint(f"the scalar argument {arg!r} is {type(arg).__name__}. The kernel takes a 4-byte "
-                                    "int, and PyCUDA packs sized NumPy scalars (np.int32, np.float32): how many bytes "
-                                    "should it pack for this one?",
-                                    "wrap the count in the 4-byte NumPy integer type when you pass it.")
+                    problem = _hint(_("the scalar argument {arg} is {type}. The kernel takes a 4-byte int, and "
+                                      "PyCUDA packs sized NumPy scalars (np.int32, np.float32): how many bytes should "
+                                      "it pack for this one?").format(arg=repr(arg), type=type(arg).__name__),
+                                    _("wrap the count in the 4-byte NumPy integer type when you pass it."))
                     break
         if problem is None:
             n = next((int(a) for a in args[self.pointers:] if isinstance(a, (np.int32, int))), 0)
@@ -87,12 +92,12 @@ class _SpyKernel:
             except (TypeError, ValueError):
                 threads = -1
             if block is None or threads < n:
-                problem = _hint(f"the launch block={block}, grid={grid} starts {max(threads, 0)} threads for n = {n} "
-                                "elements. How many blocks of 256 cover n when n is not a multiple of 256? Round up, "
-                                "not down.",
-                                "a whole number of blocks that covers n is the division n / threads rounded up; in "
-                                "integers, add threads - 1 before the `//`. The kernel's `if (idx < n)` stops the "
-                                "extra threads.")
+                problem = _hint(_("the launch block={block}, grid={grid} starts {threads} threads for n = {n} "
+                                  "elements. How many blocks of 256 cover n when n is not a multiple of 256? Round "
+                                  "up, not down.").format(block=block, grid=grid, threads=max(threads, 0), n=n),
+                                _("a whole number of blocks that covers n is the division n / threads rounded up; in "
+                                  "integers, add threads - 1 before the `//`. The kernel's `if (idx < n)` stops the "
+                                  "extra threads."))
         if problem is not None:
             log.problem = log.problem or problem
             log.events.append("refused")
@@ -140,7 +145,7 @@ def check_add_on_gpu(add_on_gpu: Callable[[Any, np.ndarray, np.ndarray], Any]) -
     """write-your-first-zero-copy-kernel: ``add_on_gpu(kernel, a, b)`` runs the seed program as a function and
     returns a + b."""
     if is_placeholder(add_on_gpu):
-        return _not_yet("define add_on_gpu(kernel, a, b).")
+        return _not_yet(_("define add_on_gpu(kernel, a, b)."))
     kernel = _kernel("vector_add", "vector_add_kernel")
     namespace = getattr(add_on_gpu, "__globals__", {})
     for n in (1000, 100):
@@ -156,35 +161,36 @@ def check_add_on_gpu(add_on_gpu: Callable[[Any, np.ndarray, np.ndarray], Any]) -
         if log.problem:
             return log.problem
         if result is None and not log.events:
-            return _not_yet("add_on_gpu does not launch the kernel yet: follow the four steps in its comments.")
+            return _not_yet(_("add_on_gpu does not launch the kernel yet: follow the four steps in its comments."))
         if "launch" not in log.events:
-            return _hint("add_on_gpu never launched the kernel. Which of the four steps in its comments runs the "
-                         "GPU?", "call kernel(...) with the three device pointers and the element count, and "
-                         "block= and grid= as in section 4.")
+            return _hint(_("add_on_gpu never launched the kernel. Which of the four steps in its comments runs the "
+                           "GPU?"), _("call kernel(...) with the three device pointers and the element count, and "
+                                      "block= and grid= as in section 4."))
         if "sync" not in log.events[log.events.index("launch"):]:
-            return _hint("no synchronisation after the launch. Has the GPU finished when the launch call returns?",
-                         "a launch returns before the GPU has finished: call drv.Context.synchronize() before "
-                         "reading the result.")
+            return _hint(_("no synchronisation after the launch. Has the GPU finished when the launch call returns?"),
+                         _("a launch returns before the GPU has finished: call drv.Context.synchronize() before "
+                           "reading the result."))
         if not isinstance(result, np.ndarray):
-            return _hint(f"return the sums as a NumPy array; add_on_gpu returned {type(result).__name__}.",
-                         "return a copy of the result array (after the synchronisation, before free()).")
+            return _hint(_("return the sums as a NumPy array; add_on_gpu returned {type}.").format(
+                type=type(result).__name__),
+                         _("return a copy of the result array (after the synchronisation, before free())."))
         root = result
         while isinstance(root.base, np.ndarray):
             root = root.base
         if hasattr(root.base, "free"):
-            return _hint("you returned the page-locked array itself. What happens to its memory after free(), and "
-                         "what if you never call free()?",
-                         "after free() its memory is gone (reading it can crash the process), and without free() it "
-                         "leaks: return a copy (.copy()), made before freeing.")
+            return _hint(_("you returned the page-locked array itself. What happens to its memory after free(), "
+                           "and what if you never call free()?"),
+                         _("after free() its memory is gone (reading it can crash the process), and without free() "
+                           "it leaks: return a copy (.copy()), made before freeing."))
         if result.shape != a.shape or not np.array_equal(result, a + b):
             wrong = np.flatnonzero(np.asarray(result).ravel()[:n] != (a + b)[:result.size]) if result.size else [0]
             first = int(wrong[0]) if len(wrong) else result.size
-            return _hint(f"for n = {n} the sums differ from a + b (first at index {first}). What do the mapped "
-                         "arrays hold when the kernel reads them?",
-                         "copy a and b into the mapped arrays (h_a[:] = a) before the launch, and return the "
-                         "result array's copy.")
-    return _correct("mapped arrays, device pointers, enough blocks to cover n, a launch, a synchronisation, a copy "
-                    "out and free(): the seed program as a reusable function.")
+            return _hint(_("for n = {n} the sums differ from a + b (first at index {first}). What do the mapped "
+                           "arrays hold when the kernel reads them?").format(n=n, first=first),
+                         _("copy a and b into the mapped arrays (h_a[:] = a) before the launch, and return the "
+                           "result array's copy."))
+    return _correct(_("mapped arrays, device pointers, enough blocks to cover n, a launch, a synchronisation, a copy "
+                      "out and free(): the seed program as a reusable function."))
 
 
 SAXPY_N, SAXPY_A, SAXPY_BLOCK, SAXPY_GUARD = 1000, 2.5, 256, 64
@@ -198,8 +204,8 @@ def check_saxpy(source: str) -> Feedback:
     in replay on the CPU backend, which checks every access against the arrays' bounds.
     """
     if is_placeholder(source) or not isinstance(source, str):
-        return _not_yet("write the body of saxpy: compute this thread's index, and if it is below n set "
-                        "y[i] = a * x[i] + y[i].")
+        return _not_yet(_("write the body of saxpy: compute this thread's index, and if it is below n set "
+                          "y[i] = a * x[i] + y[i]."))
     from ..mode import detect
 
     n, a, block = SAXPY_N, np.float32(SAXPY_A), SAXPY_BLOCK
@@ -229,33 +235,35 @@ def check_saxpy(source: str) -> Feedback:
             fn(np.int32(n), a, cpu.device_pointer(x), cpu.device_pointer(y), block=(block, 1, 1), grid=(grid, 1))
             got, guard_ok = y.copy(), True
     except Exception as exc:  # noqa: BLE001 (a check never raises)
-        return kernel_failure_hint(exc, "saxpy", "an access past the end of the arrays",
-                                   f". The grid has {grid * block} threads for n = {n}: what stops the threads whose "
-                                   "index is n or more?",
-                                   "guard the body with `if (i < n)` (not `<=`).",
-                                   name_note=" (extern \"C\" keeps the name unmangled)")
+        return kernel_failure_hint(exc, "saxpy", _("an access past the end of the arrays"),
+                                   _(". The grid has {threads} threads for n = {n}: what stops the threads whose "
+                                     "index is n or more?").format(threads=grid * block, n=n),
+                                   _("guard the body with `if (i < n)` (not `<=`)."),
+                                   name_note=_(" (extern \"C\" keeps the name unmangled)"))
     if not guard_ok:
-        return _hint(f"threads past n wrote beyond y[{n - 1}]: the grid has {grid * block} threads for n = {n}. What "
-                     "stops the threads whose index is n or more?", "guard the body with `if (i < n)` (not `<=`).")
+        return _hint(_("threads past n wrote beyond y[{last}]: the grid has {threads} threads for n = {n}. What "
+                       "stops the threads whose index is n or more?").format(last=n - 1, threads=grid * block, n=n),
+                     _("guard the body with `if (i < n)` (not `<=`)."))
     if np.array_equal(got, y0):
-        return _not_yet("y is unchanged: the kernel ran but wrote nothing. Set y[i] = a * x[i] + y[i].")
+        return _not_yet(_("y is unchanged: the kernel ran but wrote nothing. Set y[i] = a * x[i] + y[i]."))
     if np.allclose(got, a * x0):
-        return _hint("y equals a * x: the old y was overwritten, not added. What does SAXPY add to a * x?",
-                     "SAXPY updates y in place: the new y[i] uses the old y[i] too.")
+        return _hint(_("y equals a * x: the old y was overwritten, not added. What does SAXPY add to a * x?"),
+                     _("SAXPY updates y in place: the new y[i] uses the old y[i] too."))
     if np.array_equal(got[block:], y0[block:]):
-        return _hint(f"only the first {block} elements changed (every block wrote the same ones). Which threads "
-                     "share your index, and which built-in variable tells the blocks apart?",
-                     "the index must include the block: blockIdx.x counts blocks, and each block holds blockDim.x "
-                     "threads before this one's threadIdx.x.")
+        return _hint(_("only the first {block} elements changed (every block wrote the same ones). Which threads "
+                       "share your index, and which built-in variable tells the blocks apart?").format(block=block),
+                     _("the index must include the block: blockIdx.x counts blocks, and each block holds blockDim.x "
+                       "threads before this one's threadIdx.x."))
     if not np.allclose(got, want, rtol=1e-6, atol=1e-6):
         bad = np.flatnonzero(~np.isclose(got, want, rtol=1e-6, atol=1e-6))
-        return _hint(f"y differs from a * x + y at {bad.size} of {n} elements (first at {bad[0]}). Which element "
-                     "does each thread read and write, and with which formula?",
-                     f"at index {bad[0]} y should be {want[bad[0]]:.6g}, it is {got[bad[0]]:.6g}: each thread "
-                     "reads x and y at its own index i and writes y at the same i.")
-    where = "on the GPU, through mapped memory" if live else "on the CPU backend (the GPU runs the same source live)"
-    return _correct(f"y = a*x + y for all {n} elements {where}, and no thread touched memory past n: one thread "
-                    "per element, guarded by i < n.")
+        return _hint(_("y differs from a * x + y at {bad} of {n} elements (first at {first}). Which element does "
+                       "each thread read and write, and with which formula?").format(bad=bad.size, n=n, first=bad[0]),
+                     _("at index {i} y should be {want:.6g}, it is {got:.6g}: each thread reads x and y at its own "
+                       "index i and writes y at the same i.").format(i=bad[0], want=want[bad[0]], got=got[bad[0]]))
+    where = _("on the GPU, through mapped memory") if live else _(
+        "on the CPU backend (the GPU runs the same source live)")
+    return _correct(_("y = a*x + y for all {n} elements {where}, and no thread touched memory past n: one thread "
+                      "per element, guarded by i < n.").format(n=n, where=where))
 
 
 # --------------------------------------------------------------------------- coalesce-and-align-accesses

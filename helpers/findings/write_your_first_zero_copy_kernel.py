@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..experiments import expect
+from ..i18n import _
 from ..platform.notes import platform_note
 from ..tables import Table, Text, join
 
@@ -26,9 +27,9 @@ def on_gpu(kernel: Any) -> bool:
 def backend(kernel: Any, gpu_name: str) -> Text:
     """Where the kernel just compiled will run, read from the kernel object."""
     if on_gpu(kernel):
-        return Text(f"`vector_add_kernel` compiled by nvcc; it runs on the GPU ({gpu_name}).")
-    return Text("`vector_add_kernel` compiled by the C++ compiler; it runs on the CPU backend `zc.cpu` (no GPU "
-                "here): every thread on the CPU, every access checked against the arrays' bounds.")
+        return Text(_("`vector_add_kernel` compiled by nvcc; it runs on the GPU ({gpu}).").format(gpu=gpu_name))
+    return Text(_("`vector_add_kernel` compiled by the C++ compiler; it runs on the CPU backend `zc.cpu` (no GPU "
+                  "here): every thread on the CPU, every access checked against the arrays' bounds."))
 
 
 def pointers(hosts: Sequence[np.ndarray], devices: Sequence[Any], names: str = "abc") -> Table:
@@ -36,42 +37,48 @@ def pointers(hosts: Sequence[np.ndarray], devices: Sequence[Any], names: str = "
     rows = [(f"h_{name} / d_{name}", f"{h.ctypes.data:#x}", f"{int(d):#x}", int(d) == h.ctypes.data)
             for name, h, d in zip(names, hosts, devices)]
     same = all(row[-1] for row in rows)
-    return Table(["array", "host address", "device pointer", "equal"], rows,
-                 caption=f"*device pointer == host pointer for {'all' if same else 'not all'} of them*")
+    return Table([_("array"), _("host address"), _("device pointer"), _("equal")], rows,
+                 caption=_("*device pointer == host pointer for all of them*") if same
+                 else _("*device pointer == host pointer for not all of them*"))
 
 
 def by_value(result: Any) -> Any:
     """What launching the seed's kernel with the arrays themselves did, and a check of it."""
     row = result.rows[0]
-    raised = f"the launch raised `{row['error_type']}: {row['error']}`" if row["raised"] else "no error was raised"
-    after = "gave the right sums" if row["context_ok_after"] else "FAILED"
-    said = (f"Passing the three arrays themselves packed {row['passed_argument_bytes']:,} bytes of parameters "
-            f"({result.origin()}): {raised}; afterwards a launch with device pointers {after}.")
+    raised = (_("the launch raised `{type}: {error}`").format(type=row["error_type"], error=row["error"])
+              if row["raised"] else _("no error was raised"))
+    after = _("gave the right sums") if row["context_ok_after"] else _("FAILED")
+    said = _("Passing the three arrays themselves packed {nbytes:,} bytes of parameters ({origin}): {raised}; "
+             "afterwards a launch with device pointers {after}.").format(
+        nbytes=row["passed_argument_bytes"], origin=result.origin(), raised=raised, after=after)
     checks = expect((bool(row["raised"]) and row["error_type"] == "LaunchError",
-                     "the driver refuses a parameter buffer that does not match the kernel's parameter list",
-                     row["error_type"] or "no error"),
-                    (bool(row["context_ok_after"]), "the context still works after the refused launch",
-                     "it works" if row["context_ok_after"] else "it does not"))
+                     _("the driver refuses a parameter buffer that does not match the kernel's parameter list"),
+                     row["error_type"] or _("no error")),
+                    (bool(row["context_ok_after"]), _("the context still works after the refused launch"),
+                     _("it works") if row["context_ok_after"] else _("it does not")))
     return join(f"**{result.describe()}**", Text(said), checks)
 
 
 def leak(runs: Sequence[bool], before: int, after: int, device: Any) -> Text:
     """The seed program run several times: did every run pass, and did the bytes held grow?"""
-    held = ("page-locked bytes the helpers hold" if device.__name__.startswith("helpers.memory")
-            else "bytes of mapped arrays the CPU backend knows")
-    passed = f"{sum(map(bool, runs))} of {len(runs)} runs passed"
+    held = (_("page-locked bytes the helpers hold") if device.__name__.startswith("helpers.memory")
+            else _("bytes of mapped arrays the CPU backend knows"))
+    passed = _("{passed} of {runs} runs passed").format(passed=sum(map(bool, runs)), runs=len(runs))
     if after == before:
-        return Text(f"{passed}; {held}: {before:,} before, {after:,} after: **unchanged**, nothing leaked.")
-    return Text(f"{passed}; {held}: {before:,} before, {after:,} after: **grew by {after - before:,}**: "
-                "something was not freed.")
+        return Text(_("{passed}; {held}: {before:,} before, {after:,} after: **unchanged**, nothing leaked.").format(
+            passed=passed, held=held, before=before, after=after))
+    return Text(_("{passed}; {held}: {before:,} before, {after:,} after: **grew by {grew:,}**: something was not "
+                  "freed.").format(passed=passed, held=held, before=before, after=after, grew=after - before))
 
 
 def contexts(result: Any) -> Any:
     """Mapped memory used across two contexts, and what importing ``pycuda.autoinit`` did."""
     autoinit = next(r for r in result.rows if "autoinit_context_is_primary" in r)
-    said = (f"`import pycuda.autoinit` made another context current: {autoinit['autoinit_changed_current']}; that "
-            f"context is the primary one: {autoinit['autoinit_context_is_primary']} ({result.origin()}).")
-    table = Table(["allocated in", "kernel launched from", "PORTABLE", "kernel wrote it correctly", "error"],
+    said = _("`import pycuda.autoinit` made another context current: {changed}; that context is the primary one: "
+             "{primary} ({origin}).").format(changed=autoinit["autoinit_changed_current"],
+                                            primary=autoinit["autoinit_context_is_primary"], origin=result.origin())
+    table = Table([_("allocated in"), _("kernel launched from"), "PORTABLE", _("kernel wrote it correctly"),
+                   _("error")],
                   [(r["allocated_in"], r["used_from"], r["portable"], r["correct"], r["error"] or "-")
                    for r in result.rows if r["allocated_in"]])
     return join(f"**{result.describe()}**", Text(said), table)
