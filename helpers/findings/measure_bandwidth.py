@@ -10,18 +10,19 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import N_, _
 from ..tables import Table, Text, bullets, join
 
 # The eight ways of moving bytes of the size sweep: (name, which result, the rows' fields).
 SERIES: tuple[tuple[str, str, dict[str, str]], ...] = (
-    ("memcpy HtoD pinned", "memcpy", dict(direction="htod", host_memory="pinned")),
-    ("memcpy DtoH pinned", "memcpy", dict(direction="dtoh", host_memory="pinned")),
-    ("memcpy HtoD pageable", "memcpy", dict(direction="htod", host_memory="pageable")),
-    ("memcpy DtoH pageable", "memcpy", dict(direction="dtoh", host_memory="pageable")),
-    ("zero-copy read kernel", "streams", dict(memory="zero_copy", op="read")),
-    ("zero-copy write kernel", "streams", dict(memory="zero_copy", op="write")),
-    ("device read kernel", "streams", dict(memory="device", op="read")),
-    ("device write kernel", "streams", dict(memory="device", op="write")),
+    (N_("memcpy HtoD pinned"), "memcpy", dict(direction="htod", host_memory="pinned")),
+    (N_("memcpy DtoH pinned"), "memcpy", dict(direction="dtoh", host_memory="pinned")),
+    (N_("memcpy HtoD pageable"), "memcpy", dict(direction="htod", host_memory="pageable")),
+    (N_("memcpy DtoH pageable"), "memcpy", dict(direction="dtoh", host_memory="pageable")),
+    (N_("zero-copy read kernel"), "streams", dict(memory="zero_copy", op="read")),
+    (N_("zero-copy write kernel"), "streams", dict(memory="zero_copy", op="write")),
+    (N_("device read kernel"), "streams", dict(memory="device", op="read")),
+    (N_("device write kernel"), "streams", dict(memory="device", op="write")),
 )
 
 
@@ -53,16 +54,18 @@ def rates(memcpy: Any, streams: Any) -> dict[str, float]:
 def link(session: Any) -> Text:
     """The PCIe link of the GPU the figures come from (``zc.session().link``), and whether it runs below its
     maximum."""
-    gpu = f"{'this GPU' if session.live else 'the recorded ' + session.gpu}"
+    gpu = _("this GPU") if session.live else _("the recorded {gpu}").format(gpu=session.gpu)
     found = session.link
     if found is None:
-        why = "nvidia-smi is missing" if session.live else "this record was made before records stored it"
-        return Text(f"The PCIe link of {gpu} could not be read ({why}).")
-    text = (f"PCIe link of {gpu} ({'live' if session.live else 'recorded'}): Gen{found.gen} x{found.width} (at most "
-            f"Gen{found.max_gen} x{found.max_width}): {found.nominal_GBps:.1f} GB/s nominal per direction.")
+        why = _("nvidia-smi is missing") if session.live else _("this record was made before records stored it")
+        return Text(_("The PCIe link of {gpu} could not be read ({why}).").format(gpu=gpu, why=why))
+    text = _("PCIe link of {gpu} ({how}): Gen{gen} x{width} (at most Gen{max_gen} x{max_width}): {nominal:.1f} GB/s "
+             "nominal per direction.").format(gpu=gpu, how=_("live") if session.live else _("recorded"),
+                                              gen=found.gen, width=found.width, max_gen=found.max_gen,
+                                              max_width=found.max_width, nominal=found.nominal_GBps)
     if found.max_gen and found.gen < found.max_gen:
-        text += (" The link runs below its maximum generation now: an idle GPU trains its link down to save power "
-                 "and back up under traffic.")
+        text += _(" The link runs below its maximum generation now: an idle GPU trains its link down to save power "
+                  "and back up under traffic.")
     return Text(text)
 
 
@@ -78,12 +81,14 @@ def both_directions(e2e: Any = None, memcpy: Any = None) -> Text:
     n = int(max(e2e.column("n")))
     total = 12 * n / float(np.median(e2e.one(method="zero_copy", n=n)["seconds"])) / 1e9   # a, b in; c out
     one = float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
-    shape = ("more than one direction carries, less than twice" if one < total < 1.9 * one else
-             "no more than one direction carries" if total <= one else "about twice one direction")
-    return Text(f"Both directions at once: the zero-copy vector add of {lesson('overlap-copies-with-streams').label} "
-                f"(c = a + b, two bytes read for every byte written; {e2e.origin()}) moved {total:.1f} GB/s in the two "
-                f"directions together, {total * 2 / 3:.1f} GB/s host to GPU and {total / 3:.1f} GB/s back: "
-                f"{total / one:.2f}x the {one:.1f} GB/s of a pinned copy in one direction, {shape}.")
+    shape = (_("more than one direction carries, less than twice") if one < total < 1.9 * one else
+             _("no more than one direction carries") if total <= one else _("about twice one direction"))
+    return Text(_("Both directions at once: the zero-copy vector add of {lesson} (c = a + b, two bytes read for every "
+                  "byte written; {origin}) moved {total:.1f} GB/s in the two directions together, {in_:.1f} GB/s "
+                  "host to GPU and {out:.1f} GB/s back: {times:.2f}x the {one:.1f} GB/s of a pinned copy in one "
+                  "direction, {shape}.").format(
+        lesson=lesson("overlap-copies-with-streams").label, origin=e2e.origin(), total=total, in_=total * 2 / 3,
+        out=total / 3, times=total / one, one=one, shape=shape))
 
 
 def fixed_costs(memcpy: Any, streams: Any) -> Table:
@@ -95,9 +100,9 @@ def fixed_costs(memcpy: Any, streams: Any) -> Table:
         sizes, gbps = sweep(results[which], **fields)
         t0 = sizes[0] / (gbps[0] * 1e9)
         half = sizes[np.argmax(gbps >= 0.5 * gbps[-1])]
-        rows.append([name, f"{t0 * 1e6:.1f} us", f"{gbps[-1]:,.1f}", _kib(t0 * gbps[-1] * 1e9), _kib(half)])
-    return Table(["series", "time for the smallest size (t0)", "GB/s at the largest size (peak)",
-                  "t0 x peak (predicted half-rate size)", "first measured size at half rate"], rows,
+        rows.append([_(name), f"{t0 * 1e6:.1f} us", f"{gbps[-1]:,.1f}", _kib(t0 * gbps[-1] * 1e9), _kib(half)])
+    return Table([_("series"), _("time for the smallest size (t0)"), _("GB/s at the largest size (peak)"),
+                  _("t0 x peak (predicted half-rate size)"), _("first measured size at half rate")], rows,
                  caption=f"*{streams.origin()}*")
 
 
@@ -110,31 +115,33 @@ def l2_table(streams: Any, session: Any) -> Any:
     rows = []
     for r in reads:
         median = float(np.median(r["seconds"]))
-        label = ("fits in the L2" if r["nbytes"] <= l2 / 2 else "about the L2's size" if r["nbytes"] <= 2 * l2
-                 else "far above the L2: HBM")
+        label = (_("fits in the L2") if r["nbytes"] <= l2 / 2 else _("about the L2's size") if r["nbytes"] <= 2 * l2
+                 else _("far above the L2: HBM"))
         rows.append([_kib(r["nbytes"]), f"{median * 1e6:,.1f} us", f"{median / launch:.1f}x", f"{r['GBps']:,.0f}",
                      label])
-    head = Text(f"Device-memory read kernel ({streams.origin()}); L2 = {l2 / 2**20:.0f} MiB ({l2 / 1e6:.1f} MB); the shortest launch (the "
-                f"fastest repeat of any size) took {launch * 1e6:.1f} us.")
-    return join(head, Table(["size", "time (median)", "x shortest launch", "GB/s", "label"], rows))
+    head = Text(_("Device-memory read kernel ({origin}); L2 = {mib:.0f} MiB ({mb:.1f} MB); the shortest launch (the "
+                  "fastest repeat of any size) took {launch:.1f} us.").format(
+        origin=streams.origin(), mib=l2 / 2**20, mb=l2 / 1e6, launch=launch * 1e6))
+    return join(head, Table([_("size"), _("time (median)"), _("x shortest launch"), "GB/s", _("label")], rows))
 
 
 def ratio_values(memcpy: Any, streams: Any) -> dict[str, float]:
     """The five ratios at the largest size, by name."""
     r = rates(memcpy, streams)
     return {
-        "zero-copy read / pinned memcpy HtoD": r["zero-copy read kernel"] / r["memcpy HtoD pinned"],
-        "zero-copy write / pinned memcpy DtoH": r["zero-copy write kernel"] / r["memcpy DtoH pinned"],
-        "device-memory read / zero-copy read": r["device read kernel"] / r["zero-copy read kernel"],
-        "pinned / pageable memcpy HtoD": r["memcpy HtoD pinned"] / r["memcpy HtoD pageable"],
-        "pinned / pageable memcpy DtoH": r["memcpy DtoH pinned"] / r["memcpy DtoH pageable"],
+        N_("zero-copy read / pinned memcpy HtoD"): r["zero-copy read kernel"] / r["memcpy HtoD pinned"],
+        N_("zero-copy write / pinned memcpy DtoH"): r["zero-copy write kernel"] / r["memcpy DtoH pinned"],
+        N_("device-memory read / zero-copy read"): r["device read kernel"] / r["zero-copy read kernel"],
+        N_("pinned / pageable memcpy HtoD"): r["memcpy HtoD pinned"] / r["memcpy HtoD pageable"],
+        N_("pinned / pageable memcpy DtoH"): r["memcpy DtoH pinned"] / r["memcpy DtoH pageable"],
     }
 
 
 def ratios(memcpy: Any, streams: Any) -> Table:
     """The five ratios that sum the sweep up, at its largest size."""
-    return Table(["ratio", "value"], [(name, f"{value:.2f}") for name, value in ratio_values(memcpy, streams).items()],
-                 caption=f"*At {_size(largest(memcpy))}, {memcpy.origin()}*")
+    return Table([_("ratio"), _("value")],
+                 [(_(name), f"{value:.2f}") for name, value in ratio_values(memcpy, streams).items()],
+                 caption=_("*At {size}, {origin}*").format(size=_size(largest(memcpy)), origin=memcpy.origin()))
 
 
 def link_share(memcpy: Any, session: Any) -> Text:
@@ -143,14 +150,15 @@ def link_share(memcpy: Any, session: Any) -> Text:
 
     found = session.link
     if found is None:
-        return Text("The link could not be read, so the copies cannot be set against its nominal rate.")
+        return Text(_("The link could not be read, so the copies cannot be set against its nominal rate."))
     gen, width = found.max_gen or found.gen, found.max_width or found.width
     nominal = pcie.nominal_GBps(gen, width)
     size = largest(memcpy)
     htod, dtoh = (float(memcpy.one(nbytes=size, direction=d, host_memory="pinned")["GBps"]) for d in ("htod", "dtoh"))
-    return Text(f"Pinned memcpy HtoD reached {htod:.1f} GB/s = {htod / nominal:.0%} of the {nominal:.1f} GB/s a "
-                f"Gen{gen} x{width} link carries per direction before packet overheads; DtoH {dtoh / nominal:.0%} "
-                f"({memcpy.origin()}).")
+    return Text(_("Pinned memcpy HtoD reached {htod:.1f} GB/s = {htod_share:.0%} of the {nominal:.1f} GB/s a "
+                  "Gen{gen} x{width} link carries per direction before packet overheads; DtoH {dtoh_share:.0%} "
+                  "({origin}).").format(htod=htod, htod_share=htod / nominal, nominal=nominal, gen=gen, width=width,
+                                        dtoh_share=dtoh / nominal, origin=memcpy.origin()))
 
 
 def expectations(memcpy: Any, streams: Any) -> list[tuple[bool, str, str]]:
@@ -159,12 +167,12 @@ def expectations(memcpy: Any, streams: Any) -> list[tuple[bool, str, str]]:
     v = ratio_values(memcpy, streams)
     read, device = v["zero-copy read / pinned memcpy HtoD"], v["device-memory read / zero-copy read"]
     return [
-        (device > 5, "device memory several times (> 5x) faster than reading host memory over the bus",
+        (device > 5, _("device memory several times (> 5x) faster than reading host memory over the bus"),
          f"{device:.1f}x"),
-        (read < 1.15, "a kernel reading host memory no faster (< 1.15x) than the copy engine on the same link",
-         f"{read:.2f}x the copy"),
-        (read > 0.5, "zero-copy reads with a full grid of threads close to the link rate (> 0.5x the copy)",
-         f"{read:.2f}x the copy"),
+        (read < 1.15, _("a kernel reading host memory no faster (< 1.15x) than the copy engine on the same link"),
+         _("{read:.2f}x the copy").format(read=read)),
+        (read > 0.5, _("zero-copy reads with a full grid of threads close to the link rate (> 0.5x the copy)"),
+         _("{read:.2f}x the copy").format(read=read)),
     ]
 
 
@@ -189,8 +197,8 @@ def _beats(memcpy: Any, streams: Any, host_memory: str) -> str:
     if getattr(streams, "live", False):
         across = across.including(difference)
     if not spread.beyond_spread(difference, across, own):
-        return "is not told apart from"
-    return "beats" if difference > 0 else "does not beat"
+        return N_("is not told apart from")
+    return N_("beats") if difference > 0 else N_("does not beat")
 
 
 def lore(memcpy: Any, streams: Any) -> Text:
@@ -198,12 +206,14 @@ def lore(memcpy: Any, streams: Any) -> Text:
     r = rates(memcpy, streams)
     zc, pinned, pageable = r["zero-copy read kernel"], r["memcpy HtoD pinned"], r["memcpy HtoD pageable"]
     return bullets([
-        f"against the pinned copy: zero-copy {_beats(memcpy, streams, 'pinned')} it ({zc / pinned:.0%} of its rate);",
-        f"against the pageable copy: zero-copy {_beats(memcpy, streams, 'pageable')} it ({zc / pageable:.1f}x its "
-        "rate).",
-    ], head=(f"Zero-copy read kernel {zc:.1f} GB/s, pinned memcpy HtoD {pinned:.1f} GB/s, pageable memcpy HtoD "
-             f"{pageable:.1f} GB/s (all at {_size(largest(memcpy))}, {streams.origin()}); each verdict beyond this run's "
-             "repeats and of one sign across the committed records:"))
+        _("against the pinned copy: zero-copy {verdict} it ({share:.0%} of its rate);").format(
+            verdict=_(_beats(memcpy, streams, "pinned")), share=zc / pinned),
+        _("against the pageable copy: zero-copy {verdict} it ({times:.1f}x its rate).").format(
+            verdict=_(_beats(memcpy, streams, "pageable")), times=zc / pageable),
+    ], head=_("Zero-copy read kernel {zc:.1f} GB/s, pinned memcpy HtoD {pinned:.1f} GB/s, pageable memcpy HtoD "
+              "{pageable:.1f} GB/s (all at {size}, {origin}); each verdict beyond this run's repeats and of one sign "
+              "across the committed records:").format(zc=zc, pinned=pinned, pageable=pageable,
+                                                       size=_size(largest(memcpy)), origin=streams.origin()))
 
 
 def what_you_saw(memcpy: Any, streams: Any) -> Text:
@@ -212,14 +222,17 @@ def what_you_saw(memcpy: Any, streams: Any) -> Text:
     zc_read, zc_write, dev = r["zero-copy read kernel"], r["zero-copy write kernel"], r["device read kernel"]
     htod, dtoh = r["memcpy HtoD pinned"], r["memcpy DtoH pinned"]
     return bullets([
-        f"Data from: {memcpy.describe()}",
-        f"At {size} a zero-copy read kernel reached {zc_read:.1f} GB/s = {zc_read / htod:.0%} of pinned memcpy HtoD "
-        f"({htod:.1f} GB/s); a zero-copy write kernel {zc_write:.1f} GB/s = {zc_write / dtoh:.0%} of pinned DtoH.",
-        f"Device memory (read_float4_x4, experiments.kernel_bandwidth, {size}) read at {dev:,.0f} GB/s, "
-        f"{dev / zc_read:.0f}x the zero-copy read.",
-        f"Pinned copies ran {htod / r['memcpy HtoD pageable']:.1f}x (HtoD) and {dtoh / r['memcpy DtoH pageable']:.1f}x "
-        f"(DtoH) faster than pageable ones; zero-copy reads ran {zc_read / r['memcpy HtoD pageable']:.1f}x the rate "
-        f"of a pageable HtoD copy. {_pageable_scope(largest(memcpy))}",
+        _("Data from: {source}").format(source=memcpy.describe()),
+        _("At {size} a zero-copy read kernel reached {zc_read:.1f} GB/s = {read_share:.0%} of pinned memcpy HtoD "
+          "({htod:.1f} GB/s); a zero-copy write kernel {zc_write:.1f} GB/s = {write_share:.0%} of pinned DtoH.").format(
+            size=size, zc_read=zc_read, read_share=zc_read / htod, htod=htod, zc_write=zc_write,
+            write_share=zc_write / dtoh),
+        _("Device memory (read_float4_x4, experiments.kernel_bandwidth, {size}) read at {dev:,.0f} GB/s, "
+          "{times:.0f}x the zero-copy read.").format(size=size, dev=dev, times=dev / zc_read),
+        _("Pinned copies ran {htod_x:.1f}x (HtoD) and {dtoh_x:.1f}x (DtoH) faster than pageable ones; zero-copy reads "
+          "ran {zc_x:.1f}x the rate of a pageable HtoD copy. {scope}").format(
+            htod_x=htod / r["memcpy HtoD pageable"], dtoh_x=dtoh / r["memcpy DtoH pageable"],
+            zc_x=zc_read / r["memcpy HtoD pageable"], scope=_pageable_scope(largest(memcpy))),
     ])
 
 
@@ -228,6 +241,6 @@ def _pageable_scope(nbytes: int) -> str:
     from . import measure_what_pinning_buys as pinning
 
     r = pinning.rates_across_records(nbytes)
-    return (f"Across the {r['htod factor'].count} committed H200 records those factors ran "
-            f"{r['htod factor'].words('x')} (HtoD) and {r['dtoh factor'].words('x')} (DtoH): the pageable rate moves "
-            "with the host's side (its memcpy, the VM), the pinned one barely.")
+    return _("Across the {count} committed H200 records those factors ran {htod} (HtoD) and {dtoh} (DtoH): the "
+             "pageable rate moves with the host's side (its memcpy, the VM), the pinned one barely.").format(
+        count=r["htod factor"].count, htod=r["htod factor"].words("x"), dtoh=r["dtoh factor"].words("x"))
