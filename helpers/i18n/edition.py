@@ -27,6 +27,7 @@ TRANSLATED: tuple[str, ...] = (
     "coalesce-and-align-accesses",
     "model-zero-copy-reads",
     "overlap-copies-with-streams",
+    "use-write-combined-and-registered-memory",
 )
 
 CATALOGS = paths.LESSONS / "locale" / CHINESE / "LC_MESSAGES"   # sphinx-intl's layout beside the documents
