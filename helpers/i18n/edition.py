@@ -28,6 +28,7 @@ TRANSLATED: tuple[str, ...] = (
     "model-zero-copy-reads",
     "overlap-copies-with-streams",
     "use-write-combined-and-registered-memory",
+    "avoid-hazards-on-mapped-memory",
 )
 
 CATALOGS = paths.LESSONS / "locale" / CHINESE / "LC_MESSAGES"   # sphinx-intl's layout beside the documents
