@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..i18n import N_, _
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
 from .lesson07 import compare_value as _compare
@@ -57,46 +58,48 @@ def check_threads_for_link(threads_for_link: Callable[[float, float, int], float
     bytes per thread,
     as a float or rounded up to whole threads."""
     if is_placeholder(threads_for_link) or not callable(threads_for_link):
-        return _not_yet("define threads_for_link(link_GBps, latency_ns, bytes_per_thread): Little's law gives the "
-                        "bytes in flight, and each thread keeps bytes_per_thread of them.")
+        return _not_yet(_("define threads_for_link(link_GBps, latency_ns, bytes_per_thread): Little's law gives the "
+                          "bytes in flight, and each thread keeps bytes_per_thread of them."))
     for link, lat, per in THREADS_CASES:
         got = threads_for_link(link, lat, per)
         if got is None or got is Ellipsis:
-            return _not_yet("threads_for_link returns nothing yet: return the number of threads.")
+            return _not_yet(_("threads_for_link returns nothing yet: return the number of threads."))
         try:
             got = float(got)
         except (TypeError, ValueError):
-            return _hint(f"return one number (threads); threads_for_link returned {type(got).__name__}.",
-                         "return the count of threads as a number (a float, or an int rounded up).")
+            return _hint(_("return one number (threads); threads_for_link returned {type}.").format(
+                type=type(got).__name__), _("return the count of threads as a number (a float, or an int rounded up)."))
         want = link * lat / per
         if threads_right(got, want):
             continue
         if math.isclose(got, link * lat, rel_tol=1e-6):
-            return _hint("that is the bytes in flight (Little's law), not the threads. How many of those bytes "
-                         "does each thread keep in flight?",
-                         "share the bytes in flight out among the threads, bytes_per_thread each.")
+            return _hint(_("that is the bytes in flight (Little's law), not the threads. How many of those bytes "
+                           "does each thread keep in flight?"),
+                         _("share the bytes in flight out among the threads, bytes_per_thread each."))
         if math.isclose(got, want * 1e9, rel_tol=1e-6) or math.isclose(got, want * 1e-9, rel_tol=1e-6) \
                 or math.isclose(got, want * 1e-18, rel_tol=1e-6) or math.isclose(got, want * 1e18, rel_tol=1e-6):
-            return _hint("off by a power of 10^9. What are GB/s x ns in bytes?",
-                         "GB/s x ns is already bytes (10^9 B/s x 10^-9 s), so no unit factor is needed.")
+            return _hint(_("off by a power of 10^9. What are GB/s x ns in bytes?"),
+                         _("GB/s x ns is already bytes (10^9 B/s x 10^-9 s), so no unit factor is needed."))
         if math.isclose(got, want * 8, rel_tol=1e-6) or math.isclose(got, want / 8, rel_tol=1e-6):
-            return _hint("off by 8: GB/s count bytes, not bits. Where does your factor 8 come from?",
-                         "everything here is in bytes (gigabytes per second, bytes per thread): drop the 8.")
+            return _hint(_("off by 8: GB/s count bytes, not bits. Where does your factor 8 come from?"),
+                         _("everything here is in bytes (gigabytes per second, bytes per thread): drop the 8."))
         if math.isclose(got, link / lat / per, rel_tol=1e-6) or math.isclose(got, lat / link / per, rel_tol=1e-6):
-            return _hint("Little's law multiplies: bytes in flight = bandwidth x latency, not a ratio of the two. "
-                         "Which of your operations divides?",
-                         "multiply link_GBps by latency_ns for the bytes in flight, then share them out.")
+            return _hint(_("Little's law multiplies: bytes in flight = bandwidth x latency, not a ratio of the two. "
+                           "Which of your operations divides?"),
+                         _("multiply link_GBps by latency_ns for the bytes in flight, then share them out."))
         if got.is_integer() and want - 1 < got < want * (1 - 1e-9):     # the whole number just below the quotient
-            return _hint(f"you rounded down: {got:.0f} threads of {per} B keep fewer bytes in flight than the link "
-                         "needs. Which way must a whole number of threads round for the link to stay full?",
-                         "round up (for example -(-a // b)), or return the quotient itself as a float.")
-        return _hint(f"for {link} GB/s, {lat} ns and {per} B per thread yours gave {got:.6g}. How many bytes must "
-                     "be in flight to keep the link busy, and how many does one thread keep?",
-                     "Little's law gives the bytes in flight from the bandwidth and the latency (GB/s x ns is "
-                     "bytes); then count the threads that keep that many, bytes_per_thread each.")
-    return _correct("bytes in flight = bandwidth x latency (GB/s x ns = bytes), shared out at bytes_per_thread each "
-                    "(as a float, or rounded up to whole threads): fewer threads than that leave the link idle part "
-                    "of every round trip.")
+            return _hint(_("you rounded down: {got:.0f} threads of {per} B keep fewer bytes in flight than the "
+                           "link needs. Which way must a whole number of threads round for the link to stay full?")
+                         .format(got=got, per=per),
+                         _("round up (for example -(-a // b)), or return the quotient itself as a float."))
+        return _hint(_("for {link} GB/s, {lat} ns and {per} B per thread yours gave {got:.6g}. How many bytes must "
+                       "be in flight to keep the link busy, and how many does one thread keep?").format(
+            link=link, lat=lat, per=per, got=got),
+                     _("Little's law gives the bytes in flight from the bandwidth and the latency (GB/s x ns is "
+                       "bytes); then count the threads that keep that many, bytes_per_thread each."))
+    return _correct(_("bytes in flight = bandwidth x latency (GB/s x ns = bytes), shared out at bytes_per_thread each "
+                      "(as a float, or rounded up to whole threads): fewer threads than that leave the link idle "
+                      "part of every round trip."))
 
 
 # --------------------------------------------------------------------------- read_inflight
@@ -160,7 +163,7 @@ def needed_bytes() -> tuple[float, float, float, str]:
     memcpy, latency = experiments.memcpy(), experiments.latency()
     link = float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
     lat = float(latency.one(memory="zero_copy", cpu_cache="evicted")["load_ns"])
-    return link * lat, link, lat, "section 1's figures: the pinned copy and one dependent zero-copy load"
+    return link * lat, link, lat, N_("section 1's figures: the pinned copy and one dependent zero-copy load")
 
 
 def _build(source: str, live: bool) -> Any:
@@ -171,11 +174,11 @@ def _build(source: str, live: bool) -> Any:
 
 
 def _explain(exc: Exception) -> Feedback:
-    return kernel_failure_hint(exc, KERNEL, "a read past the end of src",
-                               ". In a loop that issues several loads per iteration, which of its loads must the "
-                               "loop's condition keep in bounds?",
-                               "which load of an iteration reaches furthest? The loop's condition must keep that one "
-                               "in bounds; what it leaves over needs a loop of its own.")
+    return kernel_failure_hint(exc, KERNEL, _("a read past the end of src"),
+                               _(". In a loop that issues several loads per iteration, which of its loads must the "
+                                 "loop's condition keep in bounds?"),
+                               _("which load of an iteration reaches furthest? The loop's condition must keep that "
+                                 "one in bounds; what it leaves over needs a loop of its own."))
 
 
 def _correctness(src: np.ndarray, partial: np.ndarray) -> str | None:
@@ -190,29 +193,31 @@ def _wrong_sums(kind: str, whole_ok: bool) -> Feedback:
     """The hint for wrong sums: ``whole_ok`` says whether the kernel was right where n4 is a multiple of 4 x the
     threads (then only the tail is missing)."""
     if kind == "zero":
-        return _hint("partial[] is all zero. Where does a thread's sum go when the thread is done?",
-                     "at the end, each thread writes its sum to partial[its global index].")
+        return _hint(_("partial[] is all zero. Where does a thread's sum go when the thread is done?"),
+                     _("at the end, each thread writes its sum to partial[its global index]."))
     if kind == "missed" and whole_ok:
-        return _hint("some float4 were not read: your loop is right when n4 is a multiple of 4 x the threads, and "
-                     "here it is not. Which elements does the loop with several loads per iteration leave over, and "
-                     "does a tail loop read them?",
-                     "the elements left over lie past the point where that loop stopped: what could read them?")
+        return _hint(_("some float4 were not read: your loop is right when n4 is a multiple of 4 x the threads, and "
+                       "here it is not. Which elements does the loop with several loads per iteration leave over, "
+                       "and does a tail loop read them?"),
+                     _("the elements left over lie past the point where that loop stopped: what could read them?"))
     if kind == "missed":
-        return _hint("some float4 were not read, even when n4 is a multiple of 4 x the threads: the loads of an "
-                     "iteration leave gaps. Which elements do one iteration's loads cover, over all the threads?",
-                     "write down the indices threads 0 and 1 load in their first two iterations, for a grid of "
-                     "step threads: which index does nobody load?")
-    return _hint("some float4 were read twice. Where must the next iteration start, given the loads this one issued?",
-                 "count the elements one iteration's loads cover over all the threads: the loop's increment must "
-                 "move past all of them.")
+        return _hint(_("some float4 were not read, even when n4 is a multiple of 4 x the threads: the loads of an "
+                       "iteration leave gaps. Which elements do one iteration's loads cover, over all the threads?"),
+                     _("write down the indices threads 0 and 1 load in their first two iterations, for a grid of "
+                       "step threads: which index does nobody load?"))
+    return _hint(_("some float4 were read twice. Where must the next iteration start, given the loads this one "
+                   "issued?"),
+                 _("count the elements one iteration's loads cover over all the threads: the loop's increment must "
+                   "move past all of them."))
 
 
 def check_read_inflight(source: str) -> Feedback:
     """keep-enough-bytes-in-flight: a read kernel that reaches the link with only :data:`THREADS` threads (see the
     module docstring)."""
     if is_placeholder(source) or not isinstance(source, str):
-        return _not_yet(f"write the body of {KERNEL}: a grid-stride loop in which each thread issues several "
-                        "independent float4 loads before it adds them up, a tail loop, and partial[tid] = sum.")
+        return _not_yet(_("write the body of {kernel}: a grid-stride loop in which each thread issues several "
+                          "independent float4 loads before it adds them up, a tail loop, and partial[tid] = sum.")
+                        .format(kernel=KERNEL))
     from ..mode import detect
 
     try:  # the same source on the CPU backend in both modes: bounds, every element once, coalescing
@@ -230,10 +235,10 @@ def check_read_inflight(source: str) -> Feedback:
     return _check_live(fn, source)
 
 
-SCATTERED = ("a warp's load touches {per:.1f}x the 128-byte lines its bytes need. In each load, do consecutive "
+SCATTERED = N_("a warp's load touches {per:.1f}x the 128-byte lines its bytes need. In each load, do consecutive "
              "threads read consecutive float4s (lesson 09 shows what scattered lines cost)?")
-SCATTERED_STEP = ("in one load instruction, thread t + 1 should read the float4 right after thread t's: how far apart "
-                  "must one thread's own loads then be?")
+SCATTERED_STEP = N_("in one load instruction, thread t + 1 should read the float4 right after thread t's: how far "
+                    "apart must one thread's own loads then be?")
 
 
 def _run_on_cpu(fn: Any, n4: int) -> tuple[str | None, tuple[Any, ...], tuple[np.ndarray, ...]]:
@@ -272,8 +277,8 @@ def _check_on_cpu(fn: Any, source: str) -> tuple[Feedback | None, int]:
     per, width = _scattered(fn, args)
     del arrays
     if per > 1.5:                        # scattered loads come first: they are often why elements were missed too
-        return _hint(("the sums are right, but " if wrong is None else "") + SCATTERED.format(per=per),
-                     SCATTERED_STEP), 0
+        return _hint((_("the sums are right, but ") if wrong is None else "") + _(SCATTERED).format(per=per),
+                     _(SCATTERED_STEP)), 0
     if wrong:
         whole_ok = _run_on_cpu(fn, CPU_N4_WHOLE)[0] is None
         return _wrong_sums(wrong, whole_ok), 0
@@ -286,24 +291,27 @@ def _judge_in_flight(source: str, width: int) -> Feedback:
     loads_per_thread = independent_loads(source)
     in_flight = THREADS * width * loads_per_thread
     need, link, lat, which = needed_bytes()
-    have = f"{THREADS:,} threads x {loads_per_thread} load(s) x {width} B = {in_flight / 1024:.0f} KiB in flight"
-    little = (f"{MARGIN * need / 1024:.0f} KiB, {MARGIN:g} x Little's law: {link:.1f} GB/s x {lat:.0f} ns = "
-              f"{need / 1024:.0f} KiB ({which}), and section 1's table judges the link nearly full from {MARGIN:g}x "
-              "the estimate")
+    have = _("{threads:,} threads x {loads} load(s) x {width} B = {kib:.0f} KiB in flight").format(
+        threads=THREADS, loads=loads_per_thread, width=width, kib=in_flight / 1024)
+    little = _("{want:.0f} KiB, {margin:g} x Little's law: {link:.1f} GB/s x {lat:.0f} ns = {need:.0f} KiB ({which}), "
+               "and section 1's table judges the link nearly full from {margin:g}x the estimate").format(
+        want=MARGIN * need / 1024, margin=MARGIN, link=link, lat=lat, need=need / 1024, which=_(which))
     if loads_per_thread <= 1:
-        return _hint(f"every element is read once, but {have}; the check asks for {little}. {ONE_LOAD}", ONE_LOAD_STEP)
+        return _hint(_("every element is read once, but {have}; the check asks for {little}. {one_load}").format(
+            have=have, little=little, one_load=_(ONE_LOAD)), _(ONE_LOAD_STEP))
     if in_flight < MARGIN * need:
-        return _hint(f"every element is read once, but {have} is below {little}. How could each thread keep more "
-                     "bytes in flight?", "a float4 is already the widest load: how many of them does an "
-                     "iteration issue, and how many would reach the figure above?")
-    return _correct(f"every element read once, coalesced, and {have} >= {little}: enough for the link (checked on the "
-                    f"CPU backend and against the record; live, the check times it against {TARGET:.0%} of the "
-                    "pinned copy rate).")
+        return _hint(_("every element is read once, but {have} is below {little}. How could each thread keep more "
+                       "bytes in flight?").format(have=have, little=little),
+                     _("a float4 is already the widest load: how many of them does an iteration issue, and how many "
+                       "would reach the figure above?"))
+    return _correct(_("every element read once, coalesced, and {have} >= {little}: enough for the link (checked on "
+                      "the CPU backend and against the record; live, the check times it against {target:.0%} of the "
+                      "pinned copy rate).").format(have=have, little=little, target=TARGET))
 
 
-ONE_LOAD = ("One load per iteration waits a whole round trip before the next: how could one thread keep several "
+ONE_LOAD = N_("One load per iteration waits a whole round trip before the next: how could one thread keep several "
             "loads in flight at once?")
-ONE_LOAD_STEP = ("a load whose value is not needed yet does not hold up the next load: what if one iteration loaded "
+ONE_LOAD_STEP = N_("a load whose value is not needed yet does not hold up the next load: what if one iteration loaded "
                  "several float4 into separate variables before adding any of them?")
 
 
@@ -336,16 +344,17 @@ def _check_live(fn: Any, source: str) -> Feedback:
     rate, link = LIVE_BYTES / kernel.median / 1e9, LIVE_BYTES / copy.median / 1e9
     loads_per_thread = independent_loads(source)
     if rate < TARGET * link:
-        return _hint(f"every element is read once, but with {THREADS:,} threads it read {rate:.1f} GB/s = "
-                     f"{rate / link:.0%} of the {link:.1f} GB/s pinned copy measured just now (target "
-                     f"{TARGET:.0%}). "
-                     + (ONE_LOAD if loads_per_thread <= 1 else "How could each thread keep more bytes in flight "
-                        f"(your loop body has {loads_per_thread} loads)?")
-                     + " If another learner shares the GPU, run the check again.",
-                     ONE_LOAD_STEP if loads_per_thread <= 1 else "a float4 is already the widest "
-                     "load: how many of them does an iteration issue now, and how many more would help?")
-    return _correct(f"{rate:.1f} GB/s = {rate / link:.0%} of the {link:.1f} GB/s pinned copy measured in the same "
-                    f"run, with only {THREADS:,} threads: their independent loads keep the link's round trip full.")
+        return _hint(_("every element is read once, but with {threads:,} threads it read {rate:.1f} GB/s = "
+                       "{share:.0%} of the {link:.1f} GB/s pinned copy measured just now (target {target:.0%}). ")
+                     .format(threads=THREADS, rate=rate, share=rate / link, link=link, target=TARGET)
+                     + (_(ONE_LOAD) if loads_per_thread <= 1 else _("How could each thread keep more bytes in flight "
+                        "(your loop body has {loads} loads)?").format(loads=loads_per_thread))
+                     + _(" If another learner shares the GPU, run the check again."),
+                     _(ONE_LOAD_STEP) if loads_per_thread <= 1 else _("a float4 is already the widest load: how "
+                     "many of them does an iteration issue now, and how many more would help?"))
+    return _correct(_("{rate:.1f} GB/s = {share:.0%} of the {link:.1f} GB/s pinned copy measured in the same run, "
+                      "with only {threads:,} threads: their independent loads keep the link's round trip full.")
+                    .format(rate=rate, share=rate / link, link=link, threads=THREADS))
 
 
 # --------------------------------------------------------------------------- the prediction
@@ -365,12 +374,15 @@ def fraction_text(predicted: Any, measured_fraction: float, little_fraction: flo
     ``little_fraction``: what Little's law with the idle latency predicts (at most 1), to explain the gap."""
     why = ""
     if little_fraction is not None:
-        why = (f"Little's law with the idle latency predicts {min(little_fraction, 1.0):.0%}"
-               + (": the run fell short of it, because loads that share the link wait in queues and the round trip "
-                  "grows (the loaded latency, in Going deeper)." if measured_fraction < 0.9 * min(little_fraction, 1)
-                  else ", close to the run: at this load the round trip stayed near its idle value."))
+        why = (_("Little's law with the idle latency predicts {fraction:.0%}").format(
+            fraction=min(little_fraction, 1.0))
+               + (_(": the run fell short of it, because loads that share the link wait in queues and the round "
+                    "trip grows (the loaded latency, in Going deeper).")
+                  if measured_fraction < 0.9 * min(little_fraction, 1)
+                  else _(", close to the run: at this load the round trip stayed near its idle value.")))
     return _compare(predicted, measured_fraction,
-                    f"fraction of the link reached by {threads:,} threads with one float4 each", fmt="{:.0%}", why=why)
+                    _("fraction of the link reached by {threads:,} threads with one float4 each").format(
+                        threads=threads), fmt="{:.0%}", why=why)
 
 
 CHECKS = {"threads_for_link": check_threads_for_link, "read_inflight": check_read_inflight}
@@ -386,9 +398,10 @@ REREAD_GRID, REREAD_BLOCK, REREAD_CHUNK4, REREAD_PASSES = 4, 64, 150, 3   # CPU 
 LIVE_REREAD_BYTES, LIVE_REREAD_PASSES = 8 * 2**20, 32
 # The cache-hint loads (CUDA Programming Guide, load functions using cache hints): the index the CPU run counts them by
 HINTS = ("ldg", "ldca", "ldcg", "ldcs", "ldlu", "ldcv")
-ON_THE_SM = {"ldg": "the read-only / L1 path", "ldca": "the L1 (cache at all levels)",
-             "plain": "the L1 (a plain `ld.global` caches at all levels by default)"}
+ON_THE_SM = {"ldg": N_("the read-only / L1 path"), "ldca": N_("the L1 (cache at all levels)"),
+             "plain": N_("the L1 (a plain `ld.global` caches at all levels by default)")}
 MEASURED = {"ldg": "ldg", "ldca": "ldca", "ldcg": "ldcg", "ldcv": "ldcv", "plain": "ldca"}   # recorded row per path
+_ITS_CACHE = N_("its cache")
 PTX_LD = "https://docs.nvidia.com/cuda/parallel-thread-execution/#cache-operators"
 
 _COUNTED = r"""
@@ -447,22 +460,22 @@ def _reread_sums(blocks: np.ndarray, chunks: np.ndarray) -> Feedback | None:
     if np.array_equal(blocks, REREAD_PASSES * chunks):
         return None
     if not blocks.any():
-        return _hint("partial[] is all zero. Where does a thread's sum go when the thread is done?",
-                     "at the end, each thread writes its sum to partial[its global index].")
+        return _hint(_("partial[] is all zero. Where does a thread's sum go when the thread is done?"),
+                     _("at the end, each thread writes its sum to partial[its global index]."))
     if np.array_equal(blocks, chunks):
-        return _hint("each block read its chunk once: the point is the re-read. What does `passes` ask for?",
-                     "wrap the loop over the chunk in a loop over the passes.")
+        return _hint(_("each block read its chunk once: the point is the re-read. What does `passes` ask for?"),
+                     _("wrap the loop over the chunk in a loop over the passes."))
     if np.isclose(blocks.sum(), REREAD_PASSES * chunks.sum()) or all(np.isclose(REREAD_PASSES * chunks, b).any()
                                                                       for b in blocks):
-        return _hint("the sums add up over the whole buffer, but not block by block: a block must re-read its OWN "
-                     "chunk. Where does block b's chunk start?",
-                     "block b's chunk starts chunk4 float4 after block b - 1's: where does your kernel start block "
-                     "b, and which blockIdx does it use?")
-    return _hint(f"block by block, the sums are {blocks.tolist()}, and `passes` x each chunk is "
-                 f"{(REREAD_PASSES * chunks).tolist()}. Does every thread of a block cover its share of the chunk, "
-                 "every pass, without reading past the chunk's end?",
-                 "the threads of a block share its chunk: which element should thread t read first, and how far "
-                 "on is its next one, so that together they cover the chunk once a pass?")
+        return _hint(_("the sums add up over the whole buffer, but not block by block: a block must re-read its "
+                       "OWN chunk. Where does block b's chunk start?"),
+                     _("block b's chunk starts chunk4 float4 after block b - 1's: where does your kernel start "
+                       "block b, and which blockIdx does it use?"))
+    return _hint(_("block by block, the sums are {sums}, and `passes` x each chunk is {want}. Does every thread of a "
+                   "block cover its share of the chunk, every pass, without reading past the chunk's end?").format(
+        sums=blocks.tolist(), want=(REREAD_PASSES * chunks).tolist()),
+                 _("the threads of a block share its chunk: which element should thread t read first, and how far "
+                   "on is its next one, so that together they cover the chunk once a pass?"))
 
 
 def _recorded_rate(path: str) -> tuple[float, float]:
@@ -479,45 +492,49 @@ def check_reread_load(source: str) -> Feedback:
     """keep-enough-bytes-in-flight: ``reread`` re-reads each block's chunk of a small mapped buffer through the load
     the learner chose; correct when the re-reads are served on the GPU (faster than the link), see the block above."""
     if is_placeholder(source) or not isinstance(source, str):
-        return _not_yet(f"write the body of {REREAD}: block b reads its own chunk `passes` times through the load "
-                        "you chose, adds up what it reads, and writes partial[global thread index] = sum.")
+        return _not_yet(_("write the body of {kernel}: block b reads its own chunk `passes` times through the load "
+                          "you chose, adds up what it reads, and writes partial[global thread index] = sum.")
+                        .format(kernel=REREAD))
     try:
         wrong, path = reread_path(source)
     except Exception as exc:  # noqa: BLE001 (a check never raises)
-        return kernel_failure_hint(exc, REREAD, "a read past the end of src",
-                                   ". Which chunk does block b own, and where does it end?",
-                                   "base = src + blockIdx.x * chunk4; read base[i] for i < chunk4 only.")
+        return kernel_failure_hint(exc, REREAD, _("a read past the end of src"),
+                                   _(". Which chunk does block b own, and where does it end?"),
+                                   _("base = src + blockIdx.x * chunk4; read base[i] for i < chunk4 only."))
     if wrong:
         return wrong
     if path == "mixed":
-        return _hint("the kernel's loads of src took more than one path. Which single load do you choose for the "
-                     "re-reads, and why?", "use the same load for every read of the chunk.")
+        return _hint(_("the kernel's loads of src took more than one path. Which single load do you choose for the "
+                       "re-reads, and why?"), _("use the same load for every read of the chunk."))
     if path in ("ldcs", "ldlu"):
-        return _hint(f"your re-reads went through `__{path}`, which the course did not measure on mapped memory. "
-                     "Which of the loads measured in section 2 did the SM serve from its own cache?",
-                     "choose among __ldg, __ldca, __ldcg, __ldcv and a plain load: section 2's table has them.")
+        return _hint(_("your re-reads went through `__{path}`, which the course did not measure on mapped memory. "
+                       "Which of the loads measured in section 2 did the SM serve from its own cache?").format(
+            path=path),
+                     _("choose among __ldg, __ldca, __ldcg, __ldcv and a plain load: section 2's table has them."))
     from ..mode import detect
 
     if detect().live:
         return _reread_live(source, path)
     rate, link = _recorded_rate(path)
-    return _judge_reread(path, rate, link, "the recorded caching experiment, same-SM re-reads of 8 MiB")
+    return _judge_reread(path, rate, link, _("the recorded caching experiment, same-SM re-reads of 8 MiB"),
+                         recorded=True)
 
 
-def _judge_reread(path: str, rate: float, link: float, how: str) -> Feedback:
-    said = f"`__{path}`" if path != "plain" else "a plain load"
+def _judge_reread(path: str, rate: float, link: float, how: str, recorded: bool = False) -> Feedback:
+    said = f"`__{path}`" if path != "plain" else _("a plain load")
     if rate > 1.5 * link:
-        proxy = (f" (the `__ldca` row: `ld.global`'s default cache operator is `.ca`, [PTX ISA]({PTX_LD}))"
-                 if path == "plain" and "recorded" in how else "")
-        return _correct(f"the re-reads through {said} ran at {rate:,.0f} GB/s{proxy}, {rate / link:.0f}x the "
-                        f"{link:.1f} GB/s link ({how}): after the first pass the SM served them from "
-                        f"{ON_THE_SM.get(path, 'its cache')}, not across the bus. Only the SM that fetched a line "
-                        "benefits, and the L1 is not coherent with the host (lesson 14).")
-    return _hint(f"the re-reads through {said} ran at {rate:,.1f} GB/s, no faster than the {link:.1f} GB/s link "
-                 f"({how}): every pass crossed the bus again. Which cache did section 2 find keeps mapped host "
-                 "memory, and does your load go through it?",
-                 "section 2's verdict: the SM's L1 / read-only path served same-SM re-reads and the L2 did not; "
-                 f"{said} skips the L1.")
+        proxy = (_(" (the `__ldca` row: `ld.global`'s default cache operator is `.ca`, [PTX ISA]({url}))").format(
+            url=PTX_LD) if path == "plain" and recorded else "")
+        return _correct(_("the re-reads through {said} ran at {rate:,.0f} GB/s{proxy}, {times:.0f}x the {link:.1f} "
+                          "GB/s link ({how}): after the first pass the SM served them from {where}, not across the "
+                          "bus. Only the SM that fetched a line benefits, and the L1 is not coherent with the host "
+                          "(lesson 14).").format(said=said, rate=rate, proxy=proxy, times=rate / link, link=link,
+                                                 how=how, where=_(ON_THE_SM.get(path, _ITS_CACHE))))
+    return _hint(_("the re-reads through {said} ran at {rate:,.1f} GB/s, no faster than the {link:.1f} GB/s link "
+                   "({how}): every pass crossed the bus again. Which cache did section 2 find keeps mapped host "
+                   "memory, and does your load go through it?").format(said=said, rate=rate, link=link, how=how),
+                 _("section 2's verdict: the SM's L1 / read-only path served same-SM re-reads and the L2 did not; "
+                   "{said} skips the L1.").format(said=said))
 
 
 def _reread_live(source: str, path: str) -> Feedback:
@@ -541,9 +558,11 @@ def _reread_live(source: str, path: str) -> Feedback:
             finally:
                 gpu.free(partial)
     except Exception as exc:  # noqa: BLE001
-        return kernel_failure_hint(exc, REREAD, "a read past the end of src", ".", "read base[i] for i < chunk4 only.")
+        return kernel_failure_hint(exc, REREAD, _("a read past the end of src"), ".",
+                                   _("read base[i] for i < chunk4 only."))
     rate = blocks * chunk4 * 16 * LIVE_REREAD_PASSES / kernel.median / 1e9
-    return _judge_reread(path, rate, 64 * 2**20 / copy.median / 1e9, "timed just now on this GPU, beside a pinned copy")
+    return _judge_reread(path, rate, 64 * 2**20 / copy.median / 1e9,
+                         _("timed just now on this GPU, beside a pinned copy"))
 
 
 CHECKS["reread_load"] = check_reread_load
