@@ -9,6 +9,7 @@ from ..analysis.summary import gap_sentence, headline
 from ..experiments.latency import load_ns_spread
 from ..experiments.transfer import caching_verdict
 from ..experiments.result import expect
+from ..i18n import N_, _
 from ..tables import Table, Text, bullets, join
 
 
@@ -19,7 +20,7 @@ def link_GBps(memcpy: Any) -> float:
 
 def _share(low: float, high: float) -> str:
     """'92%', or '88% to 92%' when the two differ as printed."""
-    return f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%} to {high:.0%}"
+    return f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else _("{low:.0%} to {high:.0%}").format(low=low, high=high)
 
 
 def latency_ns(latency: Any) -> float:
@@ -30,9 +31,10 @@ def latency_ns(latency: Any) -> float:
 def little(memcpy: Any, latency: Any) -> Text:
     """Little's law with this run's link rate and round trip."""
     link, lat = link_GBps(memcpy), latency_ns(latency)
-    return Text(f"One dependent zero-copy load took **{lat:.0f} ns** ({latency.origin()}); the pinned copy reached "
-                f"**{link:.1f} GB/s** ({memcpy.origin()}). Little's law: {link:.1f} GB/s x {lat:.0f} ns = "
-                f"**{link * lat / 1024:.0f} KiB** must be in flight at every moment to keep the link full.")
+    return Text(_("One dependent zero-copy load took **{lat:.0f} ns** ({lat_origin}); the pinned copy reached "
+                  "**{link:.1f} GB/s** ({link_origin}). Little's law: {link:.1f} GB/s x {lat:.0f} ns = "
+                  "**{kib:.0f} KiB** must be in flight at every moment to keep the link full.").format(
+        lat=lat, lat_origin=latency.origin(), link=link, link_origin=memcpy.origin(), kib=link * lat / 1024))
 
 
 def few_threads(inflight: Any, memcpy: Any, latency: Any) -> Any:
@@ -46,20 +48,21 @@ def few_threads(inflight: Any, memcpy: Any, latency: Any) -> Any:
         four = inflight.one(kernel="read_float4_x4", threads=threads)
         rows.append([f"{threads:,}", f"{one['GBps']:.2f}", f"{min(one['bytes_in_flight'] / lat, link):.2f}",
                      f"{four['GBps']:.2f}", f"{min(four['bytes_in_flight'] / lat, link):.2f}"])
-    table = Table(["threads", "1 x float4: measured", "1 x float4: Little", "4 x float4: measured",
-                   "4 x float4: Little"], rows,
-                  caption=f"*GB/s {inflight.origin()}, and Little's law min(bytes in flight / latency, link)*")
+    table = Table([_("threads"), _("1 x float4: measured"), _("1 x float4: Little"), _("4 x float4: measured"),
+                   _("4 x float4: Little")], rows,
+                  caption=_("*GB/s {origin}, and Little's law min(bytes in flight / latency, link)*").format(
+                      origin=inflight.origin()))
     needed = link * lat / 16                                   # threads of one 16-byte load
     sweep = inflight.select(kernel="read_float4")
     above = [r["GBps"] / link for r in sweep if r["threads"] >= 2 * needed]
     below = [r["GBps"] / link for r in sweep if r["threads"] <= needed / 4]
-    checks = expect((min(above) > 0.75, "from 2x the estimate on, the link nearly full: above 75 %",
-                     f"at least {min(above):.0%} of the link"),
-                    (max(below) < 0.5, "at 1/4 of the estimate or less, the link mostly idle: below 50 %",
-                     f"at most {max(below):.0%} of the link"))
-    return join(table, Text(f"Little's law asks for about **{needed:,.0f} threads** of one float4 each: above 2x "
-                            f"that the run kept >= {min(above):.0%} of the link, below 1/4 of it <= {max(below):.0%}."),
-                checks)
+    checks = expect((min(above) > 0.75, _("from 2x the estimate on, the link nearly full: above 75 %"),
+                     _("at least {share:.0%} of the link").format(share=min(above))),
+                    (max(below) < 0.5, _("at 1/4 of the estimate or less, the link mostly idle: below 50 %"),
+                     _("at most {share:.0%} of the link").format(share=max(below))))
+    return join(table, Text(_("Little's law asks for about **{needed:,.0f} threads** of one float4 each: above 2x "
+                              "that the run kept >= {above:.0%} of the link, below 1/4 of it <= {below:.0%}.").format(
+        needed=needed, above=min(above), below=max(below))), checks)
 
 
 def full_gpu(inflight: Any, memcpy: Any, latency: Any) -> Any:
@@ -67,20 +70,22 @@ def full_gpu(inflight: Any, memcpy: Any, latency: Any) -> Any:
     link, need = link_GBps(memcpy), link_GBps(memcpy) * latency_ns(latency)
     full = int(max(inflight.column("threads")))
     rows = inflight.select(threads=full)
-    table = Table(["kernel", "bytes per load", "independent loads per thread", "bytes in flight", "GB/s"],
+    table = Table([_("kernel"), _("bytes per load"), _("independent loads per thread"), _("bytes in flight"), "GB/s"],
                   [[r["kernel"], r["vector_bytes"], r["loads_per_thread"], f"{r['bytes_in_flight'] / 2**20:.1f} MiB",
-                    f"{r['GBps']:.1f}"] for r in rows], caption=f"*{full:,} threads, {inflight.origin()}*")
+                    f"{r['GBps']:.1f}"] for r in rows],
+                  caption=_("*{threads:,} threads, {origin}*").format(threads=full, origin=inflight.origin()))
     rates = [r["GBps"] for r in rows]
     few = min(r["threads"] for r in inflight.select(kernel="read_float4"))
     x4 = inflight.one(kernel="read_float4_x4", threads=few)["GBps"] / inflight.one(kernel="read_float4",
                                                                                    threads=few)["GBps"]
     floats = inflight.one(kernel="read_float", threads=full)["bytes_in_flight"] / need
     return join(table, bullets([
-        f"With {few} threads, four independent loads per thread gave {x4:.1f}x the rate of one (Little's law "
-        "predicts 4x while far below the link).",
-        f"With a full GPU the {len(rates)} variants spread over {min(rates):.1f} to {max(rates):.1f} GB/s "
-        f"({_share(min(rates) / link, max(rates) / link)} of the pinned copy): even 4-byte loads put "
-        f"{floats:.0f}x the bytes the link needs in flight."]))
+        _("With {few} threads, four independent loads per thread gave {x4:.1f}x the rate of one (Little's law "
+          "predicts 4x while far below the link).").format(few=few, x4=x4),
+        _("With a full GPU the {n} variants spread over {low:.1f} to {high:.1f} GB/s ({share} of the pinned copy): "
+          "even 4-byte loads put {floats:.0f}x the bytes the link needs in flight.").format(
+            n=len(rates), low=min(rates), high=max(rates), share=_share(min(rates) / link, max(rates) / link),
+            floats=floats)]))
 
 
 def loaded(loaded_latency: Any, memcpy: Any) -> Any:
@@ -88,23 +93,27 @@ def loaded(loaded_latency: Any, memcpy: Any) -> Any:
     link = link_GBps(memcpy)
     alone = loaded_latency.one(load_threads=None)
     spread = "{:,.0f}-{:,.0f}".format(*load_ns_spread(alone)[::2])
-    rows = [["none (idle link)", "-", f"{alone['load_ns']:,.0f}", spread, "-", "-"]]
+    rows = [[_("none (idle link)"), "-", f"{alone['load_ns']:,.0f}", spread, "-", "-"]]
     busy = sorted((r for r in loaded_latency.rows if r["load_threads"]), key=lambda r: r["load_threads"])
     for r in busy:
-        rows.append([f"{r['load_threads']:,} threads x 16 B", f"{r['load_GBps']:.1f}", f"{r['load_ns']:,.0f}",
+        rows.append([_("{threads:,} threads x 16 B").format(threads=r["load_threads"]), f"{r['load_GBps']:.1f}",
+                     f"{r['load_ns']:,.0f}",
                      "{:,.0f}-{:,.0f}".format(*load_ns_spread(r)[::2]),
                      f"{min(r['bytes_in_flight'] / alone['load_ns'], link):.1f}",
                      f"{r['bytes_in_flight'] / r['load_ns']:.1f}"])
-    table = Table(["traffic beside the chase", "traffic GB/s", "chase: ns per load (median)", "lowest-highest repeat",
-                   "Little, unloaded latency, GB/s", "Little, loaded latency, GB/s"], rows,
+    table = Table([_("traffic beside the chase"), _("traffic GB/s"), _("chase: ns per load (median)"),
+                   _("lowest-highest repeat"), _("Little, unloaded latency, GB/s"), _("Little, loaded latency, GB/s")],
+                  rows,
                   caption=f"*{loaded_latency.origin()}*")
     small = busy[0]
     worst = max(r["load_ns"] for r in loaded_latency.rows)
     return join(table, Text(
-        f"With {small['load_threads']:,} threads the reads delivered {small['load_GBps']:.1f} GB/s; the unloaded "
-        f"latency predicts {small['bytes_in_flight'] / alone['load_ns']:.1f}, the loaded one "
-        f"{small['bytes_in_flight'] / small['load_ns']:.1f} GB/s. Under a full link one load took "
-        f"{worst / alone['load_ns']:.0f}x its idle time: the extra requests wait in queues, they add no bandwidth."))
+        _("With {threads:,} threads the reads delivered {rate:.1f} GB/s; the unloaded latency predicts "
+          "{unloaded:.1f}, the loaded one {loaded:.1f} GB/s. Under a full link one load took {times:.0f}x its idle "
+          "time: the extra requests wait in queues, they add no bandwidth.").format(
+            threads=small["load_threads"], rate=small["load_GBps"],
+            unloaded=small["bytes_in_flight"] / alone["load_ns"], loaded=small["bytes_in_flight"] / small["load_ns"],
+            times=worst / alone["load_ns"])))
 
 
 ORDER = ["same_sm", "other_sm", "ldg", "ldca", "ldcg", "ldcv"]
@@ -118,12 +127,13 @@ def caching(result: Any, attributes: dict[str, Any]) -> Any:
     for r in sorted(result.select(memory="zero_copy", nbytes=size),
                     key=lambda r: (ORDER.index(r["pattern"]), ORDER.index(r["load"]))):
         dev = result.one(memory="device", nbytes=size, load=r["load"], pattern=r["pattern"])
-        rereads = f"{max(r['sm_rereads']):,}" if "sm_rereads" in r else "not recorded"
+        rereads = f"{max(r['sm_rereads']):,}" if "sm_rereads" in r else _("not recorded")
         rows.append([f"__{r['load']}", r["pattern"], f"{r['delivered_GBps']:,.1f}",
                      f"{r['delivered_GBps'] / link:.2f}x", rereads, f"{dev['delivered_GBps']:,.0f}"])
-    table = Table(["load", "who re-reads", "zero-copy GB/s delivered", "/ link rate",
-                   "chunk reads by an SM that read it before", "device memory GB/s"], rows,
-                  caption=f"*{size >> 20} MiB, {result.origin()}; the link in the same run: {link:.1f} GB/s*")
+    table = Table([_("load"), _("who re-reads"), _("zero-copy GB/s delivered"), _("/ link rate"),
+                   _("chunk reads by an SM that read it before"), _("device memory GB/s")], rows,
+                  caption=_("*{mib} MiB, {origin}; the link in the same run: {link:.1f} GB/s*").format(
+                      mib=size >> 20, origin=result.origin(), link=link))
     return join(table, Text(caching_verdict(result, attributes)))
 
 
@@ -135,21 +145,23 @@ def what_you_saw(inflight: Any, memcpy: Any, latency: Any, result: Any, attribut
     reread = {(r["load"], r["pattern"]): r["delivered_GBps"] for r in result.select(memory="zero_copy", nbytes=size)}
     same_link = float(result.one(memory="memcpy_htod_pinned")["delivered_GBps"])
     return bullets([
-        f"Data from: {inflight.describe()}",
-        f"Little's law with the {lat:.0f} ns round trip and the {link:.1f} GB/s pinned copy: {link * lat / 1024:.0f} KiB "
-        f"in flight fill the link; {few} threads with one float4 each reached "
-        f"{inflight.one(kernel='read_float4', threads=few)['GBps']:.2f} GB/s.",
-        f"Re-reading {size >> 20} MiB of mapped memory by the same blocks: {reread[('ldg', 'same_sm')]:,.0f} GB/s "
-        f"through __ldg, {reread[('ldcg', 'same_sm')]:,.1f} GB/s through __ldcg (L2 only); by other SMs through "
-        f"__ldg: {reread[('ldg', 'other_sm')]:,.1f} GB/s; the link: {same_link:.1f} GB/s.",
+        _("Data from: {source}").format(source=inflight.describe()),
+        _("Little's law with the {lat:.0f} ns round trip and the {link:.1f} GB/s pinned copy: {kib:.0f} KiB in flight "
+          "fill the link; {few} threads with one float4 each reached {rate:.2f} GB/s.").format(
+            lat=lat, link=link, kib=link * lat / 1024, few=few,
+            rate=inflight.one(kernel="read_float4", threads=few)["GBps"]),
+        _("Re-reading {mib} MiB of mapped memory by the same blocks: {ldg:,.0f} GB/s through __ldg, {ldcg:,.1f} GB/s "
+          "through __ldcg (L2 only); by other SMs through __ldg: {other:,.1f} GB/s; the link: {link:.1f} GB/s.")
+        .format(mib=size >> 20, ldg=reread[("ldg", "same_sm")], ldcg=reread[("ldcg", "same_sm")],
+                other=reread[("ldg", "other_sm")], link=same_link),
         caching_verdict(result, attributes).splitlines()[-1].lstrip("- ")])
 
 
-KEYS = [("memcpy_htod_pinned_GBps", "pinned memcpy HtoD, GB/s"),
-        ("memcpy_htod_pageable_GBps", "pageable memcpy HtoD, GB/s"),
-        ("zero_copy_read_GBps", "zero-copy read, GB/s"), ("zero_copy_write_GBps", "zero-copy write, GB/s"),
-        ("device_read_GBps", "device-memory read (read_float4_x4, kernel_bandwidth), GB/s"),
-        ("zero_copy_latency_ns", "zero-copy load latency, ns")]
+KEYS = [("memcpy_htod_pinned_GBps", N_("pinned memcpy HtoD, GB/s")),
+        ("memcpy_htod_pageable_GBps", N_("pageable memcpy HtoD, GB/s")),
+        ("zero_copy_read_GBps", N_("zero-copy read, GB/s")), ("zero_copy_write_GBps", N_("zero-copy write, GB/s")),
+        ("device_read_GBps", N_("device-memory read (read_float4_x4, kernel_bandwidth), GB/s")),
+        ("zero_copy_latency_ns", N_("zero-copy load latency, ns"))]
 
 
 def reference_for(first: Any) -> tuple[dict[str, Any], Any]:
@@ -170,8 +182,8 @@ def against_reference(runs: list[Any], reference: tuple[dict[str, Any], Any] | N
                      "experiments": {r.name: {"params": r.params, "rows": r.rows} for r in runs}})
     record, path = reference
     ref = headline(record)
-    table = Table(["figure", "this run", "reference", "this run / reference"],
-                  [(label, f"{mine[k]:,.1f}", f"{ref[k]:,.1f}", f"{mine[k] / ref[k]:.2f}") for k, label in KEYS],
-                  caption=f"*this run: {first.origin()}; reference: {ref['gpu']} recorded {ref['date'][:10]} "
-                          f"(data/{path.name})*")
+    table = Table([_("figure"), _("this run"), _("reference"), _("this run / reference")],
+                  [(_(label), f"{mine[k]:,.1f}", f"{ref[k]:,.1f}", f"{mine[k] / ref[k]:.2f}") for k, label in KEYS],
+                  caption=_("*this run: {origin}; reference: {gpu} recorded {date} (data/{file})*").format(
+                      origin=first.origin(), gpu=ref["gpu"], date=ref["date"][:10], file=path.name))
     return join(table, Text(gap_sentence(mine, ref, KEYS, live=first.live)))
