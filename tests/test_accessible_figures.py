@@ -199,3 +199,28 @@ def test_a_hidden_series_is_found_and_a_hollow_larger_marker_shows_it():
     ax.get_lines()[0].set_markerfacecolor("none")
     ax.get_lines()[0].set_markersize(11)
     assert coinciding(ax) == []
+
+
+# --------------------------------------------------------------------------- plain, uncrowded ticks (issues 31, 33)
+def _shown_tick_labels(axis: object) -> list[str]:
+    """The tick labels ``axis`` shows inside its view, major and minor."""
+    low, high = sorted(axis.get_view_interval())
+    ticks = [(t, label) for minor in (False, True)
+             for t, label in zip(axis.get_ticklocs(minor=minor), axis.get_ticklabels(minor=minor))]
+    return [label.get_text() for t, label in ticks if low <= t <= high and label.get_text()]
+
+
+def test_log_axes_show_few_plain_tick_labels():
+    """A log axis labels a few round values in plain numbers: not "2x10^1" nor every minor tick (8, 9, 10, 20...
+    90, 100 crowd each other: lesson 15's managed figure)."""
+    for name, fig in every_figure().items():
+        fig.canvas.draw()
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                if axis.get_scale() != "log":
+                    continue
+                shown = _shown_tick_labels(axis)
+                assert len(shown) <= 9, f"{name}: {len(shown)} tick labels crowd a log axis: {shown}"
+                assert not [s for s in shown if "times" in s], f"{name}: tick labels {shown}"
+                if axis.get_transform().base == 10:        # 2^20 floats may say so; 10^2 GB/s says 100
+                    assert not [s for s in shown if "^" in s], f"{name}: tick labels {shown}"

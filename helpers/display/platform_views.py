@@ -11,12 +11,12 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import NullFormatter
 
 from ..experiments import quiet
 from ..experiments.result import Result
 from ..tables import Table, table
-from .plots import _size_label, _source_note, course_style
+from .plots import _size_label, _source_note, course_style, plain_log_axis
 
 
 def _spread(seconds: list[float]) -> str:
@@ -55,8 +55,7 @@ def managed_figure(result: Result) -> Figure:
         ticks = sorted({r["passes"] for r in result.rows})
         ax.set_xticks(ticks, [str(k) for k in ticks])             # 1, 2, 4, 8: not 2^0 ... 2^3
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))   # 20, 30, ...: not 2x10^1
-        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        plain_log_axis(ax)                                          # 10, 20, 50, 100: not 2x10^1, nor 8, 9, 10...
         ax.set_xlabel("passes over the data (the CPU wrote it just before)")
         ax.set_ylabel("delivered GB/s")
         ax.set_title(f"Reading {_size_label(largest)} the CPU has just written")

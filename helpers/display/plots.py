@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from .. import paths
 from ..experiments import Result
@@ -63,6 +63,32 @@ def _size_axis(ax: Any, sizes: Sequence[float]) -> None:
     ax.set_xscale("log", base=2)
     ticks = sorted(set(sizes))[:: -(-len(set(sizes)) // 6)]
     ax.set_xticks(ticks, [_size_label(t) for t in ticks])
+
+
+def plain_log_ticks(low: float, high: float, most: int = 6) -> list[float]:
+    """Round values (1, 2 or 5 times a power of ten, fewer where the range is wide) from ``low`` to ``high``, at
+    most ``most`` of them: the labels of a log axis (take-zero-copy-beyond-one-pcie-gpu's managed figure)."""
+    start, stop = int(np.floor(np.log10(low))), int(np.ceil(np.log10(high)))
+    for steps, every in (((1, 2, 5), 1), ((1, 3), 1), ((1,), 1), ((1,), 2), ((1,), 3)):
+        ticks = [m * 10.0 ** e for e in range(start, stop + 1, every) for m in steps]
+        inside = [t for t in ticks if low <= t * (1 + 1e-9) and t <= high * (1 + 1e-9)]
+        if len(inside) <= most:
+            break
+    return inside if len(inside) >= 2 else [float(f"{low:.2g}"), float(f"{high:.2g}")]
+
+
+def _plain(value: float, _: Any = None) -> str:
+    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+
+def plain_log_axis(ax: Any, which: str = "y") -> None:
+    """Label a base-10 log axis of ``ax`` with a few round values in plain numbers, minor ticks unlabelled: not
+    "2x10^1", nor every minor tick crowding the next (issues 31, 33). Call it once the data are drawn."""
+    axis, limits = (ax.yaxis, ax.get_ylim()) if which == "y" else (ax.xaxis, ax.get_xlim())
+    low, high = sorted(limits)
+    axis.set_ticks(plain_log_ticks(low, high))
+    axis.set_major_formatter(FuncFormatter(_plain))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _source_note(fig: Figure, *results: Result | None) -> None:
@@ -130,6 +156,7 @@ def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
             ax.set(xlabel="bytes moved")
         ax_link.set(ylabel="GB/s", title="Over PCIe (linear scale)")
         ax_all.set(yscale="log", title="With device memory (log scale)")
+        plain_log_axis(ax_all)
         ax_all.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))   # outside: it hid the device-memory curves
         _source_note(fig, memcpy, kernels)
     return fig
@@ -151,6 +178,8 @@ def inflight(result: Result, link_GBps: float | None = None, latency_ns: float |
         ax.set(xscale="log", yscale="log", xlabel="bytes the GPU asks for at once (threads x loads x 16 B)",
                ylabel="GB/s", title="Zero-copy reads need many requests in flight")
         ax.set_ylim(top=(link_GBps or max(result.column("GBps"))) * 2)
+        plain_log_axis(ax, "x")
+        plain_log_axis(ax)
         ax.legend()
         _source_note(fig, result)
     return fig
@@ -166,9 +195,10 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: 
         ax.bar_label(drawn, labels=[fmt.format(v) for v in values], fontsize=8.5, padding=2)
         ax.set_xticks(positions, labels, rotation=0 if max(map(len, labels)) < 14 else 15, ha="center")
         ax.set(title=title, ylabel=ylabel)
+        ax.margins(y=0.15)
         if log:
             ax.set_yscale("log")
-        ax.margins(y=0.15)
+            plain_log_axis(ax)
         if note is not None:
             _source_note(fig, note)
     return fig
@@ -226,9 +256,7 @@ def latency_footprint(result: Result, l2_bytes: int | None = None) -> Figure:
             ax.axvline(l2_bytes, color="0.5", linestyle=":", label=f"L2 size ({_size_label(l2_bytes)})")
         _size_axis(ax, result.column("nbytes"))
         ax.set(yscale="log", xlabel="buffer chased", ylabel="ns per load", title="Latency against footprint")
-        plain = FuncFormatter(lambda value, _: f"{value:g}")
-        ax.yaxis.set_major_formatter(plain)
-        ax.yaxis.set_minor_formatter(plain)
+        plain_log_axis(ax)
         ax.legend(fontsize=7.5)
         _source_note(fig, result)
     return fig
@@ -283,9 +311,7 @@ def access_sweep(result: Result, key: str, *, reference: Result | None = None,
             ax.set(xlabel=xlabel, ylabel="useful GB/s", title=title)
             if key == "stride":
                 ax.set(xscale="log", yscale="log")
-                plain = FuncFormatter(lambda value, _: f"{value:g}")
-                ax.yaxis.set_major_formatter(plain)
-                ax.yaxis.set_minor_formatter(plain)
+                plain_log_axis(ax)
                 ax.set_xticks([1, 2, 4, 8, 16, 32, 64], ["1", "2", "4", "8", "16", "32", "64"])
             else:
                 ax.set_ylim(bottom=0)
@@ -339,6 +365,7 @@ def end_to_end(result: Result, reference: Result | None = None) -> Figure:
                      title="Speed-up of zero-copy")
         ax_time.set_xscale("log", base=2)
         ax_ratio.set_xscale("log", base=2)
+        plain_log_axis(ax_time)
         ax_time.legend()
         ax_ratio.legend()
         _source_note(fig, result, reference)
