@@ -29,6 +29,7 @@ TRANSLATED: tuple[str, ...] = (
     "overlap-copies-with-streams",
     "use-write-combined-and-registered-memory",
     "avoid-hazards-on-mapped-memory",
+    "take-zero-copy-beyond-one-pcie-gpu",
 )
 
 CATALOGS = paths.LESSONS / "locale" / CHINESE / "LC_MESSAGES"   # sphinx-intl's layout beside the documents
