@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..i18n import _
 from . import Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 SECTOR, LINE = 32, 128
@@ -46,69 +47,74 @@ def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
     """coalesce-and-align-accesses: ``sectors_per_warp(stride, offset, width=1)`` counts the distinct 32-byte
     sectors of one warp's load."""
     if is_placeholder(sectors_per_warp):
-        return _not_yet("define sectors_per_warp(stride, offset, width=1): the number of distinct 32-byte sectors "
-                        "touched when thread t (0..31) reads 4 * width bytes at element offset + t * stride.")
+        return _not_yet(_("define sectors_per_warp(stride, offset, width=1): the number of distinct 32-byte "
+                          "sectors touched when thread t (0..31) reads 4 * width bytes at element offset + t * "
+                          "stride."))
     got_all, want_all = [], []
     for stride, offset, width in SECTOR_CASES:
         got = sectors_per_warp(stride, offset, width)
         if is_placeholder(got):
-            return _not_yet("write the body of sectors_per_warp (it still returns `...`): each thread's first byte is "
-                            "(offset + t * stride) * 4 * width, its last byte 4 * width - 1 further; their sectors "
-                            "are byte // 32; return how many distinct sectors the 32 threads touch.")
+            return _not_yet(_("write the body of sectors_per_warp (it still returns `...`): each thread's first "
+                              "byte is (offset + t * stride) * 4 * width, its last byte 4 * width - 1 further; their "
+                              "sectors are byte // 32; return how many distinct sectors the 32 threads touch."))
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
-            return _hint(f"for stride {stride}, offset {offset} you returned {got!r}, not a whole number: a sector is "
-                         "touched or not. Which division gives the sector a byte falls in?",
-                         "use integer division `//` to find the sector of a byte, and count sectors, not fractions.")
+            return _hint(_("for stride {stride}, offset {offset} you returned {got}, not a whole number: a sector "
+                           "is touched or not. Which division gives the sector a byte falls in?").format(
+                stride=stride, offset=offset, got=repr(got)),
+                         _("use integer division `//` to find the sector of a byte, and count sectors, not "
+                           "fractions."))
         if not isinstance(got, (int, np.integer, float, np.floating)):
-            return _hint(f"return a number (how many sectors); for stride {stride}, offset {offset} you returned "
-                         f"{type(got).__name__}.", "return the count of distinct sectors, len(...) of them, not the "
-                         "sectors themselves.")
+            return _hint(_("return a number (how many sectors); for stride {stride}, offset {offset} you returned "
+                           "{type}.").format(stride=stride, offset=offset, type=type(got).__name__),
+                         _("return the count of distinct sectors, len(...) of them, not the sectors themselves."))
         got_all.append(int(got))
         want_all.append(traced_sectors(stride, offset, width))
     got_a, want_a = np.array(got_all), np.array(want_all)
     if np.array_equal(got_a, want_a):
-        return _correct("each thread's bytes fall in the sector `byte // 32`, and the warp moves every distinct "
-                        "sector it touches, whole: 4 sectors (128 bytes) for 128 useful bytes at stride 1, 32 sectors "
-                        "(1024 bytes) for the same 128 useful bytes at stride 8 and above.")
+        return _correct(_("each thread's bytes fall in the sector `byte // 32`, and the warp moves every distinct "
+                          "sector it touches, whole: 4 sectors (128 bytes) for 128 useful bytes at stride 1, 32 "
+                          "sectors (1024 bytes) for the same 128 useful bytes at stride 8 and above."))
     cases = list(SECTOR_CASES)
     first_bad = int(np.flatnonzero(got_a != want_a)[0])
     stride, offset, width = cases[first_bad]
     if np.array_equal(got_a, SECTOR * want_a):
-        return _hint("you returned bytes, 32 times the sectors. What does the function count?",
-                     "count the sectors: a sector is 32 bytes, so do not multiply the count by 32.")
+        return _hint(_("you returned bytes, 32 times the sectors. What does the function count?"),
+                     _("count the sectors: a sector is 32 bytes, so do not multiply the count by 32."))
     useful = np.array([32 * 4 * w for _, _, w in cases])
     if np.array_equal(got_a, useful) or np.array_equal(got_a, useful // SECTOR):
-        return _hint("that is what the threads asked for (useful bytes, or their size in sectors), whatever the "
-                     "stride. Does the stride change which sectors the addresses fall in?",
-                     "compute each thread's byte address from its element index, then count the sectors those "
-                     "bytes actually fall in.")
+        return _hint(_("that is what the threads asked for (useful bytes, or their size in sectors), whatever the "
+                       "stride. Does the stride change which sectors the addresses fall in?"),
+                     _("compute each thread's byte address from its element index, then count the sectors those "
+                       "bytes actually fall in."))
     aligned = np.array([traced_sectors(s, 0, w) for s, _, w in cases])
     if np.array_equal(got_a, aligned):
-        return _hint(f"right when the warp starts on a line, wrong for offset {offset}: add the offset to every "
-                     "thread's element index. What does a misaligned start do to the sectors (draw it: "
-                     "zc.sector_explorer.draw_warp(1, 1))?",
-                     "thread t reads element offset + t * stride: use the offset in every thread's address; a "
-                     "misaligned start touches one sector more.")
+        return _hint(_("right when the warp starts on a line, wrong for offset {offset}: add the offset to every "
+                       "thread's element index. What does a misaligned start do to the sectors (draw it: "
+                       "zc.sector_explorer.draw_warp(1, 1))?").format(offset=offset),
+                     _("thread t reads element offset + t * stride: use the offset in every thread's address; a "
+                       "misaligned start touches one sector more."))
     span = np.array([_span_sectors(*c) for c in cases])
     if np.array_equal(got_a, span) or np.array_equal(got_a, span - 1):
-        return _hint(f"you counted every sector from the warp's first byte to its last. At stride {stride}, are the "
-                     "sectors between the threads fetched too?",
-                     "the threads skip sectors, which are not fetched: count only the distinct sectors that some "
-                     "thread's bytes fall in.")
+        return _hint(_("you counted every sector from the warp's first byte to its last. At stride {stride}, are "
+                       "the sectors between the threads fetched too?").format(stride=stride),
+                     _("the threads skip sectors, which are not fetched: count only the distinct sectors that some "
+                       "thread's bytes fall in."))
     floats = np.array([traced_sectors(s, o, 1) for s, o, _ in cases])
     if np.array_equal(got_a, floats):
-        return _hint(f"right for float, wrong for width {width}. A thread reads 4 * width bytes: in which unit do "
-                     "stride and offset count?",
-                     "stride and offset count elements of 4 * width bytes (a float4 element is 16 bytes): scale "
-                     "the element index by that size, and the last byte is that many bytes on, less one.")
+        return _hint(_("right for float, wrong for width {width}. A thread reads 4 * width bytes: in which unit "
+                       "do stride and offset count?").format(width=width),
+                     _("stride and offset count elements of 4 * width bytes (a float4 element is 16 bytes): scale "
+                       "the element index by that size, and the last byte is that many bytes on, less one."))
     if np.array_equal(got_a, want_a - 1) or np.array_equal(got_a, want_a + 1):
-        return _hint("off by one. Do you count the distinct sectors themselves, or the distance between the first "
-                     "and the last?", "collect the distinct sectors (a set) and count them, for example len(set(...)).")
-    return _hint(f"for stride {stride}, offset {offset}, width {width} you returned {got_all[first_bad]}. Draw that "
-                 f"warp with zc.sector_explorer.draw_warp({stride}, {offset}, {width}): which sectors do its "
-                 "threads' bytes fall in?",
-                 f"the trace counts {want_all[first_bad]} sectors there: for each thread take its first and its last "
-                 "byte, the sector of each (byte // 32), and count the distinct sectors of all 32 threads.")
+        return _hint(_("off by one. Do you count the distinct sectors themselves, or the distance between the first "
+                       "and the last?"),
+                     _("collect the distinct sectors (a set) and count them, for example len(set(...))."))
+    return _hint(_("for stride {stride}, offset {offset}, width {width} you returned {got}. Draw that warp with "
+                   "zc.sector_explorer.draw_warp({stride}, {offset}, {width}): which sectors do its threads' bytes "
+                   "fall in?").format(stride=stride, offset=offset, width=width, got=got_all[first_bad]),
+                 _("the trace counts {want} sectors there: for each thread take its first and its last byte, the "
+                   "sector of each (byte // 32), and count the distinct sectors of all 32 threads.").format(
+                     want=want_all[first_bad]))
 
 
 # --------------------------------------------------------------------------- coalesce
@@ -152,57 +158,60 @@ def check_coalesce(source: str) -> Feedback:
     from ..cpu import CpuBackendError
 
     if is_placeholder(source) or not isinstance(source, str) or _code(source) == _code(ex.BROKEN_SOURCE):
-        return _not_yet("rewrite the two index lines of copy_matrix (r = ..., c = ...) so that consecutive threads "
-                        "read consecutive floats of src.")
+        return _not_yet(_("rewrite the two index lines of copy_matrix (r = ..., c = ...) so that consecutive "
+                          "threads read consecutive floats of src."))
     result = ex.check_fix(source)
     if not result.passed:
         text = result.message
         if "did not run" in text and ("outside" in text or "OutOfBounds" in text or "bounds" in text.lower()):
-            return _hint("a load or store fell outside the matrix. In a row-major matrix a row holds cols "
-                         "consecutive elements: for thread t, how many whole rows come before it, and where in its "
-                         f"row is it? [{text[:300]}]",
-                         "thread t's row is t divided by the row length (cols, not rows), its column what is left "
-                         "over.")
+            return _hint(_("a load or store fell outside the matrix. In a row-major matrix a row holds cols "
+                           "consecutive elements: for thread t, how many whole rows come before it, and where in its "
+                           "row is it? [{error}]").format(error=text[:300]),
+                         _("thread t's row is t divided by the row length (cols, not rows), its column what is left "
+                           "over."))
         if "differs" in text:
-            return _hint("the copy is wrong: " + text + " Do your r and c name a different element for every t in "
-                         "0 .. rows*cols-1?",
-                         "r and c both come from dividing t by the same number, the row length cols: one is the "
-                         "quotient, the other the remainder.")
+            return _hint(_("the copy is wrong: {error} Do your r and c name a different element for every t in "
+                           "0 .. rows*cols-1?").format(error=text),
+                         _("r and c both come from dividing t by the same number, the row length cols: one is the "
+                           "quotient, the other the remainder."))
         if "did not run" in text:
-            return _hint(text, "read the first error line: it names the line of your source and what the compiler "
-                         "expected there (a missing `;`, a name not declared).")
-        return _hint(text + " Which of r and c must change from one thread to the next, for neighbouring threads to "
-                     "read neighbouring floats?",
-                     "in a row-major matrix the column is the fast index: compute r and c so that t and t + 1 have "
-                     "the same row and neighbouring columns.")
+            return _hint(text, _("read the first error line: it names the line of your source and what the compiler "
+                                 "expected there (a missing `;`, a name not declared)."))
+        return _hint(_("{error} Which of r and c must change from one thread to the next, for neighbouring threads "
+                       "to read neighbouring floats?").format(error=text),
+                     _("in a row-major matrix the column is the fast index: compute r and c so that t and t + 1 have "
+                       "the same row and neighbouring columns."))
     try:
         ex.trace_copy(source, rows=GUARD_ROWS, cols=GUARD_COLS)
     except CpuBackendError as exc:
-        return _hint(f"with a {GUARD_ROWS} x {GUARD_COLS} matrix the last block has threads past the end, and one of "
-                     f"them read or wrote outside the arrays: keep `if (t < rows * cols)`. What stops the threads "
-                     f"past the end? [{str(exc).splitlines()[0][:200]}]",
-                     "the guard must wrap both the load and the store, with the index lines inside or before it.")
+        return _hint(_("with a {rows} x {cols} matrix the last block has threads past the end, and one of them "
+                       "read or wrote outside the arrays: keep `if (t < rows * cols)`. What stops the threads past "
+                       "the end? [{error}]").format(rows=GUARD_ROWS, cols=GUARD_COLS,
+                                                    error=str(exc).splitlines()[0][:200]),
+                     _("the guard must wrap both the load and the store, with the index lines inside or before it."))
     from ..mode import detect
 
-    where = "on the CPU backend"
+    where = _("on the CPU backend")
     if detect().live:
         try:
             problem = _live_copy(source)
         except Exception as exc:  # noqa: BLE001 (a check never raises)
-            return _hint(f"the kernel passed on the CPU backend but did not build or run on the GPU: "
-                         f"{type(exc).__name__}: {str(exc)[:400]}. What does the GPU's compiler accept that the "
-                         "CPU backend does not, or the other way round?",
-                         "read the error's first line: it names the line of your source and what went wrong.")
+            return _hint(_("the kernel passed on the CPU backend but did not build or run on the GPU: {type}: "
+                           "{error}. What does the GPU's compiler accept that the CPU backend does not, or the other "
+                           "way round?").format(type=type(exc).__name__, error=str(exc)[:400]),
+                         _("read the error's first line: it names the line of your source and what went wrong."))
         if problem:
-            return _hint(problem + ", though the CPU backend copied it right. What can differ between two runs of "
-                         "the same kernel?", "look for a race (two threads writing one element) or a value read "
-                         "before it is set.")
-        where = "on the CPU backend and on the GPU"
-    room = "" if result.fixed_sectors <= result.ideal_sectors else f" (the minimum is {result.ideal_sectors})"
-    return _correct(f"the copy is exact {where}, and its loads from src touch {result.fixed_sectors} sectors instead "
-                    f"of {result.broken_sectors}{room}: {result.broken_sectors / result.fixed_sectors:.0f}x fewer bytes "
-                    "over PCIe, because consecutive threads now read consecutive floats and a warp's 32 loads share "
-                    "one 128-byte line instead of touching 32.")
+            return _hint(_("on the GPU, dst differs from src, though the CPU backend copied it right. What can differ "
+                           "between two runs of the same kernel?"),
+                         _("look for a race (two threads writing one element) or a value read before it is set."))
+        where = _("on the CPU backend and on the GPU")
+    room = "" if result.fixed_sectors <= result.ideal_sectors else _(" (the minimum is {ideal})").format(
+        ideal=result.ideal_sectors)
+    return _correct(_("the copy is exact {where}, and its loads from src touch {fixed} sectors instead of {broken}"
+                      "{room}: {times:.0f}x fewer bytes over PCIe, because consecutive threads now read consecutive "
+                      "floats and a warp's 32 loads share one 128-byte line instead of touching 32.").format(
+        where=where, fixed=result.fixed_sectors, broken=result.broken_sectors, room=room,
+        times=result.broken_sectors / result.fixed_sectors))
 
 
 # --------------------------------------------------------------------------- the prediction of section 4
@@ -213,11 +222,11 @@ def _as_fraction(value: Any) -> tuple[float | None, str]:
     try:
         x = float(value)
     except (TypeError, ValueError):
-        return None, f"`{value!r}` is not a number. "
+        return None, _("`{value}` is not a number. ").format(value=repr(value))
     if not math.isfinite(x) or x <= 0:
-        return None, f"{value!r} is not a positive fraction. "
+        return None, _("{value} is not a positive fraction. ").format(value=repr(value))
     if 1 < x <= 100:
-        return x / 100, f"(read {x:g} as {x:g} %, i.e. {x / 100:g}) "
+        return x / 100, _("(read {x:g} as {x:g} %, i.e. {fraction:g}) ").format(x=x, fraction=x / 100)
     return x, ""
 
 
@@ -232,35 +241,36 @@ def compare_prediction(predicted: Any, result: Any) -> str:
         d1 = result.one(memory="device", stride=1)["useful_GBps"]
         d32 = result.one(memory="device", stride=32)["useful_GBps"]
     except Exception as exc:  # noqa: BLE001
-        return f"Cannot compare: this run lacks stride 1 or 32 ({exc})."
+        return _("Cannot compare: this run lacks stride 1 or 32 ({error}).").format(error=exc)
     measured = s32 / s1
     sectors_only = traced_sectors(1, 0) / traced_sectors(32, 0)
-    run = (f"This run: zero-copy at stride 32 reached {measured:.1%} of its stride-1 useful bandwidth "
-           f"({s32:.2f} of {s1:.1f} GB/s); device memory {d32 / d1:.1%}.")
+    run = _("This run: zero-copy at stride 32 reached {measured:.1%} of its stride-1 useful bandwidth ({s32:.2f} of "
+            "{s1:.1f} GB/s); device memory {device:.1%}.").format(measured=measured, s32=s32, s1=s1, device=d32 / d1)
     if measured < 0.8 * sectors_only:
-        why = (f"Counting sectors alone (the trace: {traced_sectors(1, 0)} per warp at stride 1, "
-               f"{traced_sectors(32, 0)} at stride 32) would allow {sectors_only:.1%}; zero-copy fell below even "
-               "that, because over PCIe every scattered float is also its own read request, and the rate of requests, "
-               "not the bytes, sets the limit (the next lesson counts them).")
+        why = _("Counting sectors alone (the trace: {one} per warp at stride 1, {many} at stride 32) would allow "
+                "{sectors:.1%}; zero-copy fell below even that, because over PCIe every scattered float is also its "
+                "own read request, and the rate of requests, not the bytes, sets the limit (the next lesson counts "
+                "them).").format(one=traced_sectors(1, 0), many=traced_sectors(32, 0), sectors=sectors_only)
     elif measured > 1.25 * sectors_only:
-        why = (f"Counting sectors alone would allow {sectors_only:.1%}; zero-copy did better, so at stride 1 it was "
-               "not moving sector bytes at the link's full rate (fewer bytes in flight, or a shared GPU).")
+        why = _("Counting sectors alone would allow {sectors:.1%}; zero-copy did better, so at stride 1 it was not "
+                "moving sector bytes at the link's full rate (fewer bytes in flight, or a shared GPU).").format(
+            sectors=sectors_only)
     else:
-        why = (f"That is close to what counting sectors alone allows ({sectors_only:.1%}: 4 sectors per warp at "
-               "stride 1, 32 at stride 32), so here the wasted sector bytes explain the loss.")
+        why = _("That is close to what counting sectors alone allows ({sectors:.1%}: 4 sectors per warp at stride 1, "
+                "32 at stride 32), so here the wasted sector bytes explain the loss.").format(sectors=sectors_only)
     fraction, note = _as_fraction(predicted)
     if fraction is None:
-        return (f"{note}No prediction made (predicted_fraction is still `...`). " if not note else
-                f"{note}Write a fraction such as 0.5. ") + run + " " + why
+        return (note + _("No prediction made (predicted_fraction is still `...`). ") if not note else
+                note + _("Write a fraction such as 0.5. ")) + run + " " + why
     ratio = fraction / measured
     if 0.67 <= ratio <= 1.5:
-        verdict = f"You predicted {fraction:.1%}: close (within a factor 1.5)."
+        verdict = _("You predicted {fraction:.1%}: close (within a factor 1.5).").format(fraction=fraction)
     elif ratio > 1.5:
-        verdict = (f"You predicted {fraction:.1%}, {ratio:.1f}x the measured fraction: strided reads cost more than "
-                   "the bytes the threads ask for suggest.")
+        verdict = _("You predicted {fraction:.1%}, {ratio:.1f}x the measured fraction: strided reads cost more than "
+                    "the bytes the threads ask for suggest.").format(fraction=fraction, ratio=ratio)
     else:
-        verdict = (f"You predicted {fraction:.1%}, {1 / ratio:.1f}x below the measured fraction: stride costs less "
-                   "than you expected.")
+        verdict = _("You predicted {fraction:.1%}, {ratio:.1f}x below the measured fraction: stride costs less than "
+                    "you expected.").format(fraction=fraction, ratio=1 / ratio)
     return f"{note}{verdict} {run} {why}"
 
 
