@@ -69,6 +69,20 @@ def test_the_cut_starts_slides_at_sections_exercises_and_overflow():
     assert slide_plan.plan(nb) == ["slide", "subslide", "slide", "-", "subslide", "subslide", "subslide"]
 
 
+def test_a_figure_or_a_widget_snapshot_gets_a_slide_of_its_own():
+    """Issue 33: deck 09's widget slide ran off the bottom: the cut counted its words, not its height. A cell that
+    shows a figure (an image, or a frozen widget's <img>) starts a slide, and what follows it starts the next."""
+    def shows(data):
+        return dict(cell("code", "zc.something()"), outputs=[{"output_type": "display_data", "data": data}])
+
+    for data in ({"image/png": "iVBORw0KGgo="}, {"text/html": '<div class="zc-widget"><img src="data:x"></div>'}):
+        nb = {"cells": [cell("markdown", "# 09 · Title"), cell("markdown", "## 1. A section\n\nA few words."),
+                        shows(data), cell("markdown", "What the figure shows, in one sentence.")]}
+        kinds = [c["metadata"]["slideshow"]["slide_type"] for c in slide_plan.deck_cells(nb, "99")["cells"]]
+        assert kinds == ["slide", "slide", "subslide", "subslide"], (data, kinds)
+    assert slide_plan.figures(shows({"text/plain": "no figure"})) == 0
+
+
 def test_a_long_text_is_cut_into_slides_within_the_budget():
     table = "| a | b |\n|---|---|\n" + "\n".join(f"| row {i} | value {i} |" for i in range(60))
     code = "```c\n" + "\n".join(f"int x{i} = {i}; // line {i}" for i in range(60)) + "\n```"

@@ -25,6 +25,7 @@ from .. import paths
 BUDGET = 150          # words on one slide, speaker notes aside (tests/browser/test_site_and_slides.py holds decks to it)
 CUT_BUDGET = 135      # the decks' cut counts sources, the test counts the rendered slide: a margin for the difference
 PLAN_BUDGET = 110     # the lessons' own cut, from their sources, leaves room for a cell's output
+FIGURE_WORDS = CUT_BUDGET   # a figure (an image, a widget's snapshot) fills a slide's height: it stands alone
 TYPES = ("slide", "subslide", "fragment", "skip", "notes", "-")
 _WORD = re.compile(r"[^\s|#*`>\-=:]*[A-Za-z0-9][^\s|]*")
 
@@ -54,6 +55,18 @@ def output_words(output: Any) -> int:
         if kind in data:
             return words("".join(data[kind]))
     return 0
+
+
+def figures(cell: Any) -> int:
+    """Figures a code cell's outputs show: images, and ``<img>`` in HTML (lesson 09's frozen widget)."""
+    count = 0
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if "image/png" in data or "image/svg+xml" in data:
+            count += 1
+        elif "text/html" in data:
+            count += "".join(data["text/html"]).count("<img")
+    return count
 
 
 def cell_words(cell: Any) -> int:
@@ -218,6 +231,7 @@ def deck_cells(nb: Any, lesson_id: str, budget: int = CUT_BUDGET) -> Any:
             cell.setdefault("metadata", {}).setdefault("tags", []).append("remove_input")
         for number, atom in enumerate(_atoms(cell, budget)):
             size = cell_words(atom) if "remove_input" not in _tags(atom) else cell_words(atom) - words(_source(atom))
+            size += FIGURE_WORDS * figures(atom)      # words say nothing of a figure's height (deck 09's widget)
             heading = _heading(atom) if number else ""
             new = kind if number == 0 and kind != "-" else heading or ("subslide" if used + size > budget else "-")
             if new == "-" and number == 0 and kind == "-" and used + size > budget:
