@@ -109,7 +109,7 @@ class Session:
                 (_("reference"), reference)]
 
     def _repr_markdown_(self) -> str:
-        return Table([_("this session"), ""], self._rows())._repr_markdown_()
+        return Table([_("this session"), _("value")], self._rows())._repr_markdown_()   # no empty header cell
 
     def __str__(self) -> str:
         return "\n".join(f"{k}: {v}".replace("**", "").replace("`", "") for k, v in self._rows())

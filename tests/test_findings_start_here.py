@@ -117,3 +117,9 @@ def test_the_address_caveat_adds_this_machine_only_live():
     assert replayed.startswith("The recording machine") and "This machine" not in replayed
     assert "This machine" in start_here.address_caveat(_live_like())
     assert re.search(r"\w", str(start_here.this_machine()))
+
+
+def test_the_session_table_has_no_empty_header_cell():
+    """Issue 33: zc.start()'s table names both of its columns (a blank header reads as a broken table)."""
+    header = _replayed()._repr_markdown_().splitlines()[0]
+    assert all(cell.strip() for cell in header.strip("|").split("|")), header
