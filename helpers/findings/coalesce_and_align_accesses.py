@@ -10,7 +10,12 @@ import numpy as np
 from ..analysis import spread
 from ..experiments.result import expect
 from ..lessons import lesson as _lesson
+from ..i18n import N_, _
 from ..tables import Table, Text, bullets, join
+
+
+# The memories of the sweeps, as the tables name them.
+MEMORY = {"zero_copy": N_("zero_copy"), "device": N_("device")}
 
 
 def useful(result: Any, memory: str, **where: Any) -> float:
@@ -23,7 +28,8 @@ def apart(result: Any, name: str, first: dict[str, Any], second: dict[str, Any],
     return spread.rates_apart(result, name, first, second, key)
 
 
-_RULE = "by more than this run's spread (slowest to fastest repeat) and with one sign across the committed records"
+_RULE = N_("by more than this run's spread (slowest to fastest repeat) and with one sign across the committed "
+           "records")
 
 
 def traced(trace: Callable[[int, int], Any], patterns: Iterable[tuple[int, int]]) -> Table:
@@ -34,8 +40,9 @@ def traced(trace: Callable[[int, int], Any], patterns: Iterable[tuple[int, int]]
         per = t.requests                                   # one request per warp here
         rows.append([stride, offset, t.useful_bytes // per, t.sectors // per, t.lines // per,
                      f"{t.useful_bytes / (32 * t.sectors):.1%}"])
-    return Table(["stride", "offset (floats)", "useful bytes / warp", "sectors / warp", "lines / warp",
-                  "useful share of sector bytes"], rows, caption="*traced on the CPU backend*")
+    return Table([_("stride"), _("offset (floats)"), _("useful bytes / warp"), _("sectors / warp"),
+                  _("lines / warp"), _("useful share of sector bytes")], rows,
+                 caption=_("*traced on the CPU backend*"))
 
 
 def stride(result: Any, memcpy: Any) -> Any:
@@ -44,21 +51,24 @@ def stride(result: Any, memcpy: Any) -> Any:
     for memory in ("zero_copy", "device"):
         s1, s32 = useful(result, memory, stride=1), useful(result, memory, stride=32)
         slowdown[memory] = s1 / s32
-        rows.append([memory, f"{s1:,.1f}", f"{s32:,.2f}", f"{s1 / s32:.1f}x"])
-    table = Table(["memory", "stride 1: useful GB/s", "stride 32: useful GB/s", "slowdown 1 -> 32"], rows,
+        rows.append([_(MEMORY[memory]), f"{s1:,.1f}", f"{s32:,.2f}", f"{s1 / s32:.1f}x"])
+    table = Table([_("memory"), _("stride 1: useful GB/s"), _("stride 32: useful GB/s"), _("slowdown 1 -> 32")],
+                  rows,
                   caption=f"*{result.origin()}*")
     link = float(max(memcpy.column("GBps", direction="htod", host_memory="pinned")))
     zc32, dev32 = useful(result, "zero_copy", stride=32), useful(result, "device", stride=32)
     check = expect((slowdown["zero_copy"] > 2 and slowdown["device"] > 2,
-                    "stride 32 slower by more than 2x in both memories (it wastes 7/8 of every sector)",
-                    f"{slowdown['zero_copy']:.1f}x (zero-copy) and {slowdown['device']:.1f}x (device)"))
+                    _("stride 32 slower by more than 2x in both memories (it wastes 7/8 of every sector)"),
+                    _("{zc:.1f}x (zero-copy) and {dev:.1f}x (device)").format(zc=slowdown["zero_copy"],
+                                                                               dev=slowdown["device"])))
     below = zc32 < link / 8
-    text = (f"If only the wasted sector bytes mattered, zero-copy at stride 32 would reach 1/8 of the {link:.1f} GB/s "
-            f"link = {link / 8:.1f} GB/s; it reached {zc32:.2f} GB/s, "
-            + ("**below** that: PCIe read requests per second limit it, not bytes. " if below else
-               "not below that: here the wasted bytes account for the loss. ")
-            + f"Each float at stride 32 travels in its own PCIe read request: {zc32 / 4:.2f} G requests/s, against "
-            f"{dev32 / 4:.1f} G sectors/s from device memory.")
+    text = (_("If only the wasted sector bytes mattered, zero-copy at stride 32 would reach 1/8 of the {link:.1f} "
+              "GB/s link = {eighth:.1f} GB/s; it reached {zc32:.2f} GB/s, ").format(link=link, eighth=link / 8,
+                                                                                    zc32=zc32)
+            + (_("**below** that: PCIe read requests per second limit it, not bytes. ") if below else
+               _("not below that: here the wasted bytes account for the loss. "))
+            + _("Each float at stride 32 travels in its own PCIe read request: {requests:.2f} G requests/s, against "
+                "{sectors:.1f} G sectors/s from device memory.").format(requests=zc32 / 4, sectors=dev32 / 4))
     return join(table, check, Text(text))
 
 
@@ -68,11 +78,13 @@ def misalignment(result: Any) -> Any:
     for memory in ("zero_copy", "device"):
         aligned = float(np.mean([useful(result, memory, offset_floats=o) for o in (0, 32)]))
         misaligned = float(np.mean([useful(result, memory, offset_floats=o) for o in range(1, 32)]))
-        rows.append([memory, f"{aligned:,.1f}", f"{misaligned:,.1f}", f"{1 - misaligned / aligned:.1%}"])
+        rows.append([_(MEMORY[memory]), f"{aligned:,.1f}", f"{misaligned:,.1f}", f"{1 - misaligned / aligned:.1%}"])
         beyond = [o for o in range(1, 32) if apart(result, "offset", {"memory": memory, "offset_floats": 0},
                                                    {"memory": memory, "offset_floats": o})]
-        counts.append(f"{memory}: {len(beyond)} of 31 misaligned offsets differ from offset 0 {_RULE}.")
-    table = Table(["memory", "aligned (offsets 0, 32): mean useful GB/s", "misaligned (1..31): mean", "loss"], rows,
+        counts.append(_("{memory}: {n} of 31 misaligned offsets differ from offset 0 {rule}.").format(
+            memory=_(MEMORY[memory]), n=len(beyond), rule=_(_RULE)))
+    table = Table([_("memory"), _("aligned (offsets 0, 32): mean useful GB/s"), _("misaligned (1..31): mean"),
+                   _("loss")], rows,
                   caption=f"*{result.origin()}*")
     return join(table, bullets(counts))
 
@@ -106,30 +118,34 @@ def four_against_five(result: Any, groups: dict[tuple[int, int], list[int]]) -> 
 def sectors_by_offset(result: Any, trace: Callable[[int, int], Any]) -> Any:
     """The traced sectors and lines per offset, and whether one sector fewer made a read faster in this run."""
     groups = sector_groups(trace)
-    table = Table(["sectors / warp", "lines / warp", "offsets (floats)"],
+    table = Table([_("sectors / warp"), _("lines / warp"), _("offsets (floats)")],
                   [(s, n, ", ".join(map(str, offs))) for (s, n), offs in sorted(groups.items())],
-                  caption="*traced on the CPU backend*")
+                  caption=_("*traced on the CPU backend*"))
     found = four_against_five(result, groups)
-    def many(n: int, of: int) -> str:
-        return "none" if n == 0 else f"all {of}" if n == of else str(n)
 
-    lines = [f"offset {f['offset']} (4 sectors a warp): {f['GBps']:.1f} GB/s zero-copy. Of the {f['of']} offsets "
-             f"that touch 5 sectors, it is faster than {many(f['faster'], f['of'])}, slower than "
-             f"{many(f['slower'], f['of'])}, and not told apart from {many(f['within'], f['of'])} (the course's "
-             "rule: beyond this run's spread, one sign across the committed records)." for f in found]
+    def many(n: int, of: int) -> str:
+        return _("none") if n == 0 else _("all {of}").format(of=of) if n == of else str(n)
+
+    lines = [_("offset {offset} (4 sectors a warp): {rate:.1f} GB/s zero-copy. Of the {of} offsets that touch 5 "
+               "sectors, it is faster than {faster}, slower than {slower}, and not told apart from {within} (the "
+               "course's rule: beyond this run's spread, one sign across the committed records).").format(
+        offset=f["offset"], rate=f["GBps"], of=f["of"], faster=many(f["faster"], f["of"]),
+        slower=many(f["slower"], f["of"]), within=many(f["within"], f["of"])) for f in found]
     beat = [f["offset"] for f in found if f["faster"] == f["of"]]
     rest = [f["offset"] for f in found if f["faster"] < f["of"]]
     if beat and rest:
-        verdict = (f"In this run ({result.origin()}) offset{'s' if len(beat) > 1 else ''} "
-                   f"{', '.join(map(str, beat))} beat every 5-sector offset, while "
-                   f"{', '.join(map(str, rest))}, with the same 4 sectors in 2 lines, did not: one sector fewer "
-                   "does not by itself make a read faster.")
+        verdict = (_("In this run ({origin}) offsets {beat} beat every 5-sector offset, while {rest}, with the same "
+                     "4 sectors in 2 lines, did not: one sector fewer does not by itself make a read faster.")
+                   if len(beat) > 1 else
+                   _("In this run ({origin}) offset {beat} beat every 5-sector offset, while {rest}, with the same 4 "
+                     "sectors in 2 lines, did not: one sector fewer does not by itself make a read faster.")).format(
+            origin=result.origin(), beat=", ".join(map(str, beat)), rest=", ".join(map(str, rest)))
     elif beat:
-        verdict = (f"In this run ({result.origin()}) every 4-sector offset beat every 5-sector one: here one sector "
-                   "fewer made the read faster.")
+        verdict = _("In this run ({origin}) every 4-sector offset beat every 5-sector one: here one sector fewer made "
+                    "the read faster.").format(origin=result.origin())
     else:
-        verdict = (f"In this run ({result.origin()}) no 4-sector offset beat every 5-sector one: one sector fewer did "
-                   "not make a read faster.")
+        verdict = _("In this run ({origin}) no 4-sector offset beat every 5-sector one: one sector fewer did not make "
+                    "a read faster.").format(origin=result.origin())
     return join(table, bullets(lines), Text(verdict))
 
 
@@ -138,14 +154,15 @@ def vector_width(result: Any) -> Any:
     rows, notes = [], []
     for memory in ("zero_copy", "device"):
         scalar, vector = result.one(memory=memory, vector_bytes=4), result.one(memory=memory, vector_bytes=16)
-        rows.append([memory, f"{scalar['useful_GBps']:,.1f}", f"{vector['useful_GBps']:,.1f}",
+        rows.append([_(MEMORY[memory]), f"{scalar['useful_GBps']:,.1f}", f"{vector['useful_GBps']:,.1f}",
                      f"{vector['useful_GBps'] / scalar['useful_GBps']:.2f}x"])
-        notes.append(f"{memory}: float4 and float " + (
-            f"differ {_RULE}." if apart(result, "vector_width", {"memory": memory, "vector_bytes": 4},
-                                         {"memory": memory, "vector_bytes": 16}) else
-            "do not differ by the course's rule (beyond this run's spread, with one sign across the committed "
-            "records): no difference the records can show."))
-    table = Table(["memory", "float: useful GB/s", "float4: useful GB/s", "float4 / float"], rows,
+        notes.append((_("{memory}: float4 and float differ {rule}.").format(memory=_(MEMORY[memory]), rule=_(_RULE))
+                      if apart(result, "vector_width", {"memory": memory, "vector_bytes": 4},
+                               {"memory": memory, "vector_bytes": 16}) else
+                      _("{memory}: float4 and float do not differ by the course's rule (beyond this run's spread, "
+                        "with one sign across the committed records): no difference the records can show.").format(
+                          memory=_(MEMORY[memory]))))
+    table = Table([_("memory"), _("float: useful GB/s"), _("float4: useful GB/s"), "float4 / float"], rows,
                   caption=f"*{result.origin()}*")
     return join(table, bullets(notes))
 
@@ -159,12 +176,14 @@ def what_you_saw(stride_: Any, offset: Any, width: Any) -> Text:
         loss[m] = 1 - np.mean([useful(offset, m, offset_floats=o) for o in range(1, 32)]) / aligned
     gain = {m: useful(width, m, vector_bytes=16) / useful(width, m, vector_bytes=4) for m in ("zero_copy", "device")}
     return bullets([
-        f"Data from: {stride_.describe()}",
-        f"Stride 1 -> 32 slowed zero-copy by {slow['zero_copy']:.1f}x ({useful(stride_, 'zero_copy', stride=1):.1f} "
-        f"-> {useful(stride_, 'zero_copy', stride=32):.2f} GB/s) and device memory by {slow['device']:.1f}x.",
-        f"Misalignment cost zero-copy {loss['zero_copy']:.1%} and device memory {loss['device']:.1%} of useful "
-        "bandwidth on average.",
-        f"float4 instead of float: zero-copy {gain['zero_copy']:.2f}x, device memory {gain['device']:.2f}x.",
+        _("Data from: {source}").format(source=stride_.describe()),
+        _("Stride 1 -> 32 slowed zero-copy by {zc:.1f}x ({s1:.1f} -> {s32:.2f} GB/s) and device memory by "
+          "{dev:.1f}x.").format(zc=slow["zero_copy"], s1=useful(stride_, "zero_copy", stride=1),
+                                s32=useful(stride_, "zero_copy", stride=32), dev=slow["device"]),
+        _("Misalignment cost zero-copy {zc:.1%} and device memory {dev:.1%} of useful bandwidth on average.").format(
+            zc=loss["zero_copy"], dev=loss["device"]),
+        _("float4 instead of float: zero-copy {zc:.2f}x, device memory {dev:.2f}x.").format(
+            zc=gain["zero_copy"], dev=gain["device"]),
         device_baselines(stride_, offset, width)])
 
 
@@ -175,13 +194,15 @@ def device_baselines(stride_: Any, offset: Any, width: Any) -> str:
              useful(width, "device", vector_bytes=4)]
     span = max(r["count"] * r["stride"] for r in stride_.select(memory="device")) * 4 / (1 << 30)
     low, high = min(rates), max(rates)
-    said = (f"The same coalesced float read of device memory ran at {rates[0]:,.0f} (stride sweep, stride 1), "
-            f"{rates[1]:,.0f} (offset sweep, offset 0) and {rates[2]:,.0f} GB/s (float against float4)")
+    said = _("The same coalesced float read of device memory ran at {a:,.0f} (stride sweep, stride 1), {b:,.0f} "
+             "(offset sweep, offset 0) and {c:,.0f} GB/s (float against float4)").format(a=rates[0], b=rates[1],
+                                                                                        c=rates[2])
     if high / low < 1.05:
-        return said + ": within 5 % of one another."
-    return (said + f", {high / low - 1:.0%} apart. Each sweep times it beside other points in rounds, over buffers "
-            f"of different spans (the stride sweep's device buffer spans {span:,.0f} GiB); what the neighbouring "
-            "points leave in the GPU's address-translation caches is a likely cause, not one this lesson measures.")
+        return said + _(": within 5 % of one another.")
+    return said + _(", {apart:.0%} apart. Each sweep times it beside other points in rounds, over buffers of "
+                    "different spans (the stride sweep's device buffer spans {span:,.0f} GiB); what the neighbouring "
+                    "points leave in the GPU's address-translation caches is a likely cause, not one this lesson "
+                    "measures.").format(apart=high / low - 1, span=span)
 
 
 def requests_in_flight(stride_: Any, latency: Any) -> Text:
@@ -193,14 +214,16 @@ def requests_in_flight(stride_: Any, latency: Any) -> Text:
     in_flight = rate * load_ns * 1e-9
     near = 0.8 <= in_flight / 768 <= 1.25
     where = "" if stride_.live else f", data/{stride_.record_file}"
-    return Text(f"At stride 32 every float is its own PCIe read request: {rate / 1e9:.2f} G requests/s "
-                f"({stride_.origin()}{where}; {_lesson('model-zero-copy-reads').label} fits its own rate on another "
-                f"record). By Little's law, requests in flight = rate x the time each is held; with a "
-                f"dependent zero-copy load's {load_ns:,.0f} ns ({latency.origin()}) that is about {in_flight:,.0f} "
-                f"requests, {in_flight / 768:.2f}x the 768 reads that 10-bit PCIe tags let one requester keep "
-                "outstanding (PCIe 5.0, sect. 2.2.6.2). "
-                + ("So a cap on requests in flight, not the link's bytes, fits the figures (the load's latency also "
-                   "counts the path inside the GPU, while a tag is held only on the link). " if near else
-                   "The tags alone do not account for it: something else caps the requests in flight. ")
-                + f"Strides 32 to {far} make the same requests per float; {_lesson('model-zero-copy-reads').label} "
-                "models that rate.")
+    model = _lesson("model-zero-copy-reads").label
+    return Text(_("At stride 32 every float is its own PCIe read request: {rate:.2f} G requests/s ({origin}{where}; "
+                  "{model} fits its own rate on another record). By Little's law, requests in flight = rate x the "
+                  "time each is held; with a dependent zero-copy load's {load_ns:,.0f} ns ({lat_origin}) that is "
+                  "about {in_flight:,.0f} requests, {share:.2f}x the 768 reads that 10-bit PCIe tags let one "
+                  "requester keep outstanding (PCIe 5.0, sect. 2.2.6.2). ").format(
+        rate=rate / 1e9, origin=stride_.origin(), where=where, model=model, load_ns=load_ns,
+        lat_origin=latency.origin(), in_flight=in_flight, share=in_flight / 768)
+                + (_("So a cap on requests in flight, not the link's bytes, fits the figures (the load's latency also "
+                     "counts the path inside the GPU, while a tag is held only on the link). ") if near else
+                   _("The tags alone do not account for it: something else caps the requests in flight. "))
+                + _("Strides 32 to {far} make the same requests per float; {model} models that rate.").format(
+                    far=far, model=model))
