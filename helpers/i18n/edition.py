@@ -23,6 +23,7 @@ TRANSLATED: tuple[str, ...] = (
     "map-pages-on-the-gpu",
     "write-your-first-zero-copy-kernel",
     "measure-bandwidth",
+    "measure-latency",
     "keep-enough-bytes-in-flight",
     "coalesce-and-align-accesses",
     "model-zero-copy-reads",
