@@ -28,6 +28,7 @@ TRANSLATED: tuple[str, ...] = (
     "coalesce-and-align-accesses",
     "model-zero-copy-reads",
     "overlap-copies-with-streams",
+    "decide-when-zero-copy-wins",
     "use-write-combined-and-registered-memory",
     "avoid-hazards-on-mapped-memory",
     "take-zero-copy-beyond-one-pcie-gpu",
