@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Callable
 
+from ..i18n import _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 # (address, nbytes, page_size): aligned, unaligned, straddling, one byte, the last byte of a page, larger pages.
@@ -91,60 +92,65 @@ def _rule(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: i
 def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: int, size: int, got: int,
                want: int) -> Feedback:
     """pin-host-memory: the hint for the rule a wrong ``pages_spanned`` follows, on its first wrong case."""
-    where = f"address {address:#x}, nbytes = {nbytes}, page_size = {size}: you returned {got}"
-    touches = f"the buffer touches {want} page{'' if want == 1 else 's'} there"
+    where = _("address {address:#x}, nbytes = {nbytes}, page_size = {size}: you returned {got}").format(
+        address=address, nbytes=nbytes, size=size, got=got)
+    touches = (_("the buffer touches {want} page there") if want == 1
+               else _("the buffer touches {want} pages there")).format(want=want)
     rule = _rule(pages_spanned, address, nbytes, size, got, want)
     if rule == "page_size":
-        return _hint(f"right for 4 KiB pages, but you ignored page_size ({where}). Other systems use larger "
-                     "pages: where does your code still assume 4096?",
-                     "use the page_size argument everywhere, instead of 4096 or `>> 12`.")
+        return _hint(_("right for 4 KiB pages, but you ignored page_size ({where}). Other systems use larger "
+                       "pages: where does your code still assume 4096?").format(where=where),
+                     _("use the page_size argument everywhere, instead of 4096 or `>> 12`."))
     if rule == "off-by-one":
-        return _hint(f"{where}: an off-by-one. Which address does the last byte have, and do you count both the "
-                     "first and the last page?",
-                     f"{touches}. The bytes are [address, address + nbytes): the last one is not at "
-                     "address + nbytes, and a count from page p to page q, both included, is q - p + 1.")
+        return _hint(_("{where}: an off-by-one. Which address does the last byte have, and do you count both the "
+                       "first and the last page?").format(where=where),
+                     _("{touches}. The bytes are [address, address + nbytes): the last one is not at "
+                       "address + nbytes, and a count from page p to page q, both included, is q - p + 1.").format(
+                         touches=touches))
     if rule == "ignores the start":
-        return _hint(f"{where}. Your count uses nbytes and page_size only, so it ignores where the buffer starts: "
-                     "the same bytes can touch one page more when they start late in a page. Which page holds the "
-                     "first byte, and which the last?",
-                     f"{touches}. Find the page number of the first byte (address // page_size) and of the last "
-                     "byte, then count the pages from one to the other.")
+        return _hint(_("{where}. Your count uses nbytes and page_size only, so it ignores where the buffer starts: "
+                       "the same bytes can touch one page more when they start late in a page. Which page holds "
+                       "the first byte, and which the last?").format(where=where),
+                     _("{touches}. Find the page number of the first byte (address // page_size) and of the last "
+                       "byte, then count the pages from one to the other.").format(touches=touches))
     if rule == "rounds down":
-        return _hint(f"{where}. nbytes // page_size rounds down and ignores where the buffer starts: a page is "
-                     "touched even if only one of its bytes is used. Which page holds the first byte, and which "
-                     "the last?",
-                     f"{touches}. Find the page number of the first byte (address // page_size) and of the last "
-                     "byte, then count the pages from one to the other.")
+        return _hint(_("{where}. nbytes // page_size rounds down and ignores where the buffer starts: a page is "
+                       "touched even if only one of its bytes is used. Which page holds the first byte, and which "
+                       "the last?").format(where=where),
+                     _("{touches}. Find the page number of the first byte (address // page_size) and of the last "
+                       "byte, then count the pages from one to the other.").format(touches=touches))
     if rule == "rounds up":
-        return _hint(f"{where}. Rounding nbytes up is right only for a buffer that starts on a page boundary: "
-                     "one that starts inside a page can spill into one more. What decides the pages touched, "
-                     "the size alone or where the first and the last byte fall?",
-                     f"{touches}. Count from the page of the first byte, address // page_size, to the page of "
-                     "the last byte.")
-    return _hint(f"{where}. Which page holds the buffer's first byte, which its last, and how many pages lie "
-                 "from one to the other, both included?",
-                 f"{touches}. The first byte's page is address // page_size; the last byte is at "
-                 "address + nbytes - 1.")
+        return _hint(_("{where}. Rounding nbytes up is right only for a buffer that starts on a page boundary: "
+                       "one that starts inside a page can spill into one more. What decides the pages touched, "
+                       "the size alone or where the first and the last byte fall?").format(where=where),
+                     _("{touches}. Count from the page of the first byte, address // page_size, to the page of "
+                       "the last byte.").format(touches=touches))
+    return _hint(_("{where}. Which page holds the buffer's first byte, which its last, and how many pages lie "
+                   "from one to the other, both included?").format(where=where),
+                 _("{touches}. The first byte's page is address // page_size; the last byte is at "
+                   "address + nbytes - 1.").format(touches=touches))
 
 
 def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedback:
     """pin-host-memory: ``pages_spanned(address, nbytes, page_size)`` counts the pages a buffer touches."""
     if is_placeholder(pages_spanned):
-        return _not_yet("define pages_spanned(address, nbytes, page_size) returning how many pages the bytes "
-                        "[address, address + nbytes) touch.")
+        return _not_yet(_("define pages_spanned(address, nbytes, page_size) returning how many pages the bytes "
+                          "[address, address + nbytes) touch."))
     for address, nbytes, size in SPAN_CASES:
         got = pages_spanned(address, nbytes, size)
         if is_placeholder(got):
-            return _not_yet("pages_spanned returns `...`: replace it with the number of pages.")
+            return _not_yet(_("pages_spanned returns `...`: replace it with the number of pages."))
         want = spanned(address, nbytes, size)
         if isinstance(got, float):
-            return _hint("you returned a float: a count of pages is a whole number, and a float has only 53 bits, too "
-                         "few for 64-bit addresses. Which operator divides integers and stays an integer, `/` or "
-                         "`//`?", "use `//` (integer division) on the addresses everywhere, and no math.ceil on a "
-                         "float: every value in the count can stay an int.")
+            return _hint(_("you returned a float: a count of pages is a whole number, and a float has only 53 bits, "
+                           "too few for 64-bit addresses. Which operator divides integers and stays an integer, `/` "
+                           "or `//`?"),
+                         _("use `//` (integer division) on the addresses everywhere, and no math.ceil on a float: "
+                           "every value in the count can stay an int."))
         if not isinstance(got, int) and not hasattr(got, "__index__"):
-            return _hint(f"return an int; for address {address:#x} you returned {got!r}.",
-                         "the answer is a count of pages: compute it with integers and return that number alone.")
+            return _hint(_("return an int; for address {address:#x} you returned {got}.").format(
+                address=address, got=repr(got)),
+                         _("the answer is a count of pages: compute it with integers and return that number alone."))
         got = int(got)
         if got == want:
             continue
@@ -154,14 +160,15 @@ def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedba
     if measured:
         agree = sum(int(pages_spanned(a, n, p)) == listed for a, n, p, listed in measured)
         if agree != len(measured):
-            return _hint(f"your function disagrees with this process's own page table on {len(measured) - agree} of "
-                         f"{len(measured)} slices of a fresh buffer (zc.pages.frames). Which page size does this "
-                         "system use, and which does your function use?",
-                         "the check passes zc.pages.PAGE_SIZE as page_size: use the argument, not a size of your own.")
-        extra = (f" It agrees with this process's page table (/proc/self/pagemap) on {agree} slices of a fresh "
-                 "buffer.")
-    return _correct("a buffer needs a frame for every page it touches, partial pages included, so that is how many "
-                    "page faults its first touch takes and how many frames pinning it holds." + extra)
+            return _hint(_("your function disagrees with this process's own page table on {wrong} of {n} slices "
+                           "of a fresh buffer (zc.pages.frames). Which page size does this system use, and which "
+                           "does your function use?").format(wrong=len(measured) - agree, n=len(measured)),
+                         _("the check passes zc.pages.PAGE_SIZE as page_size: use the argument, not a size of your "
+                           "own."))
+        extra = _(" It agrees with this process's page table (/proc/self/pagemap) on {agree} slices of a fresh "
+                  "buffer.").format(agree=agree)
+    return _correct(_("a buffer needs a frame for every page it touches, partial pages included, so that is how many "
+                      "page faults its first touch takes and how many frames pinning it holds.") + extra)
 
 
 PRESENT, SWAPPED, EXCLUSIVE, SOFT_DIRTY, FILE_SHARED = 1 << 63, 1 << 62, 1 << 56, 1 << 55, 1 << 61
@@ -196,53 +203,57 @@ def _own_entries() -> list[tuple[int, bool, int | None]]:
 def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedback:
     """pin-host-memory: ``decode_entry(entry)`` returns (present, PFN) from a 64-bit ``/proc/self/pagemap`` entry."""
     if is_placeholder(decode_entry):
-        return _not_yet("define decode_entry(entry) returning (present, pfn): bit 63 and bits 0-54.")
+        return _not_yet(_("define decode_entry(entry) returning (present, pfn): bit 63 and bits 0-54."))
     for entry in ENTRY_CASES:
         got = decode_entry(entry)
         if is_placeholder(got):
-            return _not_yet("decode_entry returns `...`: replace it with the pair (present, pfn).")
+            return _not_yet(_("decode_entry returns `...`: replace it with the pair (present, pfn)."))
         if not (isinstance(got, tuple) and len(got) == 2):
-            return _hint(f"return a pair (present, pfn); for {entry:#018x} you returned {got!r}.",
-                         "end with `return present, pfn`: Python makes the pair from the two names.")
+            return _hint(_("return a pair (present, pfn); for {entry:#018x} you returned {got}.").format(
+                entry=entry, got=repr(got)),
+                         _("end with `return present, pfn`: Python makes the pair from the two names."))
         present, pfn = got
         want_present, want_pfn = decoded(entry)
         if isinstance(pfn, float):
-            return _hint("your PFN is a float: a float has only 53 bits, too few for a 64-bit entry. Which of the "
-                         "integer operators takes bits out of an integer and keeps it exact?",
-                         "use the integer operators `>>` (shift) and `&` (mask), never `/` or `**` with floats.")
+            return _hint(_("your PFN is a float: a float has only 53 bits, too few for a 64-bit entry. Which of the "
+                           "integer operators takes bits out of an integer and keeps it exact?"),
+                         _("use the integer operators `>>` (shift) and `&` (mask), never `/` or `**` with floats."))
         if bool(present) != want_present:
             if bool(present) == bool(entry >> 62 & 1):
-                return _hint(f"for {entry:#018x} you read bit 62, *swapped*. Which bit does the pagemap layout above "
-                             "the exercise give *present*?",
-                             "present is the top bit of the 64: shift the entry right until that bit is bit 0, then "
-                             "keep only bit 0.")
+                return _hint(_("for {entry:#018x} you read bit 62, *swapped*. Which bit does the pagemap layout above "
+                               "the exercise give *present*?").format(entry=entry),
+                             _("present is the top bit of the 64: shift the entry right until that bit is bit 0, "
+                               "then keep only bit 0."))
             if bool(present) == bool(entry & 1) or bool(present) == (entry != 0):
-                return _hint(f"for {entry:#018x} your present flag is {bool(present)}: it is one bit alone, not the "
-                             "low bits or the whole entry. Which bit is it in the layout above the exercise?",
-                             "present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`.")
-            return _hint(f"for {entry:#018x} present should be {want_present}. Which bit of the entry says whether a "
-                         "frame backs the page?",
-                         "present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`.")
+                return _hint(_("for {entry:#018x} your present flag is {present}: it is one bit alone, not the low "
+                               "bits or the whole entry. Which bit is it in the layout above the exercise?").format(
+                    entry=entry, present=bool(present)),
+                             _("present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`."))
+            return _hint(_("for {entry:#018x} present should be {want}. Which bit of the entry says whether a frame "
+                           "backs the page?").format(entry=entry, want=want_present),
+                         _("present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`."))
         if not want_present:
             continue                         # the low bits of an absent page are not a PFN: any value passes
         if pfn == want_pfn:
             continue
         if pfn == entry & ((1 << 54) - 1):
-            return _hint(f"for {entry:#018x} your mask keeps bits 0-53, one bit too few. How many bits does the "
-                         "PFN have, counting bits 0 to 54?",
-                         "the PFN is 55 bits wide (bits 0 to 54, both included), one more than your mask keeps: "
-                         "build the mask with that many ones.")
+            return _hint(_("for {entry:#018x} your mask keeps bits 0-53, one bit too few. How many bits does the "
+                           "PFN have, counting bits 0 to 54?").format(entry=entry),
+                         _("the PFN is 55 bits wide (bits 0 to 54, both included), one more than your mask keeps: "
+                           "build the mask with that many ones."))
         if pfn == entry or pfn == entry & ((1 << 63) - 1) or pfn == entry & ((1 << 62) - 1):
-            return _hint(f"for {entry:#018x} your PFN still holds flag bits (55-63: soft-dirty, exclusive, "
-                         "file/shared, swapped, present). Which bits belong to the frame number?",
-                         "keep bits 0-54 only: AND the entry with a mask whose low 55 bits are ones.")
+            return _hint(_("for {entry:#018x} your PFN still holds flag bits (55-63: soft-dirty, exclusive, "
+                           "file/shared, swapped, present). Which bits belong to the frame number?").format(
+                entry=entry),
+                         _("keep bits 0-54 only: AND the entry with a mask whose low 55 bits are ones."))
         if pfn == want_pfn * 4096 or pfn == want_pfn << 12:
-            return _hint("that is the physical address (PFN x 4096). What does the exercise ask for: the frame's "
-                         "address or its number?",
-                         "return the frame number itself, bits 0-54, without multiplying by the page size.")
-        return _hint(f"for {entry:#018x} you returned the PFN {pfn!r}. Which bits of the entry hold the frame "
-                     "number, and how do you keep only those?",
-                     f"the PFN here is {want_pfn:#x}: AND the entry with a mask of ones over bits 0-54.")
+            return _hint(_("that is the physical address (PFN x 4096). What does the exercise ask for: the frame's "
+                           "address or its number?"),
+                         _("return the frame number itself, bits 0-54, without multiplying by the page size."))
+        return _hint(_("for {entry:#018x} you returned the PFN {pfn}. Which bits of the entry hold the frame "
+                       "number, and how do you keep only those?").format(entry=entry, pfn=repr(pfn)),
+                     _("the PFN here is {want:#x}: AND the entry with a mask of ones over bits 0-54.").format(
+                         want=want_pfn))
     extra = ""
     own = _own_entries()
     if own:
@@ -252,33 +263,37 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
 
         agree = sum(agrees(*row) for row in own)
         if agree != len(own):
-            return _hint(f"your decoder disagrees with zc.pages on {len(own) - agree} of {len(own)} entries read "
-                         "from this process's /proc/self/pagemap. Which kind of entry did the fixed cases not "
-                         "cover?",
-                         "print decode_entry(e) next to zc.pages.frames' answer for the entries of a fresh buffer and "
-                         "compare them bit by bit (f\"{e:064b}\").")
-        hidden = all(pfn is None for _, present, pfn in own if present)
-        extra = (f" On {len(own)} entries of this process's own pagemap it agrees with zc.pages"
-                 + (" (the PFNs read 0 here: the OS kernel hides them from users other than root)." if hidden else "."))
-    return _correct("bit 63 says whether a frame backs the page, bits 0-54 which frame; this is all "
-                    "zc.pages.frames_of does for each page." + extra)
+            return _hint(_("your decoder disagrees with zc.pages on {wrong} of {n} entries read from this process's "
+                           "/proc/self/pagemap. Which kind of entry did the fixed cases not cover?").format(
+                wrong=len(own) - agree, n=len(own)),
+                         _("print decode_entry(e) next to zc.pages.frames' answer for the entries of a fresh buffer "
+                           "and compare them bit by bit (f\"{e:064b}\")."))
+        hidden = all(pfn is None for _raw, present, pfn in own if present)
+        extra = (_(" On {n} entries of this process's own pagemap it agrees with zc.pages").format(n=len(own))
+                 + (_(" (the PFNs read 0 here: the OS kernel hides them from users other than root).") if hidden
+                    else _(".")))
+    return _correct(_("bit 63 says whether a frame backs the page, bits 0-54 which frame; this is all "
+                      "zc.pages.frames_of does for each page.") + extra)
 
 
 def compare_prediction(predicted: Any, present: int, total: int = 4) -> str:
     """pin-host-memory's prediction: how many of ``total`` untouched pages have a frame right after ``mlock``
     (``present``, read from /proc/self/pagemap), against the learner's ``predicted``."""
     if is_placeholder(predicted):
-        return ("no prediction: replace `...` with how many of the 4 untouched pages you expect to have a frame "
-                "right after mlock, then run the two cells again.")
+        return _("no prediction: replace `...` with how many of the 4 untouched pages you expect to have a frame "
+                 "right after mlock, then run the two cells again.")
     try:
         guess = int(predicted)
     except (TypeError, ValueError):
-        return f"could not read {predicted!r} as a number of pages (0 to {total})."
-    why = ("To keep pages in RAM, mlock must first put them there: it faults every page in, without a touch."
+        return _("could not read {given} as a number of pages (0 to {total}).").format(given=repr(predicted),
+                                                                                      total=total)
+    why = (_("To keep pages in RAM, mlock must first put them there: it faults every page in, without a touch.")
            if present == total else
-           f"Here mlock left {total - present} of them without a frame; on Linux it normally faults them all in.")
-    verdict = "as you predicted" if guess == present else f"you predicted {guess}"
-    return f"Right after mlock, {present} of {total} untouched pages had a frame ({verdict}). {why}"
+           _("Here mlock left {left} of them without a frame; on Linux it normally faults them all in.").format(
+               left=total - present))
+    verdict = _("as you predicted") if guess == present else _("you predicted {guess}").format(guess=guess)
+    return _("Right after mlock, {present} of {total} untouched pages had a frame ({verdict}). {why}").format(
+        present=present, total=total, verdict=verdict, why=why)
 
 
 CHECKS = {"pages_spanned": check_pages_spanned, "decode_entry": check_decode_entry}
