@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from .. import lessons
 from ..memory import pages
+from ..i18n import _
 from ..platform.notes import platform_note
 from ..tables import Text, bullets
 
@@ -32,7 +33,7 @@ def first_touch(array: Any, before: Sequence[pages.Frame], after: Sequence[pages
     n = len(after)
     pfns = [f.pfn for f in after]
     if any(p is not None for p in pfns):
-        frames = f"the frames after the write (this process reads them, as root): {pfns}"
+        frames = _("the frames after the write (this process reads them, as root): {pfns}").format(pfns=pfns)
     else:
         if recorded is None:
             from ..experiments import reference
@@ -41,18 +42,20 @@ def first_touch(array: Any, before: Sequence[pages.Frame], after: Sequence[pages
         frames = ("frame numbers are hidden from this process (not root: the OS kernel zeroes them; the presence "
                   f"bits stay real). Recorded as root on {recorded.gpu}'s host for a touched 64 KiB pageable "
                   f"buffer: {recorded.one(allocation='pageable, touched')['pfns']}")
-    touched = "every" if _present(after) == n else f"{_present(after)} of {n}"
+    touched = _("every") if _present(after) == n else _("{present} of {n}").format(present=_present(after), n=n)
     return bullets([
-        f"{array.nbytes} bytes at `{array.ctypes.data:#x}`, {n} pages of {pages.PAGE_SIZE} bytes.",
-        f"present before the first write: **{_present(before)} of {len(before)}** pages; after it: "
-        f"**{_present(after)} of {n}** ({touched} page faulted in at its first touch).",
-        frames + ".",
-        f"its line in /proc/self/maps: `{pages.mapping_of(array.ctypes.data).line}`",
+        _("{nbytes} bytes at `{address:#x}`, {n} pages of {page} bytes.").format(
+            nbytes=array.nbytes, address=array.ctypes.data, n=n, page=pages.PAGE_SIZE),
+        _("present before the first write: **{before} of {total}** pages; after it: **{after} of {n}** ({touched} "
+          "page faulted in at its first touch).").format(before=_present(before), total=len(before),
+                                                          after=_present(after), n=n, touched=touched),
+        frames + _("."),
+        _("its line in /proc/self/maps: `{line}`").format(line=pages.mapping_of(array.ctypes.data).line),
     ])
 
 
 def _limit(value: int | None) -> str:
-    return "unlimited" if value is None else f"{value // 1024} KiB"
+    return _("unlimited") if value is None else f"{value // 1024} KiB"
 
 
 def mlocked(vmlck_kib: Sequence[int], present: int, total: int,
@@ -61,12 +64,13 @@ def mlocked(vmlck_kib: Sequence[int], present: int, total: int,
     (``vmlck_kib``), and how many pages had a frame right after it, without a touch (``present``)."""
     soft, hard = limit if limit is not None else pages.memlock_limit()
     before, locked, after = vmlck_kib
-    back = "back to where it was" if after == before else f"not back to {before} KiB"
+    back = _("back to where it was") if after == before else _("not back to {before} KiB").format(before=before)
     return bullets([
-        f"`RLIMIT_MEMLOCK` (`ulimit -l`): soft {_limit(soft)}, hard {_limit(hard)}.",
-        f"`VmLck`: {before} KiB before, **{locked} KiB** while locked ({locked - before:+d} KiB), "
-        f"{after} KiB after munlock ({back}).",
-        f"pages with a frame right after mlock, without any touch: **{present} of {total}**.",
+        _("`RLIMIT_MEMLOCK` (`ulimit -l`): soft {soft}, hard {hard}.").format(soft=_limit(soft), hard=_limit(hard)),
+        _("`VmLck`: {before} KiB before, **{locked} KiB** while locked ({change:+d} KiB), {after} KiB after munlock "
+          "({back}).").format(before=before, locked=locked, change=locked - before, after=after, back=back),
+        _("pages with a frame right after mlock, without any touch: **{present} of {total}**.").format(
+            present=present, total=total),
     ])
 
 
@@ -74,8 +78,8 @@ def compaction(setting: str | None) -> Text:
     """What ``/proc/sys/vm/compact_unevictable_allowed`` (its text, or None where it is absent) says about
     mlocked pages."""
     if setting is None:
-        return Text("This OS kernel has no `compact_unevictable_allowed` setting (built without compaction).")
+        return Text(_("This OS kernel has no `compact_unevictable_allowed` setting (built without compaction)."))
     value = setting.strip()
-    verdict = ("compaction **MAY move** mlocked pages to other frames on this machine" if value == "1" else
-               "compaction **may not move** mlocked pages on this machine")
-    return Text(f"`compact_unevictable_allowed` = {value}: {verdict}.")
+    verdict = (_("compaction **MAY move** mlocked pages to other frames on this machine") if value == "1" else
+               _("compaction **may not move** mlocked pages on this machine"))
+    return Text(_("`compact_unevictable_allowed` = {value}: {verdict}.").format(value=value, verdict=verdict))
