@@ -78,11 +78,11 @@ help:
 	@echo "  make lab        set up .venv and open lessons/00-start-here.ipynb in JupyterLab"
 	@echo "  make test       set up .venv, run tests/ and every lesson under nbval"
 	@echo "  make test-gpu   like test, but GPU tests fail instead of skip without a GPU"
-	@echo "  make book       execute every lesson and build the website: build/book/index.html"
+	@echo "  make book       execute every lesson and build the website: build/book/index.html (中文: build/book/zh/)"
 	@echo "  make test-browser  run lessons 00, 05 and 09 in JupyterLab in Chromium (Playwright)"
 	@echo "  make test-launch   run lessons 00 and 06 in a fresh environment set up as Binder and Colab do"
 	@echo "  make lint       spelling, links, notebook metadata, schemas (also part of make test)"
-	@echo "  make slides     a reveal.js deck per lesson, executed: build/slides/ (SLIDES=\"00 06\" for some)"
+	@echo "  make slides     a reveal.js deck per lesson, executed: build/slides/, build/slides/zh/ (SLIDES=\"00 06\")"
 	@echo "  make record     record a full measurement set into data/ (needs a GPU)"
 	@echo "  make clean      remove .venv, build/, caches and the CPU backend's kernel cache"
 	@echo

@@ -179,12 +179,16 @@ def _doctor(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- book and times
 def _book_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="DIR", help="folder of the site (default: build/book)")
+    parser.add_argument("--language", choices=("en", "zh", "both"), default="both",
+                        help="which edition: en, zh (build/book/zh/, the Chinese lessons) or both (default)")
 
 
 def _book(args: argparse.Namespace) -> int:
     from .tools.book import build
 
-    print(build(Path(args.output).resolve() if args.output else None))
+    for language in (("en", "zh") if args.language == "both" else (args.language,)):
+        output = Path(args.output).resolve() if args.output else None
+        print(build(output / "zh" if output and language == "zh" else output, language=language))
     return 0
 
 

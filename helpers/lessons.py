@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import paths
 
-__all__ = ["Lesson", "LESSONS", "COURSE_MINUTES", "LESSON_MINUTES", "ids", "total_minutes", "last", "find", "lesson",
+__all__ = ["Lesson", "LESSONS", "Plan", "PLANS", "plans", "COURSE_MINUTES", "LESSON_MINUTES", "ids", "total_minutes", "last", "find", "lesson",
            "lesson_id", "ids_of", "showing", "needing", "notebooks"]
 
 # What a lesson asks of the machine besides a GPU (the doctor reads them):
@@ -197,3 +197,38 @@ def chosen_notebooks(names: list[str] | None, folder: Path | None = None) -> lis
             raise LookupError(name)
         found.append(entry.notebook(folder))
     return found
+
+
+# --------------------------------------------------------------------------- workshop plans (the instructor guide)
+@dataclass(frozen=True)
+class Plan:
+    """A workshop plan: the lessons from ``first`` to ``last`` (slugs; None: to the course's last lesson), what they
+    cover, and the time it promises (minutes; None: no promise)."""
+
+    name: str
+    first: str
+    last: str | None
+    covers: str
+    budget: int | None = None
+
+
+PLANS = (
+    Plan("Half a day", "start-here", "map-pages-on-the-gpu", "pinning, frames and both page tables, and the same "
+         "address on both sides", 180),
+    Plan("A full day (breaks apart)", "start-here", "coalesce-and-align-accesses", "adds the first zero-copy "
+         "kernel, bandwidth, latency, bytes in flight and access patterns", 390),
+    Plan("Afterwards, or a second day", "model-zero-copy-reads", None, "the PCIe model and its counters, streams "
+         "and the decision, write-combined and registered memory, the hazards and the other platforms"),
+)
+
+
+def plans() -> list[dict[str, object]]:
+    """Each plan's lessons (first and last id), minutes and budget, from the registry."""
+    rows = []
+    for plan in PLANS:
+        first = LESSONS.index(lesson(plan.first))
+        end = LESSONS.index(lesson(plan.last) if plan.last else last())
+        chosen = LESSONS[first:end + 1]
+        rows.append({"plan": plan, "ids": f"{chosen[0].id}–{chosen[-1].id}",
+                     "minutes": sum(e.minutes for e in chosen)})
+    return rows

@@ -89,6 +89,8 @@ def extract(cells: list[tuple[str, str]], old: polib.POFile, code: set[str] = fr
         if before is not None and before.msgid == source:
             entry.msgstr, entry.previous_msgid = before.msgstr, before.previous_msgid
             entry.flags = [f for f in before.flags if f == "fuzzy"]
+        elif source in reusable:                       # the same English under another key: its translation
+            entry.msgstr = reusable[source]
         elif before is not None and before.msgstr:
             entry.msgstr, entry.flags = before.msgstr, ["fuzzy"]
             entry.previous_msgid = before.previous_msgid if before.fuzzy and before.previous_msgid else before.msgid

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import lessons, paths
-from . import STRINGS_CATALOG, catalogs, edition, notebooks, strings
+from . import STRINGS_CATALOG, catalogs, documents, edition, notebooks, strings
 
 __all__ = ["started", "catalog_text", "expected", "write", "report", "problems"]
 
@@ -36,7 +36,7 @@ def expected(extra: list[lessons.Lesson] | None = None) -> dict[Path, str]:
     chosen = {e.id: e for e in [*started(), *(extra or [])]}
     texts = {edition.catalog(e): catalog_text(e) for e in chosen.values()}
     texts[STRINGS_CATALOG] = strings.extract()
-    return texts
+    return {**texts, **documents.expected()}
 
 
 def write(texts: dict[Path, str]) -> list[str]:
@@ -51,8 +51,9 @@ def write(texts: dict[Path, str]) -> list[str]:
 
 
 def built() -> dict[Path, str]:
-    """The Chinese notebooks of the started lessons, from the catalogs on disk."""
-    return {edition.notebook(e): notebooks.build(e) for e in started()}
+    """The Chinese notebooks of the started lessons and the Chinese documents (:mod:`.documents`), from the
+    catalogs on disk."""
+    return {**{edition.notebook(e): notebooks.build(e) for e in started()}, **documents.built()}
 
 
 def report() -> list[str]:
@@ -65,6 +66,9 @@ def report() -> list[str]:
         state = catalogs.status(entry, edition.catalog(entry))
         label = "declared" if entry.slug in edition.TRANSLATED else "started, not declared"
         lines.append(f"[{label}] {state.words()}")
+    for doc in documents.DOCUMENTS:
+        todo = documents.untranslated(doc)
+        lines.append(f"[document] {documents.status(doc).words()}; {len(todo)} blocks untranslated in all")
     left = strings.untranslated()
     lines.append(f"Python strings: {len(left)} without a current translation" + "".join(f"\n  {x}" for x in left))
     return lines
@@ -79,6 +83,7 @@ def problems() -> list[tuple[str, str]]:
         if not state.complete:
             found.append((f"lessons/locale/zh_CN/LC_MESSAGES/{entry.name}.po", f"{state.words()}: translate them "
                           "(msgstr; drop the fuzzy flag once it matches the msgid), then `python -m helpers sync`"))
+    found += documents.problems()
     found += [("helpers/locale/zh_CN/LC_MESSAGES/helpers.po", f"no current translation: {x}")
               for x in strings.untranslated()]
     for path, text in built().items():

@@ -87,11 +87,23 @@ def provenance_note() -> str:
             f"{data}")
 
 
-def page_note() -> str:
-    """The one line a lesson's page carries under its title: when it was executed; the lesson's first output says
+def page_note(twin: str | None = None, label: str = "中文") -> str:
+    """The one line a lesson's page carries under its title: when it was executed, and a link to its twin in the
+    other edition (``twin``, relative to the page; ``label`` names that edition); the lesson's first output says
     the mode, the GPU and the record, so the line does not repeat them."""
+    link = f" · {twin_note(twin, label).removeprefix('<small>').removesuffix('</small>')}" if twin else ""
     return (f"<small>Executed for this site on {time.strftime('%Y-%m-%d')}; "
-            '<a href="../index.html#how-this-site-was-built">how the site was built</a>.</small>')
+            f'<a href="../index.html#how-this-site-was-built">how the site was built</a>.{link}</small>')
+
+
+def twin_note(twin: str, label: str) -> str:
+    """The line a companion page or the index carries under its title: the link to its twin."""
+    return f'<small><a class="zc-twin" href="{twin}" hreflang="{"zh" if label == "中文" else "en"}">{label}</a></small>'
+
+
+# A document's own line linking to its twin (README.md, the instructor guide: helpers.i18n.documents); the book
+# replaces it with a link between the sites' pages.
+_TWIN_LINE = re.compile(r"^\[(?:中文版|English)[^\]]*\]\([^)\s]+\)\n\n?", re.M)
 
 
 def execute(nb: Any, cwd: Path, on_cell: Callable[[], None] | None = None, timeout: int = 900) -> Any:
@@ -199,12 +211,13 @@ def _toc(names: list[str]) -> str:
     return "format: jb-book\nroot: index\nchapters:\n" + "".join(f"  - file: lessons/{n}\n" for n in names)
 
 
-def link_repository_files(text: str) -> str:
-    """Markdown links from a lesson or page to a file of the repository outside the book (``../binder/...``) as
-    links to that file on GitHub (:mod:`helpers.tools.repository`), so that every link of the site resolves."""
+def link_repository_files(text: str, folder: Path | None = None) -> str:
+    """Markdown links from a lesson or page in ``folder`` (default lessons/) to a file of the repository outside
+    the book (``../binder/...``) as links to that file on GitHub (:mod:`helpers.tools.repository`), so that every
+    link of the site resolves."""
     def outside(match: re.Match[str]) -> str:
         target = match.group(1)
-        relative = (paths.LESSONS / target).resolve().relative_to(paths.ROOT).as_posix()
+        relative = ((folder or paths.LESSONS) / target).resolve().relative_to(paths.ROOT).as_posix()
         kind = "tree" if (paths.ROOT / relative).is_dir() else "blob"
         return f"]({repository.url()}/{kind}/{repository.BRANCH}/{relative}{match.group(2) or ''})"
 
@@ -224,6 +237,8 @@ def _index(rows: list[tuple[str, str, int]]) -> str:
     url = repository.url()
     return f"""\
 # CUDA zero-copy memory, from pinned pages to PCIe transactions
+
+{twin_note("zh/index.html", "中文")}
 
 A hands-on JupyterLab course on CUDA zero-copy memory: how host memory is pinned, how its pages are mapped for the
 CPU and for the GPU, how a kernel reads it directly over the bus, and when that beats copying. This site shows every
@@ -266,19 +281,43 @@ the MIT licence, the text, notebooks and data under CC BY 4.0; `CITATION.cff` sa
 """
 
 
-def build(output: Path | None = None, progress: bool = True, lessons: Path | None = None) -> Path:
-    """Execute every lesson, generate the Jupyter Book sources and build the site; return its index.html."""
+def _edition(language: str, lessons: Path | None) -> tuple[list[Path], list[Path], Callable[[Path], str | None]]:
+    """The lessons, companion pages and twin of each page (a path relative to the page, or None) of an edition."""
+    from ..i18n import documents, edition
+
+    if language == "zh":
+        notebook_paths = [edition.notebook(e) for e in edition.started() if edition.notebook(e).exists()]
+        pages = [documents.GUIDE.target, paths.LESSONS / "glossary.md"]   # the glossary is bilingual: no twin
+        english = {p.stem for p in course_lessons.notebooks()} | {documents.GUIDE.source.stem}
+        return notebook_paths, pages, lambda p: (f"../../lessons/{p.stem}.html" if p.stem in english
+                                                 and p.name != "glossary.md" else None)
+    chinese = {p.stem for p in edition.NOTEBOOKS.glob("*.ipynb")} | {documents.GUIDE.target.stem}
+    notebook_paths = lesson_paths(lessons)
+    return notebook_paths, companion_pages(lessons), lambda p: (f"../zh/lessons/{p.stem}.html" if lessons is None
+                                                              and p.stem in chinese else None)
+
+
+def build(output: Path | None = None, progress: bool = True, lessons: Path | None = None,
+          language: str = "en") -> Path:
+    """Execute every lesson of an edition (``language``: "en", or "zh": the Chinese lessons built so far,
+    ``lessons/zh/``, into ``build/book/zh/``), generate the Jupyter Book sources and build the site; return its
+    index.html. Each page links to its twin in the other edition where there is one."""
     import nbformat
     from tqdm import tqdm
 
-    output = output or paths.BUILD / "book"
-    source = output.parent / f"{output.name}-src"
-    notebook_paths = lesson_paths(lessons)
+    zh = language == "zh"
+    output = output or (paths.BUILD / "book" / "zh" if zh else paths.BUILD / "book")
+    source = paths.BUILD / "book-src-zh" if zh else output.parent / f"{output.name}-src"
+    notebook_paths, pages, twin = _edition(language, lessons)
+    label = "English" if zh else "中文"
     with warnings.catch_warnings():  # cells without ids get ids in the copies; the lessons stay as they are
         warnings.simplefilter("ignore")
         notebooks = [nbformat.read(p, as_version=4) for p in notebook_paths]
-    rows = [(entry.name, f"{entry.id} · {entry.title}", entry.minutes) for entry in course_lessons.LESSONS]
-    note = page_note()
+    if zh:
+        rows = [(p.stem, lesson_title(nb), course_lessons.find(p.stem).minutes)
+                for p, nb in zip(notebook_paths, notebooks)]
+    else:
+        rows = [(entry.name, f"{entry.id} · {entry.title}", entry.minutes) for entry in course_lessons.LESSONS]
 
     shutil.rmtree(source, ignore_errors=True)
     (source / "lessons").mkdir(parents=True)
@@ -291,28 +330,30 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
             give_figures_alt_text(nb, path.name)
             panels.stack_wide_figures(nb)
             title_at = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
-            nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(note))
+            nb.cells.insert(title_at + 1, nbformat.v4.new_markdown_cell(page_note(twin(path), label)))
             for cell in nb.cells:
                 if cell.cell_type == "markdown":
-                    cell.source = link_repository_files(cell.source)
+                    cell.source = _site_links(cell.source, path.parent, zh)
             nbformat.write(nb, source / "lessons" / path.name)
     (source / "_static").mkdir()
     (source / "_static" / "course.css").write_text(CSS + webfont.css(webfont.file_name()), encoding="utf-8")
     (source / "_static" / webfont.SCRIPT_NAME).write_text(webfont.SCRIPT, encoding="utf-8")
-    (source / "_config.yml").write_text(_config("CUDA zero-copy memory"), encoding="utf-8")
-    pages = companion_pages(lessons)
+    (source / "_config.yml").write_text(_config(_zh_title() if zh else "CUDA zero-copy memory"), encoding="utf-8")
     for page in pages:
-        (source / "lessons" / page.name).write_text(link_repository_files(page.read_text(encoding="utf-8")),
-                                                    encoding="utf-8")
+        text = _TWIN_LINE.sub("", page.read_text(encoding="utf-8"), count=1)
+        if twin(page):
+            text = re.sub(r"^(# .*\n)", lambda m: f"{m.group(1)}\n{twin_note(twin(page), label)}\n", text, count=1,
+                          flags=re.M)
+        (source / "lessons" / page.name).write_text(_site_links(text, page.parent, zh), encoding="utf-8")
     (source / "_toc.yml").write_text(_toc([p.stem for p in notebook_paths] + [p.stem for p in pages]), encoding="utf-8")
-    (source / "index.md").write_text(_index(rows), encoding="utf-8")
+    (source / "index.md").write_text(_index_zh(rows) if zh else _index(rows), encoding="utf-8")
 
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     if not jupyter_book.exists():
         raise BookError(f"Jupyter Book is not installed beside {sys.executable}: run `make book`, "
                         "or `pip install -e '.[book]'`.")
     if progress:
-        print("rendering the site with Jupyter Book...", file=sys.stderr)
+        print(f"rendering the site ({language}) with Jupyter Book...", file=sys.stderr)
     env = dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1")
     result = subprocess.run([str(jupyter_book), "build", str(source), "--builder", "html", "--warningiserror",
                              "--keep-going", "--quiet"], capture_output=True, text=True, env=env)
@@ -325,10 +366,57 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
     if unrendered:
         raise BookError(f"tables shown in the lessons are missing from the site, (in the outputs, in the page): "
                         f"{unrendered}; is nb_render_markdown_format still gfm in _config()?")
+    if zh:
+        _point_buttons_at_chinese_files(html)
+    kept = None
+    if not zh and (output / "zh").is_dir():     # the Chinese site lives inside the English one: keep it
+        kept = Path(shutil.move(str(output / "zh"), str(paths.BUILD / "book-zh-kept")))
     shutil.rmtree(output, ignore_errors=True)
     shutil.move(str(html), str(output))
+    if kept:
+        shutil.move(str(kept), str(output / "zh"))
     webfont.subset(webfont.characters_in(output), output / "_static" / webfont.file_name())
     return output / "index.html"
+
+
+def _site_links(text: str, folder: Path, zh: bool) -> str:
+    """A page's Markdown links as the site needs them: in the Chinese site a link to a page it holds (the glossary)
+    points to it, and links to files outside the site go to GitHub (:func:`link_repository_files`)."""
+    if zh:
+        text = re.sub(r"\]\(\.\./glossary\.md", "](glossary.md", text)
+    return link_repository_files(text, folder)
+
+
+def _point_buttons_at_chinese_files(html: Path) -> None:
+    """The Chinese site's launch, edit and source buttons open the Chinese files (lessons/zh/), not the English."""
+    pattern = re.compile(r"(https://[^\"'\s]*?/)lessons/((?:\d\d-[\w-]+\.ipynb)|instructor-guide\.md)")
+    for page in (html / "lessons").glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        page.write_text(pattern.sub(r"\g<1>lessons/zh/\g<2>", text), encoding="utf-8")
+
+
+def _zh_title() -> str:
+    from ..i18n import documents
+
+    built = documents.build(documents.README)
+    return built.split("\n", 1)[0].removeprefix("# ").strip()
+
+
+def _index_zh(rows: list[tuple[str, str, int]]) -> str:
+    """The Chinese site's front page: the Chinese README's title, introduction and start section, then the
+    translated lessons (phrases from the README's catalog: helpers.i18n.documents)."""
+    from ..i18n import documents
+
+    say = {key: documents.translated(documents.README, key, text) for key, text in documents._readme_strings()}
+    built = documents.build(documents.README).split("\n### ", 1)[0]
+    kept = [b for b in documents.blocks(built) if not b.startswith("[![") and not _TWIN_LINE.match(b + "\n")]
+    table = "\n".join(f"| [{title}](lessons/{name}.ipynb) | {say['book/minutes'].format(minutes=minutes)} | "
+                      f"[Binder]({repository.lesson_links('zh/' + name)['Binder']}) · "
+                      f"[Colab]({repository.lesson_links('zh/' + name)['Colab']}) |" for name, title, minutes in rows)
+    total = sum(minutes for _, _, minutes in rows)
+    return "\n\n".join([kept[0], twin_note("../index.html", "English"), *kept[1:], say["book/lessons"],
+                        f"{say['book/header']}\n|---|---|---|\n{table}", say["book/total"].format(minutes=total),
+                        '<a id="how-this-site-was-built"></a>\n\n' + say["book/built"], provenance_note()]) + "\n"
 
 
 def markdown_tables(nb: nbformat.NotebookNode) -> int:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import lessons, paths
+from ..lessons import PLANS, Plan, plans   # kept beside the lessons: the Chinese guide reads them too
 from . import lesson_times, repository
 
 __all__ = ["Plan", "PLANS", "Problem", "plans", "sync", "stale", "COMMAND"]
@@ -44,42 +45,8 @@ class Problem:
         return f"{self.file}:{self.line}: {self.message}"
 
 
-@dataclass(frozen=True)
-class Plan:
-    """A workshop plan: the lessons from ``first`` to ``last`` (slugs; None: to the course's last lesson), what they
-    cover, and the time it promises (minutes; None: no promise)."""
-
-    name: str
-    first: str
-    last: str | None
-    covers: str
-    budget: int | None = None
-
-
-PLANS = (
-    Plan("Half a day", "start-here", "map-pages-on-the-gpu", "pinning, frames and both page tables, and the same "
-         "address on both sides", 180),
-    Plan("A full day (breaks apart)", "start-here", "coalesce-and-align-accesses", "adds the first zero-copy "
-         "kernel, bandwidth, latency, bytes in flight and access patterns", 390),
-    Plan("Afterwards, or a second day", "model-zero-copy-reads", None, "the PCIe model and its counters, streams "
-         "and the decision, write-combined and registered memory, the hazards and the other platforms"),
-)
-
-
 def _hours(minutes: int) -> str:
     return f"{minutes / 60:g} hours" if minutes % 30 == 0 else f"{minutes // 60} h {minutes % 60} min"
-
-
-def plans() -> list[dict[str, object]]:
-    """Each plan's lessons (first and last id), minutes and budget, from the registry."""
-    rows = []
-    for plan in PLANS:
-        first = lessons.LESSONS.index(lessons.lesson(plan.first))
-        last = lessons.LESSONS.index(lessons.lesson(plan.last) if plan.last else lessons.last())
-        chosen = lessons.LESSONS[first:last + 1]
-        rows.append({"plan": plan, "ids": f"{chosen[0].id}–{chosen[-1].id}",
-                     "minutes": sum(e.minutes for e in chosen)})
-    return rows
 
 
 # --------------------------------------------------------------------------- the blocks between markers

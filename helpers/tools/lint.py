@@ -112,8 +112,9 @@ def anchors(path: Path) -> set[str]:
 
 
 def link_documents(root: Path = ROOT) -> list[Path]:
-    docs = [root / p for p in DOCUMENTS if (root / p).exists()]
-    return docs + sorted((root / "lessons").glob("*.md")) + lessons(root)
+    docs = [root / p for p in (*DOCUMENTS, "README.zh-CN.md") if (root / p).exists()]   # and the Chinese twins
+    pages = sorted((root / "lessons").glob("*.md")) + sorted((root / "lessons" / "zh").glob("*.md"))
+    return docs + pages + lessons(root)
 
 
 def links(root: Path = ROOT, documents: Iterable[Path] | None = None) -> list[str]:

@@ -214,9 +214,10 @@ def _atoms(cell: Any, budget: int) -> list[Any]:
     return atoms
 
 
-def deck_cells(nb: Any, lesson_id: str, budget: int = CUT_BUDGET) -> Any:
+def deck_cells(nb: Any, lesson_id: str, budget: int = CUT_BUDGET, guide: Path | None = None) -> Any:
     """A copy of an executed lesson cut for a static deck: every slide within ``budget`` words, the set-up cell's
-    code hidden (its output says the mode once), the instructor guide's section as the title's speaker notes."""
+    code hidden (its output says the mode once), the instructor guide's section (``guide``: the edition's guide) as
+    the title's speaker notes."""
     import nbformat
 
     deck = copy.deepcopy(nb)
@@ -227,7 +228,7 @@ def deck_cells(nb: Any, lesson_id: str, budget: int = CUT_BUDGET) -> Any:
         if kind in ("skip", "notes"):
             cells.append(_typed(cell, kind))
             continue
-        if cell["cell_type"] == "code" and "zc.start()" in _source(cell):
+        if cell["cell_type"] == "code" and "zc.start(" in _source(cell):
             cell.setdefault("metadata", {}).setdefault("tags", []).append("remove_input")
         for number, atom in enumerate(_atoms(cell, budget)):
             size = cell_words(atom) if "remove_input" not in _tags(atom) else cell_words(atom) - words(_source(atom))
@@ -239,7 +240,7 @@ def deck_cells(nb: Any, lesson_id: str, budget: int = CUT_BUDGET) -> Any:
             used = size if new in ("slide", "subslide") else used + size
             cells.append(_typed(atom, new))
         if index == 0:
-            notes = speaker_notes(lesson_id)
+            notes = speaker_notes(lesson_id, guide)
             if notes:
                 cells.append(_typed(nbformat.v4.new_markdown_cell(notes), "notes"))
     deck["cells"] = cells

@@ -23,7 +23,7 @@ import argparse
 import copy
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import shutil
 
@@ -105,9 +105,11 @@ def copy_reveal(output: Path) -> Path:
     return target
 
 
-def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> str:
+def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None, guide: Path | None = None,
+         twin: str | None = None) -> str:
     """The reveal.js HTML of one lesson (executed first unless ``execute`` is False), cut by
-    :func:`helpers.tools.slide_plan.deck_cells`."""
+    :func:`helpers.tools.slide_plan.deck_cells` with ``guide``'s section as speaker notes, and a link to its
+    ``twin`` deck in the other edition (relative to the deck) where there is one."""
     import nbformat
     from nbconvert import SlidesExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
@@ -123,7 +125,7 @@ def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> 
             raise SlidesError(f"{path.name}: {exc}") from None
         alt_text.embed_in_html(nb)
         widgets_static.freeze(nb)
-    cut = slide_plan.deck_cells(nb, course_lessons.find(path.stem).id)
+    cut = slide_plan.deck_cells(nb, course_lessons.find(path.stem).id, guide=guide)
     for cell in cut["cells"]:   # formulas as MathML: nothing to typeset them in the browser (helpers.tools.maths)
         if cell["cell_type"] == "markdown":
             cell["source"] = maths.markdown_with_mathml("".join(cell["source"]))
@@ -132,30 +134,60 @@ def deck(path: Path, execute: bool = True, reveal_prefix: str | None = None) -> 
     exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags={"remove_input"}), enabled=True)
     exporter.reveal_url_prefix = reveal_prefix or REVEAL
     body, _ = exporter.from_notebook_node(mark(cut))
-    style = webfont.deck_css(f"{FONT}/{webfont.file_name()}") + widgets_static.CSS
-    return body.replace("</head>", f"<style>\n{style}</style>\n<script>{webfont.SCRIPT}</script>\n</head>", 1)
+    style = webfont.deck_css(f"{FONT}/{webfont.file_name()}") + widgets_static.CSS + TWIN_CSS
+    body = body.replace("</head>", f"<style>\n{style}</style>\n<script>{webfont.SCRIPT}</script>\n</head>", 1)
+    return body.replace("</body>", twin_link(twin) + "\n</body>", 1) if twin else body
+
+
+TWIN_CSS = ".zc-twin { position: fixed; top: 0.6em; right: 1em; z-index: 40; font-size: 16px; }\n"
+
+
+def twin_link(twin: str) -> str:
+    """The link from a deck (or the index) to its twin in the other edition: "中文" to the Chinese, else "English"."""
+    chinese = "/zh/" in f"/{twin}"
+    return (f'<a class="zc-twin" href="{twin}" hreflang="{"zh" if chinese else "en"}">'
+            f'{"中文" if chinese else "English"}</a>')
+
+
+def _edition(names: list[str] | None, language: str) -> tuple[list[Path], Path | None, Callable[[Path], str | None]]:
+    """An edition's lessons (those of ``names`` it has), its instructor guide, and each deck's twin."""
+    from ..i18n import documents, edition
+
+    if language == "zh":
+        have = [edition.notebook(e) for e in edition.started() if edition.notebook(e).exists()]
+        chosen = {p.name for p in lessons(names, edition.NOTEBOOKS)} if names else {p.name for p in have}
+        return ([p for p in have if p.name in chosen], documents.GUIDE.target,
+                lambda p: f"../{p.stem}.slides.html")
+    chinese = {p.stem for p in edition.NOTEBOOKS.glob("*.ipynb")}
+    return lessons(names), None, lambda p: f"zh/{p.stem}.slides.html" if p.stem in chinese else None
 
 
 def build(names: list[str] | None = None, output: Path | None = None, execute: bool = True,
-          reveal_prefix: str | None = None) -> list[Path]:
-    """Write one deck per lesson into ``output`` (default ``build/slides/``), reveal.js beside them (unless
-    ``reveal_prefix`` names another copy) and an index page; return the decks."""
-    output = output or paths.BUILD / "slides"
+          reveal_prefix: str | None = None, language: str = "en") -> list[Path]:
+    """Write one deck per lesson of an edition (``language``: "en", or "zh": the Chinese lessons, into
+    ``build/slides/zh/``) into ``output`` (default ``build/slides/``), reveal.js beside them (unless
+    ``reveal_prefix`` names another copy) and an index page; each deck links to its twin; return the decks."""
+    zh = language == "zh"
+    output = output or (paths.BUILD / "slides" / "zh" if zh else paths.BUILD / "slides")
     output.mkdir(parents=True, exist_ok=True)
     if not reveal_prefix:
         copy_reveal(output)
+    chosen, guide, twin = _edition(names, language)
     written = []
-    for path in lessons(names):
+    for path in chosen:
         target = output / f"{path.stem}.slides.html"
-        target.write_text(deck(path, execute, reveal_prefix), encoding="utf-8")
+        target.write_text(deck(path, execute, reveal_prefix, guide, twin(path)), encoding="utf-8")
         written.append(target)
     webfont.subset(webfont.characters_in(output, ("*.slides.html",)), output / FONT / webfont.file_name())
     items = "\n".join(f'<li><a href="{p.name}">{p.name.removesuffix(".slides.html")}</a></li>'
                       for p in sorted(output.glob("*.slides.html")))
-    (output / "index.html").write_text(f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                                       f"<title>Slides</title></head><body><h1>Slides, one deck per lesson</h1>"
-                                       f"<p>Press S in a deck for the speaker notes (from the instructor guide), "
-                                       f"Esc for an overview. reveal.js: {REVEAL}/LICENSE.</p>"
+    other = twin_link("../index.html" if zh else "zh/index.html")
+    heading, about = (("幻灯片，每课一套", "在幻灯片中按 S 查看演讲者备注（来自讲师指南），按 Esc 查看总览。")
+                      if zh else ("Slides, one deck per lesson", "Press S in a deck for the speaker notes (from "
+                                  "the instructor guide), Esc for an overview."))
+    (output / "index.html").write_text(f"<!DOCTYPE html>\n<html lang=\"{'zh-CN' if zh else 'en'}\"><head>"
+                                       f"<meta charset=\"utf-8\"><title>Slides</title></head><body>"
+                                       f"<p>{other}</p><h1>{heading}</h1><p>{about} reveal.js: {REVEAL}/LICENSE.</p>"
                                        f"<ul>\n{items}\n</ul></body></html>\n", encoding="utf-8")
     return written
 
@@ -167,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="folder for the decks (default: build/slides)")
     parser.add_argument("--reveal-prefix", help=f"where the decks load reveal.js from (default: {REVEAL}/, copied "
                         "beside them)")
+    parser.add_argument("--language", choices=("en", "zh", "both"), default="both",
+                        help="which edition: en, zh (build/slides/zh/, the Chinese lessons) or both (default)")
     parser.add_argument("--mark", action="store_true", help="write the slide types into the lessons (for RISE) and "
                         "build nothing")
     args = parser.parse_args(argv)
@@ -175,7 +209,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"marked {path.name}")
         return 0
     try:
-        written = build(args.lessons, args.output, not args.no_execute, args.reveal_prefix)
+        written = []
+        for language in (("en", "zh") if args.language == "both" else (args.language,)):
+            output = args.output / "zh" if args.output and language == "zh" else args.output
+            written += build(args.lessons, output, not args.no_execute, args.reveal_prefix, language)
     except CourseError as exc:
         print(exc, file=sys.stderr)
         return 1

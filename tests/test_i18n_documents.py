@@ -1,0 +1,120 @@
+"""The Chinese README start section and instructor guide (helpers.i18n.documents, issue 35): each document's catalog is
+complete where it is declared and current everywhere, a changed English block turns stale, the twins link to each
+other, and the Chinese book and slides hold the translated lessons with a link from every page to its twin
+(helpers.tools.book, helpers.tools.slides)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpers import paths
+from helpers.i18n import catalogs, documents, edition
+from helpers.tools import book, slides
+
+
+@pytest.mark.parametrize("doc", documents.DOCUMENTS, ids=lambda d: d.name)
+def test_a_documents_translation_is_current_and_complete_outside_its_pending_sections(doc):
+    state = documents.status(doc)
+    assert state.complete, (f"{state.words()}: translate them in {doc.catalog().relative_to(paths.ROOT)} "
+                            "(CONTRIBUTING.md, The Chinese edition), then `python -m helpers sync`")
+
+
+def test_every_heading_of_the_guide_is_required_even_where_its_section_is_pending():
+    headings = [key for key, block in documents.keyed(documents._english(documents.GUIDE)) if key.endswith("/0")]
+    assert headings and all(documents._in(documents.GUIDE.pending, key) for key in headings)
+    assert not documents._in(documents.GUIDE.pending, "rehearse-a-simulated-classroom/1")
+
+
+def test_the_readme_and_the_guide_link_to_their_chinese_twins_and_back():
+    for doc in documents.DOCUMENTS:
+        english = doc.source.read_text(encoding="utf-8")
+        assert doc.twin in english.split("\n## ", 1)[0], f"{doc.source.name} lacks {doc.twin!r} under its title"
+        chinese = doc.target.read_text(encoding="utf-8")
+        assert doc.back() in chinese.split("\n## ", 1)[0]
+        assert (doc.target.parent / re.search(r"\]\(([^)]+)\)", doc.back()).group(1)).resolve() == doc.source
+        assert (doc.source.parent / re.search(r"\]\(([^)]+)\)", doc.twin).group(1)).resolve() == doc.target
+
+
+def test_the_chinese_readme_says_how_to_open_the_chinese_lessons():
+    text = documents.README.target.read_text(encoding="utf-8")
+    assert "make lab ZC_LANG=zh" in text and "中文" in text and "## 从这里开始" in text
+
+
+def _tmp_document(tmp_path, monkeypatch, text):
+    monkeypatch.setattr(edition, "CATALOGS", tmp_path / "locale")
+    source = tmp_path / "guide.md"
+    source.write_text(text, encoding="utf-8")
+    return documents.Document("guide", source, tmp_path / "zh" / "guide.md")
+
+
+def test_a_changed_english_paragraph_turns_stale_and_shows_in_english(tmp_path, monkeypatch):
+    doc = _tmp_document(tmp_path, monkeypatch, "# Guide\n\nFirst paragraph.\n\n## Part\n\nSecond paragraph.\n")
+    doc.catalog().parent.mkdir(parents=True)
+    doc.catalog().write_text(documents.catalog_text(doc), encoding="utf-8")
+    assert documents.status(doc).untranslated == ["guide/0", "guide/1", "part/0", "part/1"]
+    found = catalogs.read(doc.catalog())
+    for entry, chinese in zip(found, ["# 指南", "第一段。", "## 部分", "第二段。"]):
+        entry.msgstr = chinese
+    doc.catalog().write_text(catalogs.render(found, "test"), encoding="utf-8")
+    assert documents.status(doc).complete and documents.build(doc) == "# 指南\n\n第一段。\n\n## 部分\n\n第二段。\n"
+
+    doc.source.write_text("# Guide\n\nFirst paragraph, changed.\n\n## Part\n\nSecond paragraph.\n", encoding="utf-8")
+    doc.catalog().write_text(documents.catalog_text(doc), encoding="utf-8")
+    state = documents.status(doc)
+    assert state.stale == ["guide/1"] and not state.complete
+    assert "First paragraph, changed." in documents.build(doc) and "第二段。" in documents.build(doc)
+
+
+def test_a_lesson_headings_minutes_stay_out_of_the_catalog(tmp_path, monkeypatch):
+    doc = _tmp_document(tmp_path, monkeypatch, "# Guide\n\n### 06 · Measure bandwidth (35 min)\n\nText.\n")
+    assert ("06--measure-bandwidth/0", "### 06 · Measure bandwidth ({minutes} min)") in documents.keyed(
+        doc.source.read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------- the book and the slides of both editions
+def test_the_chinese_site_holds_the_translated_lessons_and_every_page_names_its_twin():
+    notebooks, pages, twin = book._edition("zh", None)
+    names = {p.name for p in notebooks}
+    assert {edition.notebook(e).name for e in edition.declared()} <= names
+    assert documents.GUIDE.target in pages
+    for path in [*notebooks, documents.GUIDE.target]:
+        assert twin(path) == f"../../lessons/{path.stem}.html", path.name
+    english, english_pages, english_twin = book._edition("en", None)
+    for path in english:
+        assert (english_twin(path) is not None) == (path.name in names), path.name
+    assert english_twin(documents.GUIDE.source) == "../zh/lessons/instructor-guide.html"
+    assert 'href="../zh/lessons/x.html"' in book.page_note("../zh/lessons/x.html") and "中文" in book.page_note("x")
+    assert "English" in book.page_note("../../lessons/x.html", "English")
+
+
+def test_the_site_front_pages_link_to_each_other():
+    chinese = book._index_zh([(p.stem, "t", 30) for p in book._edition("zh", None)[0]])
+    assert 'href="../index.html"' in chinese and "make lab ZC_LANG=zh" in chinese
+    assert 'href="zh/index.html"' in book._index([])
+
+
+def test_the_slides_of_both_editions_link_their_twins():
+    chosen, guide, twin = slides._edition(None, "zh")
+    assert guide == documents.GUIDE.target and chosen
+    assert all(twin(p) == f"../{p.stem}.slides.html" for p in chosen)
+    english, _, english_twin = slides._edition(None, "en")
+    assert {p.stem for p in english if english_twin(p)} == {p.stem for p in chosen}
+    assert "中文" in slides.twin_link("zh/x.slides.html") and "English" in slides.twin_link("../x.slides.html")
+
+
+BUILT = paths.BUILD / "book"
+
+
+@pytest.mark.skipif(not (BUILT / "zh" / "index.html").exists(), reason="no built book: `make book` builds both "
+                    "editions into build/book/ and build/book/zh/")
+def test_in_the_built_site_every_page_with_a_twin_links_to_it():
+    chinese = {p.stem for p in (BUILT / "zh" / "lessons").glob("*.html")} - {"glossary"}   # bilingual: one page
+    assert {edition.notebook(e).stem for e in edition.declared()} | {"instructor-guide"} <= chinese
+    for page in (BUILT / "lessons").glob("*.html"):
+        if page.stem in chinese:
+            assert f'href="../zh/lessons/{page.stem}.html"' in page.read_text(encoding="utf-8"), page.name
+    for stem in chinese:
+        text = (BUILT / "zh" / "lessons" / f"{stem}.html").read_text(encoding="utf-8")
+        assert f'href="../../lessons/{stem}.html"' in text, stem
