@@ -180,6 +180,13 @@ def test_lessons_import_only_the_face():
                     pytest.fail(f"{path.name} code cell {i}: {line.strip()!r}; use `zc.` (import helpers as zc)")
 
 
+def test_the_learners_pages_name_the_face_not_the_package():
+    """Issue 31: the README and the instructor guide call the CPU backend `zc.cpu`, as the lessons do."""
+    root = Path(__file__).resolve().parent.parent
+    for page in (root / "README.md", root / "lessons" / "instructor-guide.md"):
+        assert "`helpers.cpu`" not in page.read_text(encoding="utf-8"), f"{page.name}: say `zc.cpu`"
+
+
 MEASURED = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s*(?:GB/s|GiB/s|MB/s|ns|µs|us|ms)\b")
 DERIVED = re.compile(r"[=×÷/]")
 
