@@ -10,6 +10,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 from typing import Any, Callable
 
+from ..i18n import N_, _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 PAGE = 4096
@@ -33,8 +34,8 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
     """map-pages-on-the-cpu: ``physical_address(address, start, pfns)``: the physical address of a byte, or None
     without a frame."""
     if is_placeholder(physical_address):
-        return _not_yet("define physical_address(address, start, pfns) returning the physical address of the byte "
-                        "at `address`, or None where its page has no frame.")
+        return _not_yet(_("define physical_address(address, start, pfns) returning the physical address of the "
+                          "byte at `address`, or None where its page has no frame."))
     rows = _recorded_rows()
     present = [r for r in rows if all(p is not None for p in r["pfns"])]
     missing = [r for r in rows if all(p is None for p in r["pfns"])]
@@ -45,43 +46,46 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
             try:
                 got = physical_address(address, start, list(pfns))
             except IndexError:
-                return _hint("IndexError: pfns has one entry per page of the buffer, not one per page of the whole "
-                             "address space. Which page of the buffer holds the byte: the first, the second, ...?",
-                             f"index pfns by the page's position in the buffer, counted from start, not by the "
-                             f"virtual page number address // PAGE ({address // PAGE:#x}).")
+                return _hint(_("IndexError: pfns has one entry per page of the buffer, not one per page of the "
+                               "whole address space. Which page of the buffer holds the byte: the first, the "
+                               "second, ...?"),
+                             _("index pfns by the page's position in the buffer, counted from start, not by the "
+                               "virtual page number address // PAGE ({address:#x}).").format(address=address // PAGE))
             if is_placeholder(got):
-                return _not_yet("physical_address returns `...`: replace it with the byte's physical address.")
+                return _not_yet(_("physical_address returns `...`: replace it with the byte's physical address."))
             want = _physical(address, start, pfns)
             if isinstance(got, float):
-                return _hint("you returned a float: a float has 53 bits, too few for an exact address. Which "
-                             "operations keep integer arithmetic exact?",
-                             "use integer arithmetic only, `//` and `%`, never `/`.")
+                return _hint(_("you returned a float: a float has 53 bits, too few for an exact address. Which "
+                               "operations keep integer arithmetic exact?"),
+                             _("use integer arithmetic only, `//` and `%`, never `/`."))
             if isinstance(got, Integral) and int(got) == want:
                 continue
             pfn = pfns[page]
             if got == pfn:
-                return _hint("that is the frame number (PFN), not an address. Where in memory does frame number f "
-                             "start, and where in it is the byte?",
-                             "a frame is PAGE bytes long, so frame f starts at byte f * PAGE; the byte sits at its "
-                             "offset inside that frame.")
+                return _hint(_("that is the frame number (PFN), not an address. Where in memory does frame number "
+                               "f start, and where in it is the byte?"),
+                             _("a frame is PAGE bytes long, so frame f starts at byte f * PAGE; the byte sits at "
+                               "its offset inside that frame."))
             if got == pfn * PAGE and offset:
-                return _hint("the offset inside the page is missing: you returned the start of the frame. What does "
-                             "translation keep of the virtual address?",
-                             "translation swaps the page for a frame and keeps the byte's position inside the page: "
-                             "add it, the remainder of the address divided by PAGE.")
+                return _hint(_("the offset inside the page is missing: you returned the start of the frame. What "
+                               "does translation keep of the virtual address?"),
+                             _("translation swaps the page for a frame and keeps the byte's position inside the "
+                               "page: add it, the remainder of the address divided by PAGE."))
             if got == pfns[0] * PAGE + (address - start):
-                return _hint("you assumed the buffer's frames are consecutive (first frame + distance). Do consecutive "
-                             "virtual pages sit in consecutive frames (section 2)?",
-                             "they need not: look up the frame of the page that holds the address, by that page's "
-                             "position in the buffer.")
+                return _hint(_("you assumed the buffer's frames are consecutive (first frame + distance). Do "
+                               "consecutive virtual pages sit in consecutive frames (section 2)?"),
+                             _("they need not: look up the frame of the page that holds the address, by that "
+                               "page's position in the buffer."))
             if got == pfn * PAGE + address or got == pfn * PAGE + (address - start):
-                return _hint("you added more than the offset inside the page. What is the byte's position in its own "
-                             "page?", "add the remainder of the address divided by PAGE, not the whole address or "
-                             "its distance from the buffer's start.")
-            return _hint(f"for address {address:#x} in a buffer at {start:#x} you returned {got!r}. Which page of the "
-                         "buffer holds the byte, which frame holds that page, and where in the frame is the byte?",
-                         f"the physical address here is {want:#x}: the page's position in the buffer is "
-                         "(address - start) // PAGE; that page's frame comes from pfns.")
+                return _hint(_("you added more than the offset inside the page. What is the byte's position in its "
+                               "own page?"),
+                             _("add the remainder of the address divided by PAGE, not the whole address "
+                               "or its distance from the buffer's start."))
+            return _hint(_("for address {address:#x} in a buffer at {start:#x} you returned {got!r}. Which page of "
+                           "the buffer holds the byte, which frame holds that page, and where in the frame is the "
+                           "byte?").format(address=address, start=start, got=got),
+                         _("the physical address here is {want:#x}: the page's position in the buffer is (address "
+                           "- start) // PAGE; that page's frame comes from pfns.").format(want=want))
     for row in missing:
         start = int(row["address"], 16)
         try:
@@ -89,16 +93,18 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
         except TypeError:
             got = TypeError
         if got is not None:
-            return _hint("a page that was never touched has no frame: the exercise gives it the pfn None"
-                         + (" and your code raised TypeError" if got is TypeError else f" and you returned {got!r}")
-                         + ". What physical address does a byte without a frame have?",
-                         "test the page's pfn first: if it is None, return None instead of computing with it.")
+            return _hint(_("a page that was never touched has no frame: the exercise gives it the pfn None")
+                         + (_(" and your code raised TypeError") if got is TypeError else _(" and you returned {got!r}").format(
+                                                                                           got=got))
+                         + _(". What physical address does a byte without a frame have?"),
+                         _("test the page's pfn first: if it is None, return None instead of computing with it."))
     example = present[0]
     start = int(example["address"], 16)
     address = start + 1500 * 4
-    return _correct(f"a page table maps whole pages and the offset passes through: element 1500 of the recorded "
-                    f"'{example['allocation']}' buffer (virtual {address:#x}) is at physical "
-                    f"{_physical(address, start, example['pfns']):#x}, from the frame of its own page.")
+    return _correct(_("a page table maps whole pages and the offset passes through: element 1500 of the recorded "
+                      "'{allocation}' buffer (virtual {address:#x}) is at physical {physical:#x}, from the frame "
+                      "of its own page.").format(
+                        allocation=example['allocation'], address=address, physical=_physical(address, start, example['pfns'])))
 
 
 def _huge(address: int, pfns: list[int]) -> bool:
@@ -111,14 +117,14 @@ def _huge_cases() -> list[tuple[str, int, list[int]]]:
     base = 0x7F4478800000                     # 2 MiB aligned
     block = 0x103C00                           # 2 MiB-aligned frame block (multiple of 512)
     cases = [
-        ("aligned, ascending from the block's start", base, [block + i for i in range(16)]),
+        (N_("aligned, ascending from the block's start"), base, [block + i for i in range(16)]),
         # the first frame at the first page's offset (15), so only the direction can refuse it (issue 31)
-        ("descending consecutive frames", base + 15 * PAGE, [block + 15 - i for i in range(16)]),
-        ("ascending consecutive frames, at the wrong offset in their block", base, [block + 7 + i for i in range(16)]),
-        ("ascending with one break", base, [block + i for i in range(8)] + [block + 100 + i for i in range(8)]),
-        ("aligned address, scattered frames", base, [block, block + 40, block + 3, block + 900]),
-        ("pairs of consecutive frames", base + 2 * PAGE, [block + 2, block + 3, block + 700, block + 701]),
-        ("starts at page 5 of its 2 MiB range, frames at 5 of their block", base + 5 * PAGE,
+        (N_("descending consecutive frames"), base + 15 * PAGE, [block + 15 - i for i in range(16)]),
+        (N_("ascending consecutive frames, at the wrong offset in their block"), base, [block + 7 + i for i in range(16)]),
+        (N_("ascending with one break"), base, [block + i for i in range(8)] + [block + 100 + i for i in range(8)]),
+        (N_("aligned address, scattered frames"), base, [block, block + 40, block + 3, block + 900]),
+        (N_("pairs of consecutive frames"), base + 2 * PAGE, [block + 2, block + 3, block + 700, block + 701]),
+        (N_("starts at page 5 of its 2 MiB range, frames at 5 of their block"), base + 5 * PAGE,
          [block + 5 + i for i in range(16)]),
     ]
     for row in _recorded_rows():
@@ -131,49 +137,55 @@ def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedb
     """map-pages-on-the-cpu: ``could_be_huge(address, pfns)``: False when the frames rule out one 2 MiB page, else
     True."""
     if is_placeholder(could_be_huge):
-        return _not_yet("define could_be_huge(address, pfns) returning False when these frames rule out one 2 MiB "
-                        "page behind the buffer, else True.")
+        return _not_yet(_("define could_be_huge(address, pfns) returning False when these frames rule out one 2 "
+                          "MiB page behind the buffer, else True."))
     for label, address, pfns in _huge_cases():
         got = could_be_huge(address, list(pfns))
         if is_placeholder(got):
-            return _not_yet("could_be_huge returns `...`: return True or False.")
+            return _not_yet(_("could_be_huge returns `...`: return True or False."))
         if not isinstance(got, bool) and type(got).__name__ != "bool_":
-            return _hint(f"return True or False; for the case '{label}' you returned {got!r}.",
-                         "a comparison (==, %) or all(...) gives a bool: return that, or wrap the value in bool(...).")
+            return _hint(_("return True or False; for the case '{label}' you returned {got!r}.").format(
+                             label=_(label), got=got),
+                         _("a comparison (==, %) or all(...) gives a bool: return that, or wrap the value in "
+                           "bool(...)."))
         want = _huge(address, pfns)
         if bool(got) == want:
             continue
         if label.startswith("descending"):
-            return _hint("a descending run of frames is one contiguous piece of memory, but does a 2 MiB entry map "
-                         "its pages in either order? The cell above the exercise says where page i of the range "
-                         "lands; the frames must ASCEND with the pages.",
-                         "check that page i sits in the first page's frame plus i, for every i: descending frames "
-                         "fail that.")
+            return _hint(_("a descending run of frames is one contiguous piece of memory, but does a 2 MiB entry "
+                           "map its pages in either order? The cell above the exercise says where page i of the "
+                           "range lands; the frames must ASCEND with the pages."),
+                         _("check that page i sits in the first page's frame plus i, for every i: descending "
+                           "frames fail that."))
         if label.startswith("ascending consecutive frames, at the wrong offset"):
-            return _hint("the frames ascend one by one but sit at the wrong place in their 2 MiB block. A 2 MiB "
-                         "frame block starts at a multiple of 512 frames: where in its block must the first page's "
-                         "frame be?",
-                         f"a 2 MiB block holds {PER_HUGE} frames and a 2 MiB range {PER_HUGE} virtual pages: find "
-                         "where the first frame sits in its block, and where the first page sits in its range.")
+            return _hint(_("the frames ascend one by one but sit at the wrong place in their 2 MiB block. A 2 MiB "
+                           "frame block starts at a multiple of 512 frames: where in its block must the first "
+                           "page's frame be?"),
+                         _("a 2 MiB block holds {PER_HUGE} frames and a 2 MiB range {PER_HUGE} virtual pages: find "
+                           "where the first frame sits in its block, and where the first page sits in its range.").format(
+                             PER_HUGE=PER_HUGE))
         if label.startswith("starts at page 5"):
-            return _hint("a buffer may start in the middle of a huge page: does the address itself have to be "
-                         "2 MiB-aligned, or only the pages' positions in their range and the frames' in their "
-                         "block to agree?",
-                         "do not require a 2 MiB-aligned address: compare the first page's offset in its 2 MiB "
-                         "range with its frame's offset in its block.")
+            return _hint(_("a buffer may start in the middle of a huge page: does the address itself have to be 2 "
+                           "MiB-aligned, or only the pages' positions in their range and the frames' in their "
+                           "block to agree?"),
+                         _("do not require a 2 MiB-aligned address: compare the first page's offset in its 2 MiB "
+                           "range with its frame's offset in its block."))
         if want is False and got:
-            return _hint(f"for '{label}' you said a huge page is possible, but the frames rule it out. Did you check "
-                         "every page, not only the alignment or the first frame?",
-                         "a huge page needs all the frames in order: page i must sit exactly i frames after the "
-                         "first page's frame, for every i.")
-        return _hint(f"for '{label}' (address {address:#x}, frames {[hex(p) for p in pfns[:4]]} ...) you returned "
-                     f"{got}. Which of the two conditions (frames ascending by one, the same offset in the 2 MiB "
-                     "block) does this case meet?",
-                     f"the answer here is {want}: work the case by hand, first frame's offset, then each frame.")
-    verdicts = "; ".join(f"{row['allocation']}: {'not ruled out' if could_be_huge(int(row['address'], 16), row['pfns']) else 'ruled out'}"
+            return _hint(_("for '{label}' you said a huge page is possible, but the frames rule it out. Did you "
+                           "check every page, not only the alignment or the first frame?").format(label=_(label)),
+                         _("a huge page needs all the frames in order: page i must sit exactly i frames after the "
+                           "first page's frame, for every i."))
+        return _hint(_("for '{label}' (address {address:#x}, frames {value} ...) you returned {got}. Which of the "
+                       "two conditions (frames ascending by one, the same offset in the 2 MiB block) does this "
+                       "case meet?").format(label=_(label), address=address, value=[hex(p) for p in pfns[:4]], got=got),
+                     _("the answer here is {want}: work the case by hand, first frame's offset, then each frame.").format(
+                         want=want))
+    verdicts = "; ".join(f"{row['allocation']}: " + (_("not ruled out") if could_be_huge(int(row['address'], 16),
+                                                                                      row['pfns']) else _("ruled out"))
                          for row in _recorded_rows() if all(p is not None for p in row["pfns"]))
-    return _correct("a 2 MiB entry maps an aligned range onto an aligned frame block in order, so frames must ascend "
-                    f"one by one from the same offset. On the recorded buffers your rule says: {verdicts}.")
+    return _correct(_("a 2 MiB entry maps an aligned range onto an aligned frame block in order, so frames must "
+                      "ascend one by one from the same offset. On the recorded buffers your rule says: {verdicts}.").format(
+                        verdicts=verdicts))
 
 
 CHECKS = {"physical_address": check_physical_address, "could_be_huge": check_could_be_huge}
@@ -193,22 +205,24 @@ def compare_prediction(predicted: Any, read_only: list | None, total: int = 8) -
     """
     measured = None if read_only is None else sum(bool(f.present) for f in read_only)
     if measured is None:
-        seen = "This machine has no /proc/self/pagemap, so section 3 measured nothing to compare with."
+        seen = _("This machine has no /proc/self/pagemap, so section 3 measured nothing to compare with.")
     else:
-        seen = f"Measured: after reading, {measured} of {total} pages were present."
+        seen = _("Measured: after reading, {measured} of {total} pages were present.").format(
+                   measured=measured, total=total)
     if is_placeholder(predicted):
-        return f"You made no prediction (predicted_present_after_reading is still `...`). {seen}"
+        return _("You made no prediction (predicted_present_after_reading is still `...`). {seen}").format(seen=seen)
     if not isinstance(predicted, Real) or isinstance(predicted, bool) or not 0 <= predicted <= total:
-        return f"Predict a number of pages from 0 to {total}; you wrote {predicted!r}. {seen}"
+        return _("Predict a number of pages from 0 to {total}; you wrote {predicted!r}. {seen}").format(
+                   total=total, predicted=predicted, seen=seen)
     if measured is None:
         return f"You predicted {predicted:g} of {total}. {seen}"
     head = f"You predicted {predicted:g} of {total}. {seen}"
     if predicted == measured:
-        return head + " Your prediction matched."
+        return head + _(" Your prediction matched.")
     if predicted < measured:
-        return (head + " Reading an untouched page is a page fault too: the OS kernel answers it by mapping a frame "
-                "read-only (where frames are visible, section 3 shows it is one shared frame, the zero page), so the "
-                "page becomes present without any write. The first write then gives it a private frame "
-                "(copy-on-write).")
-    return (head + " This OS kernel mapped fewer pages on reading than you expected: the read faults did not give "
-            "those pages a frame, and only the writes did (the 'after writing' line).")
+        return (head + _(" Reading an untouched page is a page fault too: the OS kernel answers it by mapping a "
+                         "frame read-only (where frames are visible, section 3 shows it is one shared frame, the "
+                         "zero page), so the page becomes present without any write. The first write then gives it "
+                         "a private frame (copy-on-write)."))
+    return (head + _(" This OS kernel mapped fewer pages on reading than you expected: the read faults did not "
+                     "give those pages a frame, and only the writes did (the 'after writing' line)."))

@@ -17,9 +17,11 @@ from ..experiments.result import Result, reference
 from ..memory import pages
 from ..platform import machine
 from ..platform.notes import platform_note
+from ..i18n import N_, _
 from ..tables import Shown, Table, Text, bullets, join
 
 LESSON = "map-pages-on-the-cpu"
+_DIRECTIONS = (N_("ascending"), N_("descending"))   # the directions of pages.frame_runs, shown translated
 
 
 def size_in_words(nbytes: int) -> str:
@@ -31,35 +33,38 @@ def neighbours(pfns: Sequence[int]) -> str:
     """Which neighbouring pages got neighbouring frames, in plain words (the figures' and the pinned buffer's)."""
     found = pages.frame_runs(list(pfns))
     if all(r.length == 1 for r in found):
-        return "no two neighbouring pages got neighbouring frames"
+        return _("no two neighbouring pages got neighbouring frames")
     if len(found) == 1:
-        return f"all {len(pfns)} pages got neighbouring frames, in {found[0].direction} order"
+        return _("all {n_pfns} pages got neighbouring frames, in {direction} order").format(
+                   n_pfns=len(pfns), direction=_(found[0].direction))
     largest = max(r.length for r in found)
-    return (f"the {len(pfns)} pages got {len(found)} stretches of neighbouring frames, the longest "
-            f"{largest} pages")
+    return (_("the {n_pfns} pages got {n_found} stretches of neighbouring frames, the longest {largest} pages").format(
+                n_pfns=len(pfns), n_found=len(found), largest=largest))
 
 
 def this_machine() -> Shown:
     """What this machine changes in the lesson, its page size, and whether it shows frame numbers."""
     visible = pages.pfns_visible()
     return join(Text(platform_note(LESSON)),
-                Text(f"Page size {pages.PAGE_SIZE} bytes; physical frame numbers "
-                     f"{'visible' if visible else 'hidden'} to this process"
-                     + ("." if visible else " (not root)." if pages.proc_available() else " (no /proc here).")))
+                Text((_("Page size {size} bytes; physical frame numbers visible to this process") if visible else
+                      _("Page size {size} bytes; physical frame numbers hidden to this process")).format(
+                          size=pages.PAGE_SIZE)
+                     + (_(".") if visible else _(" (not root).") if pages.proc_available() else _(" (no /proc here)."))))
 
 
 def walk(frames: Sequence[pages.Frame], per_page: int = pages.PAGE_SIZE // 4) -> Shown:
     """An array's page walk, one row per page: its elements (float32), virtual page, frame and physical address."""
     rows = []
     for i, frame in enumerate(frames):
-        where = [f"{frame.pfn:#x}", f"{frame.physical_address:#x}"] if frame.pfn else ["hidden", "hidden"]
+        where = [f"{frame.pfn:#x}", f"{frame.physical_address:#x}"] if frame.pfn else [_("hidden"), _("hidden")]
         rows.append([f"{i * per_page}-{(i + 1) * per_page - 1}", f"{frame.virtual_page:#x}", *where])
-    shown: list[Any] = [Table(["elements", "virtual page", "frame (PFN)", "physical address"], rows)]
+    shown: list[Any] = [Table([_("elements"), _("virtual page"), _("frame (PFN)"), _("physical address")], rows)]
     if frames and not any(f.pfn for f in frames):
-        shown.append(Text("Linux shows frame numbers in `/proc/self/pagemap` only to a process with CAP_SYS_ADMIN "
-                          "(root): since Linux 4.2 it zeroes them for everyone else, because knowing where data sit "
-                          "physically helps attacks such as Rowhammer ([pagemap documentation]"
-                          "(https://docs.kernel.org/admin-guide/mm/pagemap.html)). Presence bits stay visible."))
+        shown.append(Text(_("Linux shows frame numbers in `/proc/self/pagemap` only to a process with "
+                            "CAP_SYS_ADMIN (root): since Linux 4.2 it zeroes them for everyone else, because "
+                            "knowing where data sit physically helps attacks such as Rowhammer ([pagemap "
+                            "documentation](https://docs.kernel.org/admin-guide/mm/pagemap.html)). Presence bits "
+                            "stay visible.")))
     return join(*shown)
 
 
@@ -74,7 +79,7 @@ class Drawn:
 
     @property
     def title(self) -> str:
-        what = "A NumPy array's pages on this machine" if self.live else "An ordinary buffer's pages"
+        what = _("A NumPy array's pages on this machine") if self.live else _("An ordinary buffer's pages")
         return f"{what} ({self.source})"
 
 
@@ -88,7 +93,7 @@ def drawable(array: np.ndarray) -> Drawn:
     row = recorded.one(allocation="pageable, touched")
     first = int(row["address"], 16) // pages.PAGE_SIZE
     return Drawn([first + i for i in range(8)], list(row["pfns"][:8]), False,
-                 f"recorded on {recorded.gpu}'s machine; frames are hidden here")
+                 _("recorded on {gpu}'s machine; frames are hidden here").format(gpu=recorded.gpu))
 
 
 def arrows(drawn: Drawn) -> Text:
@@ -96,8 +101,10 @@ def arrows(drawn: Drawn) -> Text:
     stacks the frames in ascending order, so arrows cross exactly where a frame is smaller than the one before."""
     pfns = drawn.pfns
     rising = all(a < b for a, b in zip(pfns, pfns[1:]))
-    crossing = "the arrows run parallel" if rising else "arrows cross, since some frame is smaller than the one before it"
-    return Text(f"In the drawing ({drawn.source}), {neighbours(pfns)}: {crossing}.")
+    crossing = _("the arrows run parallel") if rising else _("arrows cross, since some frame is smaller than the one "
+                                                          "before it")
+    return Text(_("In the drawing ({source}), {neighbours}: {crossing}.").format(
+        source=_(drawn.source), neighbours=neighbours(pfns), crossing=crossing))
 
 
 def _distinct(frames: Sequence[pages.Frame]) -> int:
@@ -108,10 +115,11 @@ def first_touch(untouched: Sequence[pages.Frame], read: Sequence[pages.Frame],
                 written: Sequence[pages.Frame]) -> Table:
     """Section 3's three walks of one private mapping: pages present and distinct frames, untouched, read, written."""
     visible = any(f.pfn for walk_ in (untouched, read, written) for f in walk_)
-    rows = [[label, f"{sum(f.present for f in walk_)} of {len(walk_)}",
-             _distinct(walk_) if visible else "hidden (not root)"]
-            for label, walk_ in (("never touched", untouched), ("after reading", read), ("after writing", written))]
-    return Table(["the 8 private pages", "present", "distinct frames"], rows, caption="*live, this machine*")
+    rows = [[_(label), _("{present} of {n}").format(present=sum(f.present for f in walk_), n=len(walk_)),
+             _distinct(walk_) if visible else _("hidden (not root)")]
+            for label, walk_ in ((N_("never touched"), untouched), (N_("after reading"), read),
+                                 (N_("after writing"), written))]
+    return Table([_("the 8 private pages"), _("present"), _("distinct frames")], rows, caption=_("*live, this machine*"))
 
 
 def shares_a_frame(read: Sequence[pages.Frame]) -> bool:
@@ -123,17 +131,17 @@ def shares_a_frame(read: Sequence[pages.Frame]) -> bool:
 def zero_page(read: Sequence[pages.Frame]) -> Text:
     """What the read-only walk shows about the shared zero page."""
     if shares_a_frame(read):
-        return Text(f"Read but never written, the {len(read)} pages map {_distinct(read)} frame(s): the OS kernel's "
-                    "shared zero page (drawn below).")
+        return Text(_("Read but never written, the {n_read} pages map {distinct} frame(s): the OS kernel's shared "
+                      "zero page (drawn below).").format(n_read=len(read), distinct=_distinct(read)))
     if any(f.present for f in read) and not any(f.pfn for f in read):
-        return Text("Without root the frames of these pages read as 0, so this machine cannot show whether the "
-                    "read-only pages share one frame (the shared zero page); the presence bits above are what it "
-                    "can show. Run the notebook as root on Linux to see the shared frame drawn.")
+        return Text(_("Without root the frames of these pages read as 0, so this machine cannot show whether the "
+                      "read-only pages share one frame (the shared zero page); the presence bits above are what it "
+                      "can show. Run the notebook as root on Linux to see the shared frame drawn."))
     if not any(f.present for f in read):
-        return Text("Reading mapped no pages on this machine (the OS kernel gave read faults no frame), so there is "
-                    "nothing to draw: the presence bits above say what happened.")
-    return Text(f"Read but never written, the {len(read)} pages map {_distinct(read)} distinct frames: on this "
-                "machine reading did not share one frame between them.")
+        return Text(_("Reading mapped no pages on this machine (the OS kernel gave read faults no frame), so there "
+                      "is nothing to draw: the presence bits above say what happened."))
+    return Text(_("Read but never written, the {n_read} pages map {distinct} distinct frames: on this machine "
+                  "reading did not share one frame between them.").format(n_read=len(read), distinct=_distinct(read)))
 
 
 def two_views(view1: np.ndarray, view2: np.ndarray) -> Table:
@@ -143,21 +151,21 @@ def two_views(view1: np.ndarray, view2: np.ndarray) -> Table:
     if visible:
         assert [f.pfn for f in frames[0]] == [f.pfn for f in frames[1]], "two mappings of one file, other frames"
     rows = [[name, f"{v.ctypes.data:#x}", f"{v[0]:g}",
-             ", ".join(f"{f.pfn:#x}" for f in walk_) if visible else "hidden (not root)"]
+             ", ".join(f"{f.pfn:#x}" for f in walk_) if visible else _("hidden (not root)")]
             for name, v, walk_ in (("view1", view1, frames[0]), ("view2", view2, frames[1]))]
-    return Table(["view", "virtual address", "first element", "frames"], rows, caption="*live, this machine*")
+    return Table([_("view"), _("virtual address"), _("first element"), _("frames")], rows, caption=_("*live, this machine*"))
 
 
 def huge_page_settings(root: Path = Path("/")) -> Text:
     """This machine's huge-page size (/proc/meminfo) and transparent-huge-page setting."""
     meminfo = dict(line.split(":", 1) for line in (root / "proc/meminfo").read_text().splitlines() if ":" in line)
     thp = root / "sys/kernel/mm/transparent_hugepage/enabled"
-    setting = thp.read_text().strip() if thp.exists() else "not available"
+    setting = thp.read_text().strip() if thp.exists() else _("not available")
     field = meminfo.get("Hugepagesize", "").split()
-    size = (f"{size_in_words(int(field[0]) * 1024)} (/proc/meminfo's `Hugepagesize: {field[0]} kB`, where kB means "
-            "KiB)" if len(field) == 2 and field[0].isdigit() and field[1] == "kB" else "not reported")
-    return Text(f"Huge page size here: {size}; transparent huge pages: `{setting}` (the bracketed word is the "
-                "active setting).")
+    size = (_("{size_in_words} (/proc/meminfo's `Hugepagesize: {value} kB`, where kB means KiB)").format(
+                size_in_words=size_in_words(int(field[0]) * 1024), value=field[0]) if len(field) == 2 and field[0].isdigit() and field[1] == "kB" else _("not reported"))
+    return Text(_("Huge page size here: {size}; transparent huge pages: `{setting}` (the bracketed word is the "
+                  "active setting).").format(size=size, setting=setting))
 
 
 def _pinned(pinning: Result) -> dict[str, Any]:
@@ -169,8 +177,9 @@ def pinned_pages(pinning: Result) -> tuple[list[int], list[int | None], str]:
     many pages and bytes it draws."""
     row = _pinned(pinning)
     first, count = int(row["address"], 16) // pages.PAGE_SIZE, int(row["pages"])
-    title = (f"A {size_in_words(count * pages.PAGE_SIZE)} cudaHostAlloc'd buffer, all {count} pages, in the CPU's page "
-             f"table ({pinning.gpu}, {'live' if pinning.live else 'recorded'})")
+    title = (_("A {size_in_words} cudaHostAlloc'd buffer, all {count} pages, in the CPU's page table ({gpu}, "
+               "{value})").format(
+                 size_in_words=size_in_words(count * pages.PAGE_SIZE), count=count, gpu=pinning.gpu, value=_("live") if pinning.live else _("recorded")))
     return [first + i for i in range(count)], list(row["pfns"][:count]), title
 
 
@@ -179,20 +188,23 @@ def pinned_buffer(pinning: Result) -> Text:
     ruled out."""
     row = _pinned(pinning)
     start, pfns = int(row["address"], 16), row["pfns"]
-    aligned = "aligned" if start % pages.HUGE_PAGE_SIZE == 0 else "not aligned"
+    aligned = _("aligned") if start % pages.HUGE_PAGE_SIZE == 0 else _("not aligned")
     size = row["pages"] * pages.PAGE_SIZE
-    items = [f"a {size_in_words(size)} buffer ({row['pages']} pages) at address {start:#x}, {aligned} to 2 MiB; "
-             f"{row['present_pages']} of {row['pages']} pages present",
-             f"the driver's mapping around it: {size_in_words(row['mapping_bytes'])}"
-             + (" (more than was asked for)"
+    items = [_("a {size_in_words} buffer ({pages} pages) at address {start:#x}, {aligned} to 2 MiB; "
+               "{present_pages} of {pages} pages present").format(
+                 size_in_words=size_in_words(size), pages=row['pages'], start=start, aligned=aligned, present_pages=row['present_pages']),
+             _("the driver's mapping around it: {size_in_words}").format(
+                 size_in_words=size_in_words(row['mapping_bytes']))
+             + (_(" (more than was asked for)")
                 if row["mapping_bytes"] > size else "")]
     if None in pfns:
-        items.append("frames physically consecutive: unknown (frames hidden)")
+        items.append(_("frames physically consecutive: unknown (frames hidden)"))
     else:
-        items.append(f"frames: {neighbours(pfns)}")
-        items.append(f"the first frame {pfns[0]:#x} is page {pfns[0] % 512} of its 2 MiB block; the first virtual "
-                     f"page is page {start // pages.PAGE_SIZE % 512} of its 2 MiB range")
+        items.append(_("frames: {neighbours}").format(neighbours=neighbours(pfns)))
+        items.append(_("the first frame {value:#x} is page {value2} of its 2 MiB block; the first virtual page is "
+                       "page {start} of its 2 MiB range").format(
+                         value=pfns[0], value2=pfns[0] % 512, start=start // pages.PAGE_SIZE % 512))
     huge = pages.huge_page_possible(start, pfns)
-    items.append(f"one 2 MiB huge page behind it: {'not ruled out' if huge else 'ruled out'}")
+    items.append(_("one 2 MiB huge page behind it: {value}").format(value=_("not ruled out") if huge else _("ruled out")))
     head = (f"**{pinning.describe()}** {machine.address_caveat(pinning.provenance, live=pinning.live, brief=True)}")
     return Text(head + "\n\n" + bullets(items))
