@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from helpers import exercises, experiments
@@ -80,6 +81,50 @@ def test_the_prediction_follows_a_run_with_fewer_equal_kinds():
     said = exercises.compare("04", len(rows), live)
     assert f"{len(rows) - 1} of {len(rows)}" in said and "live on Some GPU" in said and "Fewer" in said
 
+
+
+def test_a_right_prediction_names_the_gpu_the_addresses_come_from():
+    """Issue 31: in replay the "Right." names the recorded GPU, never "this GPU" under a banner that says none."""
+    identity = experiments.address_identity()
+    said = exercises.compare("04", len(identity.rows), identity)
+    assert f"on the recorded {identity.gpu}." in said and "this GPU" not in said
+    assert "on this GPU." in exercises.compare("04", len(identity.rows), dataclasses.replace(identity, live=True))
+
+
+@pytest.mark.parametrize("rule", [
+    lambda allocation, a: a["UNIFIED_ADDRESSING"] and (
+        a["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"] if allocation.startswith("registered") else 1),
+    lambda allocation, a: int(lesson04.same_address_rule(allocation, a)),
+    lambda allocation, a: np.bool_(lesson04.same_address_rule(allocation, a)),
+], ids=["U and C", "0/1", "np.bool_"])
+def test_same_address_judges_what_the_rule_decides_not_its_type(rule):
+    """Issue 31: a rule that decides right with 1/0 (`return U and C` on integer attributes) is right."""
+    identity = experiments.address_identity()
+    feedback = exercises.check("04", "same_address", rule, measured=identity)
+    n = len(identity.rows)
+    assert feedback.correct and f"{n} of {n} kinds" in feedback.message, feedback
+
+
+def _markdown_04() -> list[str]:
+    import nbformat
+
+    from helpers.paths import LESSONS
+
+    return [cell.source for cell in nbformat.read(LESSONS / "04-map-pages-on-the-gpu.ipynb", as_version=4).cells
+            if cell.cell_type == "markdown"]
+
+
+def test_hypervisor_and_devicemap_are_explained_where_first_used():
+    """Issue 31: "hypervisor" is glossed in section 1, before cell 12's output and the figure use it; `DEVICEMAP`
+    is named as PyCUDA's `cudaHostAllocMapped` where it first appears."""
+    import re
+
+    text = " ".join(" ".join(_markdown_04()).split())
+    first = text.lower().index("hypervisor")
+    assert text[first - 2:first + 12] == "**hypervisor**" and first < text.index("## 2.")
+    assert re.search(r"the software on the physical host .{0,60}that runs virtual machines", text[first:first + 200])
+    devicemap = text.index("`DEVICEMAP`")
+    assert "PyCUDA's name for `cudaHostAllocMapped`" in text[devicemap:devicemap + 60]
 
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import pytest
+
 from helpers import exercises, experiments
 from helpers.exercises import lesson13
 from typical_wrong import Typical, fixed
@@ -66,11 +68,81 @@ def test_compare_prediction():
     assert f"did not show in {lesson13.recording_machine(wc.provenance)}" in said and "'s host" not in said
     assert "did not show on this machine" in lesson13.compare_prediction(10, dataclasses.replace(wc, live=True))
     assert "within 50%" in lesson13.compare_prediction(1 / ratio, wc)
-    assert "No prediction" in lesson13.compare_prediction("fast", wc)
+    assert "you gave 'fast'" in lesson13.compare_prediction("fast", wc)   # issue 31: named, not "no prediction"
     slow = dataclasses.replace(wc, rows=[dict(r, GBps=r["GBps"] / 20) if r["allocation"] != "mapped" else r
                                          for r in wc.rows])
     assert "slower than you expected" in lesson13.compare_prediction(2, slow)
 
+
+
+# Typical inputs of the prediction cell that are not a prediction, and the words the reply must say for each: it
+# names what was typed and asks for a positive number; only the untouched `...` is "no prediction" (issue 31).
+PREDICTIONS = [("10x", "you gave '10x'"), (0, "you gave 0"), (-2, "you gave -2"), (True, "you gave True"),
+               (float("nan"), "you gave nan"), ([10], "you gave [10]")]
+
+
+@pytest.mark.parametrize("typed, said", PREDICTIONS, ids=[repr(t) for t, _ in PREDICTIONS])
+def test_a_prediction_that_is_not_a_positive_number_is_named_and_asked_again(typed, said):
+    reply = str(exercises.compare("13", typed, experiments.write_combined()))
+    assert said in reply and "a positive number" in reply and "No prediction" not in reply
+
+
+def test_a_too_low_guess_gets_the_reason_the_verdict_gives():
+    """Issue 31: "slower than you expected" gives the verdict's reason: an ordinary cached mapping where the verdict
+    says the CPU got one, uncached loads only where the flag reached the CPU."""
+    from helpers.findings import use_write_combined_and_registered_memory as found
+
+    wc = experiments.write_combined()
+    said = str(lesson13.compare_prediction(0.5, wc))
+    assert not lesson13.write_combined_verdict(wc)["cpu_wc_honoured"]
+    assert "ordinary cached mapping" in said and "own trip to memory" not in said
+    assert "did not give the CPU a write-combined mapping" in found.describe_write_combined(wc)
+    slow = dataclasses.replace(wc, rows=[dict(r, GBps=r["GBps"] / 20, seconds=[t * 20 for t in r["seconds"]])
+                                         if (r["allocation"], r["side"], r["op"]) ==
+                                         ("mapped + write-combined", "cpu", "read") else r for r in wc.rows])
+    verdict = lesson13.write_combined_verdict(slow)
+    said = str(lesson13.compare_prediction(2, slow))
+    assert "slower than you expected" in said
+    assert ("own trip to memory" in said) == verdict["cpu_wc_honoured"] and "ordinary cached mapping" not in said
+
+
+def test_the_reads_needed_message_names_the_run_it_quotes():
+    """Issue 31: "On the recorded run" in replay, "On this run" only live."""
+    reg = experiments.registered()
+    rule = lesson13.reads_needed_rule
+    assert "On the recorded run: registering 1 GiB" in exercises.check("13", "reads_needed", rule, measured=reg).message
+    live = exercises.check("13", "reads_needed", rule, measured=dataclasses.replace(reg, live=True)).message
+    assert "On this run: registering 1 GiB" in live
+
+
+def _lesson13_markdown() -> dict[str, str]:
+    import nbformat
+
+    from helpers.paths import LESSONS
+
+    nb = nbformat.read(LESSONS / "13-use-write-combined-and-registered-memory.ipynb", as_version=4)
+    return {cell.id: cell.source for cell in nb.cells}
+
+
+def test_self_check_3_agrees_with_neighbours_pinned():
+    """Issue 31: the self-check names only the neighbours the rule finds for `page_aligned_empty(2048)[1:]`."""
+    from helpers.memory.pages import page_aligned_empty
+
+    array = page_aligned_empty(2048)[1:]
+    before, after = lesson13.neighbours_pinned_rule(array.ctypes.data, array.nbytes)
+    answer = next(text for text in _lesson13_markdown().values() if "page_aligned_empty(2048)[1:]</code>" in text)
+    answer = " ".join(answer.split("page_aligned_empty(2048)[1:]</code>")[1].split())
+    assert f"pin the {before} bytes before it" in answer
+    assert ("after it" in answer) == bool(after) and ("ends on one" in answer) == (not after)
+
+
+def test_the_text_names_the_run_and_the_machine_not_here():
+    """Issue 31: the text says nothing of "this run" or "here" that replay would make false."""
+    import re
+
+    text = " ".join(" ".join(_lesson13_markdown().values()).split())
+    assert not re.search(r"this run's|measured it here|what this machine", text), re.findall(r".{40}this run's", text)
+    assert "this machine" not in _lesson13_markdown()["f93a3997"]
 
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):

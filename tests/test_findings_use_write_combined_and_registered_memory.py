@@ -138,3 +138,26 @@ def test_backing_and_refusals():
     assert "backed the same way" in str(found.backing(same))
     said = str(found.refusals())
     assert "not contiguous" in said and "starts 4 bytes past a page boundary" in said and "accepted" not in said
+
+
+def test_the_flags_table_says_why_registered_memory_has_no_row():
+    """Issue 31: four rows of five kinds; the caption says cuMemHostGetFlags reads only cuMemHostAlloc memory."""
+    identity = experiments.reference("address_identity")
+    said = str(found.flags(identity))
+    assert "registered memory has no row" in said and "`cuMemHostAlloc`" in said and "Driver API" in said
+    assert "registered" not in " ".join(r["allocation"] for r in identity.rows if "host_flags" in r)
+
+
+def test_registration_says_its_rates_are_its_own_runs_not_section_1s():
+    """Issue 31: the GPU's read of cudaHostAlloc memory in section 3 comes from `registered`, the verdict's from
+    `write_combined`; the bullet says so, as the two figures may differ."""
+    said = str(found.registration(experiments.reference("registered")))
+    assert "its own runs, not section 1's" in said
+
+
+def test_backing_and_the_gpu_verdict_name_the_run_not_here():
+    pagemap = experiments.reference("pagemap_pinned")
+    same = dataclasses.replace(pagemap, rows=[dict(r, maps_line=pagemap.rows[0]["maps_line"]) for r in pagemap.rows])
+    assert "the recorded run does not show" in str(found.backing(same))
+    assert "this run does not show" in str(found.backing(dataclasses.replace(same, live=True)))
+    assert "faster here" not in found.describe_write_combined(experiments.reference("write_combined"))

@@ -192,8 +192,8 @@ def _name_never_matched(same_address: Callable[[str, dict[str, int]], bool], kin
         answers = []
         for can_use in (1, 0):
             try:
-                answers.append(same_address(name, {"UNIFIED_ADDRESSING": 1,
-                                                   "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can_use}))
+                answers.append(bool(same_address(name, {"UNIFIED_ADDRESSING": 1,
+                                                        "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can_use})))
             except Exception:   # the learner's rule may not expect this name: then it is not the one
                 break
         if answers == [True, False]:
@@ -220,9 +220,11 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                 got = same_address(kind, dict(attrs))
                 if is_placeholder(got):
                     return _not_yet("same_address returns `...`: return True or False from the two attributes.")
-                if not isinstance(got, (bool, np.bool_)):
-                    return _hint(f"return True or False; for {kind!r} you returned {got!r}.",
-                                 "return a comparison or bool(...) of the attributes, not the attribute's number.")
+                try:        # judged by what it decides: 1 and 0 (`return U and C`) decide as True and False do
+                    got = bool(got)
+                except Exception:   # an array or an object without a truth value decides nothing
+                    return _hint(f"return True or False; for {kind!r} you returned {got!r}."[:300],
+                                 "return a comparison or bool(...) of the attributes: one truth value.")
                 want = same_address_rule(kind, attrs)
                 if got == want:
                     continue
@@ -256,7 +258,7 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                              "whatever its other flags.")
     extra = ""
     if measured and attributes:
-        agree = sum(same_address(r["allocation"], dict(attributes)) == r["equal"] for r in measured)
+        agree = sum(bool(same_address(r["allocation"], dict(attributes))) == bool(r["equal"]) for r in measured)
         extra = f" On the measured run it agrees with the `equal` column for {agree} of {len(measured)} kinds."
     return _correct("equality needs unified addressing, and for registered memory also "
                     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM; everywhere else ask the driver." + extra)
@@ -284,7 +286,8 @@ def compare_prediction(predicted: Any, identity: Any) -> str:
         return f"A prediction here is a whole number from 0 to {len(rows)}; you gave {predicted!r}. {seen}"
     text = f"You predicted {int(predicted)}. {seen} "
     if predicted == len(same):
-        return text + "Right." + (" Unified addressing gave every kind the host's own address on this GPU."
+        gpu = "this GPU" if identity.live else f"the recorded {identity.gpu}"
+        return text + "Right." + (f" Unified addressing gave every kind the host's own address on {gpu}."
                                   if len(same) == len(rows) else "")
     if predicted < len(same):
         return text + ("More than you expected. Which rows surprised you: the one allocated without the DEVICEMAP "

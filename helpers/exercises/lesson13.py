@@ -9,7 +9,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..platform.machine import plainly
+from ..analysis import spread
+from ..platform.machine import detect_virtualization, in_vm, plainly
 from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
@@ -33,6 +34,51 @@ def recording_machine(provenance: dict[str, Any]) -> str:
     if vm and vm != "none":
         return f"the virtual machine the {gpu} was recorded in ({plainly(vm)})"
     return f"the machine the {gpu} was recorded on"
+
+
+def which_run(result: Any) -> str:
+    """The run a result comes from, for a sentence: "this run" live, "the instructor's run" for a class record,
+    "the recorded run" in replay (as :func:`helpers.findings.computed_from` says it)."""
+    if getattr(result, "live", False):
+        return "this run"
+    return "the instructor's run" if getattr(result, "class_record", None) else "the recorded run"
+
+
+def same_machine(wc: Any) -> Any:
+    """Which committed records are runs of the machine behind ``wc``: the same GPU, and a virtual machine where it
+    was one (whether the CPU gets a write-combined mapping is the machine's, not the GPU's). A live run on bare metal
+    has no such record and is judged by its own repeats alone."""
+    if wc.live:
+        name = detect_virtualization()
+        vm = None if name == "unknown" else not name.startswith("none")
+    else:
+        vm = in_vm(wc.provenance)
+    return lambda record: record.gpu == wc.gpu and in_vm(record.provenance) == vm
+
+
+def reads_apart(wc: Any, side: str, like: Any = None) -> bool:
+    """Whether ``side``'s reads of write-combined memory differ from its reads of ordinary mapped memory by the
+    course's rule (:func:`helpers.analysis.spread.rates_apart`), among the records ``like`` accepts (those of
+    :func:`same_machine` unless given)."""
+    return spread.rates_apart(wc, "write_combined", {"allocation": "mapped", "side": side, "op": "read"},
+                              {"allocation": "mapped + write-combined", "side": side, "op": "read"}, "GBps",
+                              like=like or same_machine(wc))
+
+
+def write_combined_verdict(wc: Any) -> dict[str, Any]:
+    """Whether the CPU got a write-combined mapping on the machine that ran ``write_combined``.
+
+    A CPU read of write-combined memory bypasses the caches, so where the flag reaches the CPU's page tables it runs
+    many times slower than a read of ordinary pinned memory (Programming Guide, Write-Combining Memory).
+    ``cpu_apart``: the CPU's two read rates differ by the course's rule (:func:`reads_apart`); ``cpu_wc_honoured``:
+    they do, and the write-combined reads ran at under half the rate; ``gpu_same``: the GPU's two read rates do not
+    differ by that rule."""
+    ratio = {side: wc.one(allocation="mapped + write-combined", side=side, op="read")["GBps"]
+             / wc.one(allocation="mapped", side=side, op="read")["GBps"] for side in ("cpu", "gpu")}
+    like = same_machine(wc)
+    cpu_apart = reads_apart(wc, "cpu", like)
+    return {"cpu_read_ratio": ratio["cpu"], "gpu_read_ratio": ratio["gpu"], "cpu_apart": cpu_apart,
+            "cpu_wc_honoured": cpu_apart and ratio["cpu"] < 0.5, "gpu_same": not reads_apart(wc, "gpu", like)}
 
 
 def registration_seconds(reg: Any) -> tuple[float, float]:
@@ -106,7 +152,7 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
     extra = ""
     if measured is not None:
         per_gib, read = registration_seconds(measured)
-        extra = (f" On this run: registering 1 GiB cost {per_gib * 1e3:.0f} ms and one read {read * 1e3:.1f} ms, so "
+        extra = (f" On {which_run(measured)}: registering 1 GiB cost {per_gib * 1e3:.0f} ms and one read {read * 1e3:.1f} ms, so "
                  f"{int(reads_needed(per_gib, read))} reads.")
     return _correct("registering is paid once, reading every time, so its share of the total shrinks as the buffer "
                     "is reused: register once, outside the loop." + extra)
@@ -203,8 +249,12 @@ def compare_prediction(predicted: Any, wc: Any) -> Text:
     measured = 1 / ratio
     seen = (f"Measured: the CPU read write-combined memory at {ratio:.0%} of the ordinary rate, "
             f"{measured:.2f}x as long.")
-    if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
+    if is_placeholder(predicted):
         return Text(f"No prediction was made (predicted_wc_read_slowdown is still `...`). {seen}")
+    if (isinstance(predicted, (bool, np.bool_)) or not isinstance(predicted, (int, float, np.integer, np.floating))
+            or not np.isfinite(predicted) or predicted <= 0):
+        return Text(f"A prediction here is a positive number, how many times as long as an ordinary read (e.g. 10); "
+                    f"you gave {predicted!r}. {seen}")
     gap = predicted / measured
     where = "on this machine" if wc.live else f"in {recording_machine(wc.provenance)}"
     text = f"You predicted {float(predicted):g}x as long. {seen} "
@@ -214,9 +264,15 @@ def compare_prediction(predicted: Any, wc: Any) -> Text:
         return Text(text + "The reads were faster than you expected" + (
             f": the guide's 'prohibitively slow' did not show {where}; section 1 discusses why."
             if measured < 2 else "."))
-    return Text(text + "The reads were slower than you expected: memory the CPU does not cache gives every load its "
-                "own trip to memory (section 1).")
-
+    verdict = write_combined_verdict(wc)     # the reason the verdict below gives, never another
+    if verdict["cpu_wc_honoured"]:
+        why = "memory the CPU does not cache gives every load its own trip to memory (section 1)."
+    elif verdict["cpu_read_ratio"] < 0.5:
+        why = "the verdict below says what one run can tell of why."
+    else:
+        why = (f"{'this machine' if wc.live else 'that machine'} gave the CPU an ordinary cached mapping (the "
+               "verdict below), so write-combined memory read about as fast as ordinary memory.")
+    return Text(text + "The reads were slower than you expected: " + why)
 
 CHECKS = {"reads_needed": check_reads_needed, "neighbours_pinned": check_neighbours_pinned}
 

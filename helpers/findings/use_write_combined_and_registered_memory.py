@@ -13,11 +13,11 @@ import numpy as np
 
 from ..analysis import spread
 from ..errors import RegistrationError
-from ..exercises.lesson13 import reads_needed_rule, recording_machine, registration_seconds
+from ..exercises.lesson13 import (reads_apart, reads_needed_rule, recording_machine,  # noqa: F401
+                                  registration_seconds, same_machine, which_run, write_combined_verdict)
 from ..experiments.mapping import explain_register_error
 from ..experiments.quiet import band
 from ..memory import gpu, pages
-from ..platform.machine import detect_virtualization, in_vm
 from ..platform.notes import platform_note
 from ..platform.provenance import driver_version
 from ..tables import Table, Text, bullets, join
@@ -53,43 +53,7 @@ def ratios(wc: Any) -> dict[tuple[str, str], float]:
             / wc.one(allocation="mapped", side=side, op=op)["GBps"] for side, op in SIDES}
 
 
-def same_machine(wc: Any) -> Any:
-    """Which committed records are runs of the machine behind ``wc``: the same GPU, and a virtual machine where it
-    was one (whether the CPU gets a write-combined mapping is the machine's, not the GPU's). A live run on bare metal
-    has no such record and is judged by its own repeats alone."""
-    if wc.live:
-        name = detect_virtualization()
-        vm = None if name == "unknown" else not name.startswith("none")
-    else:
-        vm = in_vm(wc.provenance)
-    return lambda record: record.gpu == wc.gpu and in_vm(record.provenance) == vm
-
-
-def reads_apart(wc: Any, side: str, like: Any = None) -> bool:
-    """Whether ``side``'s reads of write-combined memory differ from its reads of ordinary mapped memory by the
-    course's rule (:func:`helpers.analysis.spread.rates_apart`), among the records ``like`` accepts (those of
-    :func:`same_machine` unless given)."""
-    return spread.rates_apart(wc, "write_combined", {"allocation": "mapped", "side": side, "op": "read"},
-                              {"allocation": "mapped + write-combined", "side": side, "op": "read"}, "GBps",
-                              like=like or same_machine(wc))
-
-
-def write_combined_verdict(wc: Any) -> dict[str, Any]:
-    """Whether the CPU got a write-combined mapping on the machine that ran ``write_combined``.
-
-    A CPU read of write-combined memory bypasses the caches, so where the flag reaches the CPU's page tables it runs
-    many times slower than a read of ordinary pinned memory (Programming Guide, Write-Combining Memory).
-    ``cpu_apart``: the CPU's two read rates differ by the course's rule (:func:`reads_apart`); ``cpu_wc_honoured``:
-    they do, and the write-combined reads ran at under half the rate; ``gpu_same``: the GPU's two read rates do not
-    differ by that rule."""
-    ratio = {side: wc.one(allocation="mapped + write-combined", side=side, op="read")["GBps"]
-             / wc.one(allocation="mapped", side=side, op="read")["GBps"] for side in ("cpu", "gpu")}
-    like = same_machine(wc)
-    cpu_apart = reads_apart(wc, "cpu", like)
-    return {"cpu_read_ratio": ratio["cpu"], "gpu_read_ratio": ratio["gpu"], "cpu_apart": cpu_apart,
-            "cpu_wc_honoured": cpu_apart and ratio["cpu"] < 0.5, "gpu_same": not reads_apart(wc, "gpu", like)}
-
-
+DRIVER_MEMORY = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html"
 GUIDE = "Programming Guide"   # linked in section 1's text, above the verdict
 
 
@@ -113,7 +77,7 @@ def describe_write_combined(wc: Any) -> str:
                f"its guest's memory types: Going deeper), so the slowdown the {GUIDE} warns of cannot show on it; on bare metal, where the flag "
                "reaches the CPU's page tables, expect CPU reads many times slower.")
     gpu = (f" The GPU read both at the same rate (ratio {v['gpu_read_ratio']:.3f}, within their spread): "
-           "write-combining does not make GPU reads faster here. It is for buffers the CPU writes and the GPU reads, "
+           "write-combining does not make GPU reads faster on it. It is for buffers the CPU writes and the GPU reads, "
            "whose reads need not be snooped where the platform honours the type." if v["gpu_same"] else
            f" The GPU read write-combined memory at {v['gpu_read_ratio']:.2f}x the ordinary rate, beyond their "
            "spread.")
@@ -147,8 +111,8 @@ def backing(pagemap: Any) -> Any:
     found = {kind: " ".join(pagemap.one(allocation=kind)["maps_line"].split()[5:]) for kind in WC_KINDS}
     differ = len(set(found.values())) > 1
     said = ("The two allocations are backed differently: the driver did treat them differently." if differ else
-            "The two allocations are backed the same way: this run does not show that the flag changed the "
-            "allocation.")
+            f"The two allocations are backed the same way: {which_run(pagemap)} does not show that the flag "
+            "changed the allocation.")
     return join(Table(["allocation", "backed by"], list(found.items()), caption=f"*{pagemap.origin(dated=True)}*"), Text(said))
 
 
@@ -159,13 +123,15 @@ def flags(identity: Any) -> Any:
     if not rows:
         return Text(f"data/{identity.record_file} was recorded before address_identity stored the flags; run "
                     "`python -m helpers record` on a GPU to add them.")
-    table = Table(["allocation", "flags the driver reports"], rows, caption=f"*{identity.origin(dated=True)}*")
+    table = Table(["allocation", "flags the driver reports"], rows, caption=(
+        f"*{identity.origin(dated=True)}; registered memory has no row: `cuMemHostGetFlags` reads only "
+        f"`cuMemHostAlloc`/`cuMemAllocHost` memory ([Driver API]({DRIVER_MEMORY}))*"))
     unasked = dict(rows).get("pinned, no DEVICEMAP flag", "")
     if "DEVICEMAP" not in unasked:
         return table
     return join(table, Text(
-        "The table shows what `cuMemHostGetFlags` reports: with unified addressing every page-locked allocation is "
-        "mapped (Runtime API, Unified Addressing), so the one made without `DEVICEMAP` reports it too."))
+        "With unified addressing every page-locked allocation is mapped (Runtime API, Unified Addressing), so the one "
+        "made without `DEVICEMAP` reports it too."))
 
 
 def addresses(identity: Any, attributes: dict[str, int]) -> Any:
@@ -203,7 +169,8 @@ def registration(reg: Any) -> Text:
         f"Registering and unregistering {cost['nbytes'] >> 20} MiB took {float(np.median(cost['seconds'])) * 1e3:.1f} "
         f"ms: {per_gib * 1e3:.0f} ms per GiB.",
         f"`read_float4_x4` read registered memory at {spread_said(registered)} and `cudaHostAlloc` memory at "
-        f"{spread_said(allocated)} GB/s (median, slowest-fastest repeat): "
+        f"{spread_said(allocated)} GB/s (median, slowest-fastest repeat; its own runs, not "
+        "section 1's): "
         + (f"{abs(change):.0%} {'slower' if change < 0 else 'faster'}, beyond their spread."
            if _registered_apart(reg) else "as fast, within their spread."),
     ])
