@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..i18n import _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, live_module, not_yet as _not_yet
 
 # (dtype, elements, index) of the check's arithmetic cases; each runs with a device pointer equal to the host
@@ -49,36 +50,38 @@ def _arithmetic(device_address: Callable[..., Any]) -> Feedback | None:
     for a, i, d_a in address_cases():
         got = device_address(a, i, d_a)
         if is_placeholder(got):
-            return _not_yet("device_address returns `...`: return the address a kernel would use for a[i].")
+            return _not_yet(_("device_address returns `...`: return the address a kernel would use for a[i]."))
         if not _is_integer(got):
-            return _hint(f"device_address returned {type(got).__name__}, not a whole number. An address is an integer "
-                         "count of bytes; which operations keep it one?",
-                         "build it from integers only: d_a, the index and the element's size, with + and *, no `/`.")
+            return _hint(_("device_address returned {name}, not a whole number. An address is an integer count of "
+                           "bytes; which operations keep it one?").format(name=type(got).__name__),
+                         _("build it from integers only: d_a, the index and the element's size, with + and *, no "
+                           "`/`."))
         want = device_address_rule(a, i, d_a)
         if int(got) == want:
             continue
         host = int(a.ctypes.data)
         if d_a != host and int(got) == host + (want - d_a):
-            return _hint("you started from the array's host address. On a GPU without unified addressing the driver "
-                         "gives another address for a[0] (section 3): which of your arguments is an address that the "
-                         "GPU's page tables know?",
-                         "start from d_a, the device pointer the driver gave for a[0], and add how far a[i] lies "
-                         "from a[0] in memory.")
+            return _hint(_("you started from the array's host address. On a GPU without unified addressing the "
+                           "driver gives another address for a[0] (section 3): which of your arguments is an "
+                           "address that the GPU's page tables know?"),
+                         _("start from d_a, the device pointer the driver gave for a[0], and add how far a[i] lies "
+                           "from a[0] in memory."))
         if int(got) == d_a + i and i > 0 and a.itemsize > 1:
-            return _hint(f"you added the index itself. Addresses count bytes: how many bytes does one {a.dtype} "
-                         "element take, and so how far is a[i] from a[0]?",
-                         "an array knows the size of one element in bytes: a.itemsize.")
+            return _hint(_("you added the index itself. Addresses count bytes: how many bytes does one {dtype} "
+                           "element take, and so how far is a[i] from a[0]?").format(dtype=a.dtype),
+                         _("an array knows the size of one element in bytes: a.itemsize."))
         if int(got) == d_a + 4 * i and a.itemsize != 4:
-            return _hint(f"right for 4-byte elements, but this array holds {a.dtype}. Where does your code still "
-                         "assume float32?",
-                         "ask the array for the size of one element (a.itemsize) instead of writing 4.")
+            return _hint(_("right for 4-byte elements, but this array holds {dtype}. Where does your code still "
+                           "assume float32?").format(dtype=a.dtype),
+                         _("ask the array for the size of one element (a.itemsize) instead of writing 4."))
         if int(got) == d_a and i > 0:
-            return _hint("every element got the address of a[0]. Where does a[i] lie, relative to a[0]?",
-                         "add to d_a the number of bytes between a[0] and a[i].")
-        return _hint(f"for a {a.dtype} array and i = {i} your address is {int(got) - d_a:+d} bytes from d_a. "
-                     "How many bytes lie between a[0] and a[i], and does the mapping change that distance?",
-                     "the GPU's page table moves whole pages; inside the buffer, distances stay as they are: the "
-                     "device address is d_a plus the offset of a[i] in bytes.")
+            return _hint(_("every element got the address of a[0]. Where does a[i] lie, relative to a[0]?"),
+                         _("add to d_a the number of bytes between a[0] and a[i]."))
+        return _hint(_("for a {dtype} array and i = {i} your address is {got:+d} bytes from d_a. How many bytes "
+                       "lie between a[0] and a[i], and does the mapping change that distance?").format(
+                         dtype=a.dtype, i=i, got=int(got) - d_a),
+                     _("the GPU's page table moves whole pages; inside the buffer, distances stay as they are: the "
+                       "device address is d_a plus the offset of a[i] in bytes."))
     return None
 
 
@@ -103,17 +106,18 @@ def _on_mapped_memory(device_address: Callable[..., Any]) -> tuple[Feedback | No
             same &= d_a == int(a.ctypes.data)
             address = int(device_address(a, i, d_a))
             if not (d_a <= address < d_a + a.nbytes):   # never let a kernel write outside the buffer
-                return _hint(f"on a mapped {dtype} array your address of a[{i}] lies outside the array. Which "
-                             "argument gives where the array starts for the GPU?",
-                             "start from d_a and add the distance from a[0] to a[i] in bytes."), same, live
+                return _hint(_("on a mapped {dtype} array your address of a[{i}] lies outside the array. Which "
+                               "argument gives where the array starts for the GPU?").format(dtype=dtype, i=i),
+                             _("start from d_a and add the distance from a[0] to a[i] in bytes.")), same, live
             poke(np.intp(address), np.int32(POKE_VALUE), block=(1, 1, 1), grid=(1, 1))
             backend.synchronize()
             raw = a.view(np.uint8)
             hit = np.flatnonzero(raw)
             if list(hit) != [i * a.itemsize] or raw[hit[0]] != POKE_VALUE:
-                return _hint(f"a kernel wrote one byte through your address of a[{i}] in a mapped {dtype} array, and "
-                             "the CPU did not find it at the first byte of a[i]. How far is a[i] from a[0]?",
-                             "the distance from a[0] to a[i] is i times the size of one element in bytes."), same, live
+                return _hint(_("a kernel wrote one byte through your address of a[{i}] in a mapped {dtype} array, "
+                               "and the CPU did not find it at the first byte of a[i]. How far is a[i] from a[0]?").format(
+                                 i=i, dtype=dtype),
+                             _("the distance from a[0] to a[i] is i times the size of one element in bytes.")), same, live
         finally:
             backend.free(a)
     return None, same, live
@@ -125,25 +129,26 @@ def check_device_address(device_address: Callable[[np.ndarray, int, int], int]) 
     addressing, then a kernel writes one byte through the address (on the GPU live, on the CPU backend in replay) and
     the CPU looks for it in ``a[i]``."""
     if is_placeholder(device_address):
-        return _not_yet("define device_address(a, i, d_a) returning the address a kernel uses for a[i].")
+        return _not_yet(_("define device_address(a, i, d_a) returning the address a kernel uses for a[i]."))
     problem = _arithmetic(device_address)
     if problem is not None:
         return problem
     problem, same, live = _on_mapped_memory(device_address)
     if problem is not None:
         return problem
-    where = ("on the GPU, through mapped memory" if live else
-             "on the CPU backend; live, a GPU kernel does the same through mapped memory")
+    where = (_("on the GPU, through mapped memory") if live else
+             _("on the CPU backend; live, a GPU kernel does the same through mapped memory"))
     if same:
-        why = ("Here the driver's d_a was the host address a.ctypes.data itself: with unified addressing (UVA) the "
-               "driver maps the pinned pages at the same virtual page numbers in the GPU's page table as in the CPU's, "
-               "and a page table translates the page, never the offset inside it, so every element's device address "
-               "is its host address.")
+        why = (_("Here the driver's d_a was the host address a.ctypes.data itself: with unified addressing (UVA) "
+                 "the driver maps the pinned pages at the same virtual page numbers in the GPU's page table as in "
+                 "the CPU's, and a page table translates the page, never the offset inside it, so every element's "
+                 "device address is its host address."))
     else:
-        why = ("Here d_a differed from the host address a.ctypes.data (no unified addressing): only the start moves; "
-               "the distance from a[0] to a[i] is the same on both sides, because a page table translates pages, "
-               "never the offset inside them.")
-    return _correct(f"a kernel wrote through your address of a[i] and the CPU found the byte in a[i] ({where}). "
+        why = (_("Here d_a differed from the host address a.ctypes.data (no unified addressing): only the start "
+                 "moves; the distance from a[0] to a[i] is the same on both sides, because a page table translates "
+                 "pages, never the offset inside them."))
+    return _correct(_("a kernel wrote through your address of a[i] and the CPU found the byte in a[i] ({where}). ").format(
+                        where=where)
                     + why)
 
 
@@ -212,56 +217,61 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
         attributes = attributes or ran_with(measured)
         measured = measured.rows
     if is_placeholder(same_address):
-        return _not_yet("define same_address(allocation, attributes) returning True or False.")
+        return _not_yet(_("define same_address(allocation, attributes) returning True or False."))
     for uva in (0, 1):
         for can_use in (1, 0):
             attrs = {"UNIFIED_ADDRESSING": uva, "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can_use}
             for kind in KINDS:
                 got = same_address(kind, dict(attrs))
                 if is_placeholder(got):
-                    return _not_yet("same_address returns `...`: return True or False from the two attributes.")
+                    return _not_yet(_("same_address returns `...`: return True or False from the two attributes."))
                 try:        # judged by what it decides: 1 and 0 (`return U and C`) decide as True and False do
                     got = bool(got)
                 except Exception:   # an array or an object without a truth value decides nothing
-                    return _hint(f"return True or False; for {kind!r} you returned {got!r}."[:300],
-                                 "return a comparison or bool(...) of the attributes: one truth value.")
+                    return _hint(_("return True or False; for {kind!r} you returned {got!r}.").format(kind=kind, got=got)[:300],
+                                 _("return a comparison or bool(...) of the attributes: one truth value."))
                 want = same_address_rule(kind, attrs)
                 if got == want:
                     continue
                 if not uva:
-                    return _hint(f"you predicted {got} for {kind!r} without UNIFIED_ADDRESSING. Without unified "
-                                 "addressing, can the device use the host's addresses at all (section 3)?",
-                                 "without UNIFIED_ADDRESSING the device has its own address for mapped memory; only "
-                                 "cuMemHostGetDevicePointer can give it, so test that attribute first.")
+                    return _hint(_("you predicted {got} for {kind!r} without UNIFIED_ADDRESSING. Without unified "
+                                   "addressing, can the device use the host's addresses at all (section 3)?").format(
+                                     got=got, kind=kind),
+                                 _("without UNIFIED_ADDRESSING the device has its own address for mapped memory; "
+                                   "only cuMemHostGetDevicePointer can give it, so test that attribute first."))
                 if kind.startswith("registered"):
                     unmatched = _name_never_matched(same_address, kind)
                     if unmatched is not None:
-                        return _hint(f"your rule treats {unmatched!r} as registered memory and follows "
-                                     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM there, but the check passed "
-                                     f"{kind!r}: your comparison never matched that name. How does section 2's "
-                                     "table spell the allocations?",
-                                     "test the name as the table's allocation column spells it, or only its start "
-                                     "(allocation.startswith(...)).")
-                    return _hint(f"for registered memory with CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = {can_use} you "
-                                 f"predicted {got}. What does that attribute say about memory registered with "
-                                 "cuMemHostRegister (cuMemHostGetDevicePointer's reference)?",
-                                 "registered memory keeps its host address only where that attribute is non-zero: "
-                                 "for allocation names starting with 'registered', return what it says.")
+                        return _hint(_("your rule treats {unmatched!r} as registered memory and follows "
+                                       "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM there, but the check passed "
+                                       "{kind!r}: your comparison never matched that name. How does section 2's "
+                                       "table spell the allocations?").format(unmatched=unmatched, kind=kind),
+                                     _("test the name as the table's allocation column spells it, or only its "
+                                       "start (allocation.startswith(...))."))
+                    return _hint(_("for registered memory with CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = {can_use} "
+                                   "you predicted {got}. What does that attribute say about memory registered with "
+                                   "cuMemHostRegister (cuMemHostGetDevicePointer's reference)?").format(
+                                     can_use=can_use, got=got),
+                                 _("registered memory keeps its host address only where that attribute is "
+                                   "non-zero: for allocation names starting with 'registered', return what it says."))
                 if kind.startswith("pinned, no DEVICEMAP"):
-                    return _hint(f"you predicted {got} for {kind!r}. Does the DEVICEMAP flag matter once addressing is "
-                                 "unified? Section 2's table has a row for it.",
-                                 "with unified addressing, cudaHostAlloc memory is mapped at the host address with or "
-                                 "without the DEVICEMAP flag (the Runtime API's Unified Addressing section).")
-                return _hint(f"you predicted {got} for {kind!r} with unified addressing. What does unified addressing "
-                             "give memory from cudaHostAlloc?",
-                             "with unified addressing, cudaHostAlloc memory has device pointer == host pointer, "
-                             "whatever its other flags.")
+                    return _hint(_("you predicted {got} for {kind!r}. Does the DEVICEMAP flag matter once "
+                                   "addressing is unified? Section 2's table has a row for it.").format(
+                                     got=got, kind=kind),
+                                 _("with unified addressing, cudaHostAlloc memory is mapped at the host address "
+                                   "with or without the DEVICEMAP flag (the Runtime API's Unified Addressing "
+                                   "section)."))
+                return _hint(_("you predicted {got} for {kind!r} with unified addressing. What does unified "
+                               "addressing give memory from cudaHostAlloc?").format(got=got, kind=kind),
+                             _("with unified addressing, cudaHostAlloc memory has device pointer == host pointer, "
+                               "whatever its other flags."))
     extra = ""
     if measured and attributes:
         agree = sum(bool(same_address(r["allocation"], dict(attributes))) == bool(r["equal"]) for r in measured)
-        extra = f" On the measured run it agrees with the `equal` column for {agree} of {len(measured)} kinds."
-    return _correct("equality needs unified addressing, and for registered memory also "
-                    "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM; everywhere else ask the driver." + extra)
+        extra = _(" On the measured run it agrees with the `equal` column for {agree} of {n_measured} kinds.").format(
+                    agree=agree, n_measured=len(measured))
+    return _correct(_("equality needs unified addressing, and for registered memory also "
+                      "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM; everywhere else ask the driver.") + extra)
 
 
 CHECKS = {"device_address": check_device_address, "same_address": check_same_address}
@@ -277,19 +287,23 @@ def compare_prediction(predicted: Any, identity: Any) -> str:
     get device pointer == host pointer. Works on the untouched ``...`` (it says "no prediction")."""
     rows = identity.rows
     same = [row["allocation"] for row in rows if row["equal"]]
-    where = f"{'live on' if identity.live else 'recorded on'} {identity.gpu}"
-    seen = (f"Measured ({where}): {len(same)} of {len(rows)} kinds kept the host address on the GPU"
-            + (f" ({'; '.join(same)})." if same else "."))
+    where = (_("live on {gpu}") if identity.live else _("recorded on {gpu}")).format(gpu=identity.gpu)
+    seen = (_("Measured ({where}): {n_same} of {n_rows} kinds kept the host address on the GPU").format(
+                where=where, n_same=len(same), n_rows=len(rows))
+            + (_(" ({kinds}).").format(kinds="; ".join(same)) if same else _(".")))
     if is_placeholder(predicted):
-        return f"You made no prediction (`predicted_equal_kinds` is still `...`). {seen}"
+        return _("You made no prediction (`predicted_equal_kinds` is still `...`). {seen}").format(seen=seen)
     if not _is_integer(predicted) or not 0 <= predicted <= len(rows):
-        return f"A prediction here is a whole number from 0 to {len(rows)}; you gave {predicted!r}. {seen}"
-    text = f"You predicted {int(predicted)}. {seen} "
+        return _("A prediction here is a whole number from 0 to {n_rows}; you gave {predicted!r}. {seen}").format(
+                   n_rows=len(rows), predicted=predicted, seen=seen)
+    text = _("You predicted {predicted}. {seen} ").format(predicted=int(predicted), seen=seen)
     if predicted == len(same):
-        gpu = "this GPU" if identity.live else f"the recorded {identity.gpu}"
-        return text + "Right." + (f" Unified addressing gave every kind the host's own address on {gpu}."
+        gpu = _("this GPU") if identity.live else _("the recorded {gpu}").format(gpu=identity.gpu)
+        return text + _("Right.") + (_(" Unified addressing gave every kind the host's own address on {gpu}.").format(
+                                      gpu=gpu)
                                   if len(same) == len(rows) else "")
     if predicted < len(same):
-        return text + ("More than you expected. Which rows surprised you: the one allocated without the DEVICEMAP "
-                       "flag, or the registered NumPy buffer? Section 3 says when each keeps its address.")
-    return text + "Fewer than you expected: section 3 says which kinds need more than unified addressing."
+        return text + (_("More than you expected. Which rows surprised you: the one allocated without the "
+                         "DEVICEMAP flag, or the registered NumPy buffer? Section 3 says when each keeps its "
+                         "address."))
+    return text + _("Fewer than you expected: section 3 says which kinds need more than unified addressing.")

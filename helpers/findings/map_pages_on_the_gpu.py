@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from ..exercises.lesson04 import same_address_rule
 from ..platform import machine
+from ..i18n import _
 from ..tables import Table, Text, bullets, join
 from . import computed_from
 
@@ -19,7 +20,7 @@ def attributes(course: Any) -> Table:
     """The two attributes that decide the device address, and CAN_MAP_HOST_MEMORY (whether the GPU maps host memory at
     all), with where they come from (the session knows)."""
     values = course.attributes
-    return Table(["attribute", "value"], [(name, values[name]) for name in ATTRIBUTES],
+    return Table([_("attribute"), _("value")], [(name, values[name]) for name in ATTRIBUTES],
                  caption=f"*{course.attributes_source}*")
 
 
@@ -34,9 +35,11 @@ def promises(identity: Any, attributes: dict[str, int]) -> tuple[bool, str, str]
     attrs = ran_on(identity, attributes)
     promised = [row for row in identity.rows if same_address_rule(row["allocation"], attrs)]
     kept = [row for row in promised if row["equal"] and row["kernel_through_host_pointer_ok"]]
-    expected = ("every kind the attributes promise keeps its host address on the GPU, and a kernel works through it"
-                if promised else "no kind is promised the host address (no unified addressing): ask the driver")
-    got = f"{len(kept)} of {len(promised)} promised kinds kept it, {identity.origin()}"
+    expected = (_("every kind the attributes promise keeps its host address on the GPU, and a kernel works through "
+                  "it")
+                if promised else _("no kind is promised the host address (no unified addressing): ask the driver"))
+    got = _("{n_kept} of {n_promised} promised kinds kept it, {origin}").format(
+              n_kept=len(kept), n_promised=len(promised), origin=identity.origin())
     return len(kept) == len(promised), expected, got
 
 
@@ -46,27 +49,30 @@ def second_look(identity: Any) -> Text:
     for kind in SECOND_LOOK:
         row = identity.one(allocation=kind)
         if row["device_pointer"] is None:
-            pointer = "no device pointer"
+            pointer = _("no device pointer")
         else:
-            pointer = f"a device pointer {'equal to' if row['equal'] else 'different from'} the host pointer"
-        kernel = "worked" if row["kernel_through_host_pointer_ok"] else "FAILED"
-        items.append(f"**{kind}**: {pointer}; the kernel through the host pointer {kernel}")
+            pointer = (_("a device pointer equal to the host pointer") if row["equal"]
+                       else _("a device pointer different from the host pointer"))
+        kernel = _("worked") if row["kernel_through_host_pointer_ok"] else _("FAILED")
+        items.append(_("**{kind}**: {pointer}; the kernel through the host pointer {kernel}").format(
+                         kind=kind, pointer=pointer, kernel=kernel))
     return bullets(items, head=f"*{identity.origin()}:*")
 
 
 def buffer(host: int, device: int, frames: Sequence[int | None], pagemap: Any) -> Text:
     """The buffer drawn next: its two addresses, what its frames are on the machine that read them, hidden frames."""
-    same = "**equal**" if host == device else "**different**"
-    text = (f"Host pointer `{host:#x}`, device pointer `{device:#x}`: {same} ({pagemap.origin()}). "
+    same = _("**equal**") if host == device else _("**different**")
+    text = (_("Host pointer `{host:#x}`, device pointer `{device:#x}`: {same} ({origin}). ").format(
+                host=host, device=device, same=same, origin=pagemap.origin())
             + machine.address_caveat(pagemap.provenance, live=pagemap.live))
     if None in list(frames)[:8]:
-        text += " Some frame numbers are hidden (not root): the figure draws those pages without arrows."
+        text += _(" Some frame numbers are hidden (not root): the figure draws those pages without arrows.")
     return Text(text)
 
 
 def figure_title(pagemap: Any) -> str:
     """The mapping figure's title, with where its frames come from."""
-    return f"One pinned buffer, two page tables ({pagemap.origin()})"
+    return _("One pinned buffer, two page tables ({origin})").format(origin=pagemap.origin())
 
 
 def what_you_saw(identity: Any, host: int, device: int, pagemap: Any) -> Text:
@@ -75,8 +81,11 @@ def what_you_saw(identity: Any, host: int, device: int, pagemap: Any) -> Text:
     worked = sum(bool(row["kernel_through_host_pointer_ok"]) for row in identity.rows)
     total = len(identity.rows)
     return join(bullets([
-        f"On {identity.gpu} ({'live' if identity.live else 'recorded'}), {len(same)} of {total} kinds had device "
-        f"pointer == host pointer" + (f": {'; '.join(same)}." if same else "."),
-        f"A CUDA kernel launched with the host pointer itself worked for {worked} of {total} kinds.",
-        f"The buffer drawn above: host `{host:#x}`, device `{device:#x}` ({pagemap.origin()}).",
+        _("On {gpu} ({how}), {same} of {total} kinds had device pointer == host pointer").format(
+            gpu=identity.gpu, how=_("live") if identity.live else _("recorded"), same=len(same), total=total)
+        + (_(": {kinds}.").format(kinds="; ".join(same)) if same else _(".")),
+        _("A CUDA kernel launched with the host pointer itself worked for {worked} of {total} kinds.").format(
+            worked=worked, total=total),
+        _("The buffer drawn above: host `{host:#x}`, device `{device:#x}` ({origin}).").format(
+            host=host, device=device, origin=pagemap.origin()),
     ], head=computed_from(identity)))
