@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..i18n import N_, _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 BLOCK = 256
@@ -95,14 +96,17 @@ class SimDriver:
         if self.problem:
             return
         if op.stream is None:
-            self.problem = _hint(f"a {op.kind} went to the default stream (no stream given). What does the legacy "
-                                 "default stream do to the work of the other streams (section 2)?",
-                                 "it waits for every other stream and they wait for it, so nothing overlaps: pass "
-                                 "the chunk's stream, memcpy_htod_async(dst, src, stream), add(..., stream=stream).")
+            self.problem = _hint(_("a {kind} went to the default stream (no stream given). What does the legacy "
+                                   "default stream do to the work of the other streams (section 2)?").format(
+                                     kind=op.kind),
+                                 _("it waits for every other stream and they wait for it, so nothing overlaps: "
+                                   "pass the chunk's stream, memcpy_htod_async(dst, src, stream), add(..., "
+                                   "stream=stream)."))
             return
         if not isinstance(op.stream, SimStream):
-            self.problem = _hint(f"{op.stream!r} is not a stream. Where do the streams come from?",
-                                 "make two with drv.Stream() before the loop and pass one of them.")
+            self.problem = _hint(_("{stream!r} is not a stream. Where do the streams come from?").format(
+                                     stream=op.stream),
+                                 _("make two with drv.Stream() before the loop and pass one of them."))
             return
         self.ops.append(op)
         op.stream.pending.append(op)
@@ -111,29 +115,30 @@ class SimDriver:
         if self.problem:
             return False
         if kind == "device" and not isinstance(what, DeviceBuffer):
-            self.problem = _hint(f"the {role} must be a device buffer; you passed {type(what).__name__}. Which "
-                                 "buffers live on the device here?",
-                                 "da, db and dc, from the chunk's buffer set buffers[i % 2].")
+            self.problem = _hint(_("the {role} must be a device buffer; you passed {name}. Which buffers live on "
+                                   "the device here?").format(role=role, name=type(what).__name__),
+                                 _("da, db and dc, from the chunk's buffer set buffers[i % 2]."))
         elif kind == "host" and not isinstance(what, np.ndarray):
             self.problem = _hint(f"the {role} must be host memory; you passed {what!r}."[:400],
-                                 "pass a slice of a host array, such as a[first:last].")
+                                 _("pass a slice of a host array, such as a[first:last]."))
         elif kind == "host" and isinstance(what, np.ndarray) and what.dtype != np.float32:
-            self.problem = _hint(f"the {role} is {what.dtype}, not float32. Where did the conversion come from?",
-                                 "copy slices of a, b and c themselves, with no astype or arithmetic on them.")
+            self.problem = _hint(_("the {role} is {dtype}, not float32. Where did the conversion come from?").format(
+                                     role=role, dtype=what.dtype),
+                                 _("copy slices of a, b and c themselves, with no astype or arithmetic on them."))
         return self.problem is None
 
     def memcpy_htod_async(self, dest: Any, src: Any, stream: Any = None) -> None:
         if isinstance(src, DeviceBuffer) and isinstance(dest, np.ndarray) and not self.problem:
-            self.problem = _hint("the arguments of memcpy_htod_async are swapped. Which comes first in PyCUDA's "
-                                 "copies, the destination or the source?",
-                                 "memcpy_htod_async takes (device destination, host source, stream).")
-        if not (self._need(dest, "device", "destination of memcpy_htod_async")
-                and self._need(src, "host", "source of memcpy_htod_async")):
+            self.problem = _hint(_("the arguments of memcpy_htod_async are swapped. Which comes first in PyCUDA's "
+                                   "copies, the destination or the source?"),
+                                 _("memcpy_htod_async takes (device destination, host source, stream)."))
+        if not (self._need(dest, "device", _("destination of memcpy_htod_async"))
+                and self._need(src, "host", _("source of memcpy_htod_async"))):
             return
         if src.size > dest.size:
-            self.problem = _hint(f"memcpy_htod_async copies {src.size} floats into a buffer of {dest.size}. How much "
-                                 "of a does one chunk need on the device?",
-                                 "copy one chunk, a slice of a from first to last, not the whole array.")
+            self.problem = _hint(_("memcpy_htod_async copies {size} floats into a buffer of {size2}. How much of a "
+                                   "does one chunk need on the device?").format(size=src.size, size2=dest.size),
+                                 _("copy one chunk, a slice of a from first to last, not the whole array."))
             return
         view = src  # read when the copy runs, as a DMA engine would
 
@@ -144,15 +149,16 @@ class SimDriver:
 
     def memcpy_dtoh_async(self, dest: Any, src: Any, stream: Any = None) -> None:
         if isinstance(dest, DeviceBuffer) and isinstance(src, np.ndarray) and not self.problem:
-            self.problem = _hint("the arguments of memcpy_dtoh_async are swapped. Which comes first in PyCUDA's "
-                                 "copies, the destination or the source?",
-                                 "memcpy_dtoh_async takes (host destination, device source, stream).")
-        if not (self._need(dest, "host", "destination of memcpy_dtoh_async")
-                and self._need(src, "device", "source of memcpy_dtoh_async")):
+            self.problem = _hint(_("the arguments of memcpy_dtoh_async are swapped. Which comes first in PyCUDA's "
+                                   "copies, the destination or the source?"),
+                                 _("memcpy_dtoh_async takes (host destination, device source, stream)."))
+        if not (self._need(dest, "host", _("destination of memcpy_dtoh_async"))
+                and self._need(src, "device", _("source of memcpy_dtoh_async"))):
             return
         if dest.size > src.size:
-            self.problem = _hint(f"memcpy_dtoh_async copies {dest.size} floats out of a buffer of {src.size}. Where "
-                                 "in c does this chunk's result go?", "copy one chunk back, into c[first:last].")
+            self.problem = _hint(_("memcpy_dtoh_async copies {size} floats out of a buffer of {size2}. Where in c "
+                                   "does this chunk's result go?").format(size=dest.size, size2=src.size),
+                                 _("copy one chunk back, into c[first:last]."))
             return
 
         def run() -> None:
@@ -164,25 +170,26 @@ class SimDriver:
         """The simulated ``vector_add_kernel``: c[i] = a[i] + b[i] for i < n, for the threads the grid launches."""
         if self.problem:
             return
-        for role, buf in (("first", da), ("second", db), ("third", dc)):
+        for role, buf in ((N_("first"), da), (N_("second"), db), (N_("third"), dc)):
             if isinstance(buf, np.ndarray):
-                self.problem = _hint(f"the {role} argument of add is a host array. Which memory does the kernel "
-                                     "read and write in the copy path?",
-                                     "the kernel works on the device buffers, add(da, db, dc, ...), after the copies "
-                                     "put the chunk there.")
+                self.problem = _hint(_("the {role} argument of add is a host array. Which memory does the kernel "
+                                       "read and write in the copy path?").format(role=_(role)),
+                                     _("the kernel works on the device buffers, add(da, db, dc, ...), after the "
+                                       "copies put the chunk there."))
                 return
-            if not self._need(buf, "device", f"{role} argument of add"):
+            if not self._need(buf, "device", _("{role} argument of add").format(role=_(role))):
                 return
         if not isinstance(n, np.int32):
-            self.problem = _hint(f"you passed the element count as {type(n).__name__}. The kernel takes a 4-byte int: "
-                                 "how does PyCUDA know to pack 4 bytes? (np.int32 is a sized NumPy integer.)",
-                                 "pass the chunk's element count wrapped as np.int32(...).")
+            self.problem = _hint(_("you passed the element count as {name}. The kernel takes a 4-byte int: how "
+                                   "does PyCUDA know to pack 4 bytes? (np.int32 is a sized NumPy integer.)").format(
+                                     name=type(n).__name__),
+                                 _("pass the chunk's element count wrapped as np.int32(...)."))
             return
         try:
             threads = int(np.prod(block)) * int(np.prod(grid))
         except TypeError:
-            self.problem = _hint("add could not read the launch's shape. What do block= and grid= take?",
-                                 "launch with block=(256, 1, 1) and grid=(blocks, 1), both tuples.")
+            self.problem = _hint(_("add could not read the launch's shape. What do block= and grid= take?"),
+                                 _("launch with block=(256, 1, 1) and grid=(blocks, 1), both tuples."))
             return
         count = min(int(n), threads, da.size, db.size, dc.size)
 
@@ -232,7 +239,7 @@ def check_double_buffered_add(double_buffered_add: Callable[..., Any]) -> Feedba
     chunks, each with
     two asynchronous copies in, a kernel and a copy out on its stream, chunk i on buffers[i % 2] and stream i % 2."""
     if is_placeholder(double_buffered_add):
-        return _not_yet("define double_buffered_add(drv, add, a, b, c, chunk, buffers).")
+        return _not_yet(_("define double_buffered_add(drv, add, a, b, c, chunk, buffers)."))
     ratio = 1.0
     for n, chunk in DB_CASES:
         a = np.arange(n, dtype=np.float32) % 1000
@@ -245,70 +252,73 @@ def check_double_buffered_add(double_buffered_add: Callable[..., Any]) -> Feedba
             return drv.problem
         if not drv.ops and not drv.streams:
             if is_placeholder(result):
-                return _not_yet("double_buffered_add does nothing yet: make two streams with drv.Stream(), then "
-                                "loop over the chunks.")
-            return _hint("double_buffered_add queued no work. What must happen to each chunk?",
-                         "for each chunk, memcpy_htod_async a and b, add, memcpy_dtoh_async c, on the chunk's "
-                         "stream.")
+                return _not_yet(_("double_buffered_add does nothing yet: make two streams with drv.Stream(), then "
+                                  "loop over the chunks."))
+            return _hint(_("double_buffered_add queued no work. What must happen to each chunk?"),
+                         _("for each chunk, memcpy_htod_async a and b, add, memcpy_dtoh_async c, on the chunk's "
+                           "stream."))
         used = {id(op.stream) for op in drv.ops}
         if not any(op.kind == "add" for op in drv.ops):
-            return _hint("no kernel was launched. Which step computes the chunk's sums?",
-                         "call add(da, db, dc, np.int32(m), block=(256, 1, 1), grid=(blocks, 1), stream=stream) for "
-                         "each chunk.")
+            return _hint(_("no kernel was launched. Which step computes the chunk's sums?"),
+                         _("call add(da, db, dc, np.int32(m), block=(256, 1, 1), grid=(blocks, 1), stream=stream) "
+                           "for each chunk."))
         if len(drv.streams) > 2:
-            return _hint(f"you made {len(drv.streams)} streams. How many streams does double buffering need, and when "
-                         "should they be made?",
-                         "make two, once, before the loop, and alternate them (a stream per chunk also breaks the "
-                         "pairing of streams with buffer sets).")
+            return _hint(_("you made {n_streams} streams. How many streams does double buffering need, and when "
+                           "should they be made?").format(n_streams=len(drv.streams)),
+                         _("make two, once, before the loop, and alternate them (a stream per chunk also breaks "
+                           "the pairing of streams with buffer sets)."))
         pending = sum(len(s.pending) for s in drv.streams)
         if pending:
             if not any(kind == "sync" for kind, _ in drv.log):
-                return _hint("no synchronisation. Is c written when an asynchronous copy call returns?",
-                             "asynchronous copies return at once: wait for both streams at the end "
-                             "(each stream's synchronize method).")
-            return _hint(f"{pending} operations were still queued when your function returned. Did you wait for "
-                         "every stream you used?",
-                         "synchronise every stream, not only one: call each stream's synchronize method.")
+                return _hint(_("no synchronisation. Is c written when an asynchronous copy call returns?"),
+                             _("asynchronous copies return at once: wait for both streams at the end (each "
+                               "stream's synchronize method)."))
+            return _hint(_("{pending} operations were still queued when your function returned. Did you wait for "
+                           "every stream you used?").format(pending=pending),
+                         _("synchronise every stream, not only one: call each stream's synchronize method."))
         race = drv.race()
         if race:
             x, y = race
-            return _hint(f"two streams use one device buffer at the same time ({x.kind} on {x.stream!r} and {y.kind} "
-                         f"on {y.stream!r}). Which buffer set may a stream reuse safely, and when?",
-                         "chunk i must use buffers[i % 2] with stream i % 2, so that a stream reuses only its own "
-                         "buffer set, after its previous chunk is done.")
+            return _hint(_("two streams use one device buffer at the same time ({kind} on {stream!r} and {kind2} "
+                           "on {stream2!r}). Which buffer set may a stream reuse safely, and when?").format(
+                             kind=x.kind, stream=x.stream, kind2=y.kind, stream2=y.stream),
+                         _("chunk i must use buffers[i % 2] with stream i % 2, so that a stream reuses only its "
+                           "own buffer set, after its previous chunk is done."))
         if not np.array_equal(c, a + b):
             wrong = np.flatnonzero(c != a + b)
             first = int(wrong[0])
             if np.all(c[first:] == -1.0) and first % chunk == 0:
-                return _hint(f"c is unwritten from element {first} of {n} on: the last, partial chunk is missing. "
-                             "Does your loop reach the end when n is not a multiple of chunk?",
-                             "loop over the chunk starts up to n, range(0, n, chunk), and cut the last chunk short "
-                             "at n.")
+                return _hint(_("c is unwritten from element {first} of {n} on: the last, partial chunk is missing. "
+                               "Does your loop reach the end when n is not a multiple of chunk?").format(
+                                 first=first, n=n),
+                             _("loop over the chunk starts up to n, range(0, n, chunk), and cut the last chunk "
+                               "short at n."))
             if np.all(c[wrong] == -1.0) or np.any(np.isnan(c)):
                 pos = first % chunk
                 if pos and pos % BLOCK == 0:
-                    return _hint(f"element {first} (position {pos} of its chunk) was never computed: the grid has too "
-                                 f"few blocks. How many blocks of {BLOCK} cover a chunk of m when m is not a "
-                                 f"multiple of {BLOCK}? Round up, not down.",
-                                 f"a whole number of blocks that covers m is m / {BLOCK} rounded up; in integers, add "
-                                 f"{BLOCK - 1} before the `//`.")
-                return _hint(f"c is wrong from element {first} (NaN or unwritten). In one stream, in which order "
-                             "must the copies in, the kernel and the copy out be issued?",
-                             "within a stream, the copies of a and b in must come before add, and the copy of c "
-                             "out after it.")
-            return _hint(f"c differs from a + b at {wrong.size} of {n} elements (first at {first}). Which slice does "
-                         "each copy move, and in which order?",
-                         "each chunk's copies use the same slice [first:last] of a, b and c, in the order copy in, "
-                         "add, copy out.")
+                    return _hint(_("element {first} (position {pos} of its chunk) was never computed: the grid has "
+                                   "too few blocks. How many blocks of {BLOCK} cover a chunk of m when m is not a "
+                                   "multiple of {BLOCK}? Round up, not down.").format(
+                                     first=first, pos=pos, BLOCK=BLOCK),
+                                 _("a whole number of blocks that covers m is m / {BLOCK} rounded up; in integers, "
+                                   "add {BLOCK2} before the `//`.").format(BLOCK=BLOCK, BLOCK2=BLOCK - 1))
+                return _hint(_("c is wrong from element {first} (NaN or unwritten). In one stream, in which order "
+                               "must the copies in, the kernel and the copy out be issued?").format(first=first),
+                             _("within a stream, the copies of a and b in must come before add, and the copy of c "
+                               "out after it."))
+            return _hint(_("c differs from a + b at {size} of {n} elements (first at {first}). Which slice does "
+                           "each copy move, and in which order?").format(size=wrong.size, n=n, first=first),
+                         _("each chunk's copies use the same slice [first:last] of a, b and c, in the order copy "
+                           "in, add, copy out."))
         if len(used) < 2:
-            return _hint("c is right, but all the work went to one stream, so it runs one operation after another. "
-                         "How do two streams overlap a chunk's copy out with the next chunk's copies in?",
-                         "put chunk i on stream i % 2 (two streams, made once, before the loop).")
+            return _hint(_("c is right, but all the work went to one stream, so it runs one operation after "
+                           "another. How do two streams overlap a chunk's copy out with the next chunk's copies in?"),
+                         _("put chunk i on stream i % 2 (two streams, made once, before the loop)."))
         ratio = drv.schedule() / drv.schedule(one_stream=True)
-    return _correct(f"each stream runs copy in, add, copy out in order, and the two streams with their own buffer "
-                    f"sets overlap one chunk's copy out with the next chunk's copies in. On the check's model of the "
-                    f"engines (one copy engine each way) your loop takes {ratio:.2f} of the time it takes on one "
-                    "stream.")
+    return _correct(_("each stream runs copy in, add, copy out in order, and the two streams with their own buffer "
+                      "sets overlap one chunk's copy out with the next chunk's copies in. On the check's model of "
+                      "the engines (one copy engine each way) your loop takes {ratio:.2f} of the time it takes on "
+                      "one stream.").format(ratio=ratio))
 
 
 # --------------------------------------------------------------------------- transfer time over the link
@@ -326,14 +336,14 @@ def check_transfer_seconds(transfer_seconds: Callable[[int, float, bool], float]
     (``end_to_end``) and the
     measured ``link_GBps``, the message compares the model with the largest size's rows."""
     if is_placeholder(transfer_seconds):
-        return _not_yet("define transfer_seconds(n, link_GBps, both_directions) returning seconds.")
+        return _not_yet(_("define transfer_seconds(n, link_GBps, both_directions) returning seconds."))
     for n, rate in TRANSFER_CASES:
         got = {both: transfer_seconds(n, rate, both) for both in (False, True)}
         if any(is_placeholder(v) for v in got.values()):
-            return _not_yet("transfer_seconds has no body yet (it returns None): return the seconds.")
+            return _not_yet(_("transfer_seconds has no body yet (it returns None): return the seconds."))
         if not all(isinstance(v, (int, float, np.floating, np.integer)) for v in got.values()):
-            return _hint(f"return a number of seconds; you returned {got[False]!r}.",
-                         "compute the bytes, divide by the bytes per second, and return that number.")
+            return _hint(_("return a number of seconds; you returned {value!r}.").format(value=got[False]),
+                         _("compute the bytes, divide by the bytes per second, and return that number."))
         want = {both: transfer_rule for both, transfer_rule in
                 ((b, transfer_seconds_rule(n, rate, b)) for b in (False, True))}
         ok = {both: np.isclose(got[both], want[both], rtol=1e-6) for both in (False, True)}
@@ -343,49 +353,52 @@ def check_transfer_seconds(transfer_seconds: Callable[[int, float, bool], float]
             if ok[both]:
                 continue
             g, w = float(got[both]), want[both]
-            way = "both directions at once" if both else "one direction at a time"
+            way = _("both directions at once") if both else _("one direction at a time")
             if np.isclose(g * 4, w, rtol=1e-6):
-                return _hint(f"{way}: your time is a quarter of the right one. How many bytes is one element?",
-                             "n counts floats; each is 4 bytes.")
+                return _hint(_("{way}: your time is a quarter of the right one. How many bytes is one element?").format(
+                                 way=way),
+                             _("n counts floats; each is 4 bytes."))
             if np.isclose(g, w * 1e3, rtol=1e-6):
-                return _hint(f"{way}: you returned milliseconds. Where does your code scale the result?",
-                             "return seconds: bytes / (bytes per second) already is.")
+                return _hint(_("{way}: you returned milliseconds. Where does your code scale the result?").format(
+                                 way=way),
+                             _("return seconds: bytes / (bytes per second) already is."))
             if np.isclose(g, w * 1e9 / 2**30, rtol=1e-6):
-                return _hint(f"{way}: GB/s means 10^9 bytes per second, not 2^30. How many bytes per second is one "
-                             "GB/s?", "multiply link_GBps by 1e9, not 2**30.")
+                return _hint(_("{way}: GB/s means 10^9 bytes per second, not 2^30. How many bytes per second is "
+                               "one GB/s?").format(way=way), _("multiply link_GBps by 1e9, not 2**30."))
             if not both and np.isclose(g, w * 8 / 12, rtol=1e-6):
-                return _hint("one direction at a time: what crosses the link in the copy path, besides a and b? "
-                             "That is 12 bytes per element, not 8.",
-                             "c comes back out too: a and b in, then c out, all one after the other.")
+                return _hint(_("one direction at a time: what crosses the link in the copy path, besides a and b? "
+                               "That is 12 bytes per element, not 8."),
+                             _("c comes back out too: a and b in, then c out, all one after the other."))
             if both and np.isclose(g, w * 12 / 8, rtol=1e-6):
-                return _hint("both directions at once: you counted all 12 bytes per element in turn. With the two "
-                             "directions working together, which one sets the time: the busier one, or their sum?",
-                             "each direction carries its own bytes at link_GBps at the same time: the time is that "
-                             "of the busier direction.")
+                return _hint(_("both directions at once: you counted all 12 bytes per element in turn. With the "
+                               "two directions working together, which one sets the time: the busier one, or their "
+                               "sum?"),
+                             _("each direction carries its own bytes at link_GBps at the same time: the time is "
+                               "that of the busier direction."))
             if both and np.isclose(g, w * 6 / 8, rtol=1e-6):
-                return _hint("both directions at once: the two directions do not carry half each. Which arrays go "
-                             "in, and which comes out?",
-                             "a and b (8 bytes per element) go in, c (4 bytes) comes out: the time is that of the "
-                             "busier direction.")
+                return _hint(_("both directions at once: the two directions do not carry half each. Which arrays "
+                               "go in, and which comes out?"),
+                             _("a and b (8 bytes per element) go in, c (4 bytes) comes out: the time is that of "
+                               "the busier direction."))
             if both and np.isclose(g, w * 4 / 8, rtol=1e-6):
-                return _hint("both directions at once: the time is set by the busier direction, not by c's 4 bytes "
-                             "out. Which direction carries more?",
-                             "the inbound direction carries a and b: 8 bytes per element.")
-            return _hint(f"{way}, n = {n}, {rate} GB/s: you returned {g:.4g} s. How many bytes cross the link, in "
-                         "which direction, and which direction sets the time?",
-                         f"the model gives {w:.4g} s there: bytes over the link divided by link_GBps * 1e9, per "
-                         "direction.")
+                return _hint(_("both directions at once: the time is set by the busier direction, not by c's 4 "
+                               "bytes out. Which direction carries more?"),
+                             _("the inbound direction carries a and b: 8 bytes per element."))
+            return _hint(_("{way}, n = {n}, {rate} GB/s: you returned {g:.4g} s. How many bytes cross the link, in "
+                           "which direction, and which direction sets the time?").format(way=way, n=n, rate=rate, g=g),
+                         _("the model gives {w:.4g} s there: bytes over the link divided by link_GBps * 1e9, per "
+                           "direction.").format(w=w))
     extra = ""
     if measured is not None and link_GBps:
         n = max(int(v) for v in measured.column("n"))
         copy = float(np.median(measured.one(method="copy", n=n)["seconds"]))
         zero = float(np.median(measured.one(method="zero_copy", n=n)["seconds"]))
-        extra = (f" At n = 2^{n.bit_length() - 1} with this run's {link_GBps:.1f} GB/s, it gives "
-                 f"{transfer_seconds(n, link_GBps, False) * 1e3:.2f} ms one way at a time (measured copy path "
-                 f"{copy * 1e3:.2f} ms) and {transfer_seconds(n, link_GBps, True) * 1e3:.2f} ms both ways at once "
-                 f"(measured zero-copy {zero * 1e3:.2f} ms).")
-    return _correct("one direction at a time, all 12 bytes per element cross in turn; both at once, the inbound 8 "
-                    "bytes set the pace, so overlap can save at most a third." + extra)
+        extra = (_(" At n = 2^{bit_length} with this run's {link_GBps:.1f} GB/s, it gives {transfer_seconds:.2f} "
+                   "ms one way at a time (measured copy path {copy:.2f} ms) and {transfer_seconds2:.2f} ms both "
+                   "ways at once (measured zero-copy {zero:.2f} ms).").format(
+                     bit_length=n.bit_length() - 1, link_GBps=link_GBps, transfer_seconds=transfer_seconds(n, link_GBps, False) * 1e3, copy=copy * 1e3, transfer_seconds2=transfer_seconds(n, link_GBps, True) * 1e3, zero=zero * 1e3))
+    return _correct(_("one direction at a time, all 12 bytes per element cross in turn; both at once, the inbound "
+                      "8 bytes set the pace, so overlap can save at most a third.") + extra)
 
 
 # --------------------------------------------------------------------------- predict, then measure
@@ -403,31 +416,35 @@ def compare_prediction(predicted: Any, measured: Any, bytes_in: int = 8, bytes_o
     if hasattr(measured, "rows"):
         measured = two_stream_speedup(measured)
     ideal = (bytes_in + bytes_out) / max(bytes_in, bytes_out)
-    bound = (f"When the copies dominate, one stream moves all {bytes_in + bytes_out} bytes per element in turn; two "
-             f"streams can at best hide the smaller direction under the larger, so the bound is "
-             f"{bytes_in + bytes_out}/{max(bytes_in, bytes_out)} = {ideal:.2f}x (less the pipeline's first and last "
-             "chunks; a little more when the kernels, which also hide under the copies, take long).")
+    bound = (_("When the copies dominate, one stream moves all {bytes_in} bytes per element in turn; two streams "
+               "can at best hide the smaller direction under the larger, so the bound is {bytes_in}/{max_bytes_in} "
+               "= {ideal:.2f}x (less the pipeline's first and last chunks; a little more when the kernels, which "
+               "also hide under the copies, take long).").format(
+                 bytes_in=bytes_in + bytes_out, max_bytes_in=max(bytes_in, bytes_out), ideal=ideal))
     if is_placeholder(predicted):
-        return (f"You made no prediction (predicted_speedup is still `...`). Measured, each at its fastest budget: two "
-                f"streams took 1/{measured:.2f} of one stream's time, a speed-up of {measured:.2f}x. {bound}")
+        return (_("You made no prediction (predicted_speedup is still `...`). Measured, each at its fastest "
+                  "budget: two streams took 1/{measured:.2f} of one stream's time, a speed-up of {measured:.2f}x. "
+                  "{bound}").format(measured=measured, bound=bound))
     try:
         guess = float(predicted)
     except (TypeError, ValueError):
-        return f"Write your prediction as a number, e.g. 1.2 (you wrote {predicted!r}). Measured: {measured:.2f}x."
+        return _("Write your prediction as a number, e.g. 1.2 (you wrote {predicted!r}). Measured: {measured:.2f}x.").format(
+                   predicted=predicted, measured=measured)
     if not guess > 0:
-        return f"A speed-up is a positive number of times (you wrote {guess}). Measured: {measured:.2f}x. {bound}"
-    text = f"You predicted {guess:.2f}x; the run measured {measured:.2f}x. "
+        return _("A speed-up is a positive number of times (you wrote {guess}). Measured: {measured:.2f}x. {bound}").format(
+                   guess=guess, measured=measured, bound=bound)
+    text = _("You predicted {guess:.2f}x; the run measured {measured:.2f}x. ").format(guess=guess, measured=measured)
     if abs(guess - measured) <= 0.1 * measured:
         return text + "Close. " + bound
     if guess > ideal * 1.02:
-        return text + ("You expected more than overlap can give: it hides work, it does not make the link "
-                       "faster. " + bound)
+        return text + (_("You expected more than overlap can give: it hides work, it does not make the link "
+                         "faster. ") + bound)
     if guess < measured:
-        return text + ("Overlap gave more than you expected: on two streams one chunk's copy out runs in the other "
-                       "direction of the link while the next chunk's copies come in, and the kernels hide under the "
-                       "copies. " + bound)
-    return text + ("Less than you expected: the inbound direction carries two thirds of the bytes whatever the "
-                   "streams do. " + bound)
+        return text + (_("Overlap gave more than you expected: on two streams one chunk's copy out runs in the "
+                         "other direction of the link while the next chunk's copies come in, and the kernels hide "
+                         "under the copies. ") + bound)
+    return text + (_("Less than you expected: the inbound direction carries two thirds of the bytes whatever the "
+                     "streams do. ") + bound)
 
 
 CHECKS = {"double_buffered_add": check_double_buffered_add, "transfer_seconds": check_transfer_seconds}
