@@ -82,7 +82,7 @@ def bound_names(tree: ast.AST, *, inside: bool = False) -> dict[str, ast.AST | N
     def visit(node: ast.AST, top: bool) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if top:
+                if top or inside:                  # inside: a function nested in one is its local
                     found[child.name] = child
                 if inside and not isinstance(child, ast.ClassDef):
                     args = child.args

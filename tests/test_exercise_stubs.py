@@ -1,6 +1,8 @@
 """Every exercise runs as given (issue 31): the untouched exercise cell and its check, run after what precedes them
-in replay mode, raise nothing and say "not yet"; every name they use is defined before them; and the code the
-exercise's instructions show (its stub's comments, the Markdown just above it) names what exists there.
+in replay mode, raise nothing and say "not yet"; every name they use is defined before them; the code the
+exercise's instructions show (its stub's comments, the Markdown just above it) names what exists there; and the
+solution ``zc.exercises.solution`` prints, pasted into the exercise cell, uses only names the notebook defined
+before it and passes its check (a lesson module's ``namespace()`` supplies nothing here).
 
 Cheap by design: the names are checked with ast over the cells, and the run executes only the cells before the
 exercise that bind what the exercise and its check use (and, in turn, what those cells use), not the whole lesson.
@@ -110,6 +112,37 @@ def test_the_untouched_exercise_runs_after_what_precedes_it_and_says_not_yet(les
     exec(compile(ast.Module(ex.check.tree.body[:-1], []), "<check cell>", "exec"), namespace)
     feedback = eval(compile(ast.Expression(check.value), "<check>", "eval"), namespace)
     assert isinstance(feedback, course_exercises.Feedback) and feedback.status == "not yet", feedback
+
+
+def solution_tree(lesson: str, name: str) -> ast.Module:
+    """The exercise's printed solution (``zc.exercises.solution``), parsed: what a learner pastes into its cell."""
+    return ast.parse(course_exercises.solution(lesson, name))
+
+
+@pytest.mark.parametrize("lesson, name", [_param(*e) for e in EXERCISES])
+def test_every_name_the_printed_solution_uses_is_defined_before_its_exercise(lesson, name):
+    # the names a lesson module's namespace() supplies to other tests do not count: the notebook must define them
+    ex = exercise(lesson, name)
+    defined = set(ln.defined_before(lesson, ex.cell.index)) | ln.always_there()
+    missing = free_names(solution_tree(lesson, name)) - defined
+    assert not missing, (f"lesson {lesson}, exercise {name}: its solution (lessons/solutions/lesson{lesson}.py) uses "
+                         f"names no cell before the exercise defines: {sorted(missing)}")
+
+
+@pytest.mark.parametrize("lesson, name", [_param(*e) for e in EXERCISES])
+def test_the_printed_solution_pasted_into_its_cell_passes_its_check(lesson, name, replay):
+    ex = exercise(lesson, name)
+    tree = solution_tree(lesson, name)
+    wanted = (free_names(tree) | free_names(ex.check.tree)) - ln.always_there()
+    namespace: dict[str, Any] = {"display": lambda *args, **kwargs: None, "__name__": "__main__"}
+    for cell in _cells_needed(lesson, ex.cell.index, wanted):
+        exec(compile(ln.python_source(cell.source), f"<lesson {lesson} cell {cell.id}>", "exec"), namespace)
+    exec(compile(tree, f"<solution {lesson}/{name}>", "exec"), namespace)
+    check = ex.check.tree.body[-1]
+    exec(compile(ast.Module(ex.check.tree.body[:-1], []), "<check cell>", "exec"), namespace)
+    course_exercises.reset_tries(lesson, name)
+    feedback = eval(compile(ast.Expression(check.value), "<check>", "eval"), namespace)
+    assert isinstance(feedback, course_exercises.Feedback) and feedback.status == "correct", feedback
 
 
 def test_the_readers_find_free_names_earlier_names_and_the_instructions():

@@ -50,6 +50,11 @@ def test_an_off_by_one_is_named_even_where_rounding_down_gives_the_same_number()
     assert "off-by-one" in missing_one.message and "rounds down" not in missing_one.message, missing_one
 
 
+def test_the_catch_all_hint_shows_the_pfn_in_hex_as_the_entry():
+    said = lesson01.check_decode_entry(lambda entry: (entry >> 63, entry >> 1))
+    assert "you returned the PFN 0x400000000000091a." in said.message, said.message
+
+
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
 # tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
@@ -88,5 +93,9 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda entry: (entry >> 63, entry)), phrase="flag bits"),
         Typical(fixed(lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) * 4096)), phrase="physical address"),
         Typical(fixed(lambda entry: (entry >> 63, float(entry & ((1 << 55) - 1)))), phrase="integer operators"),
-        Typical(fixed(lambda entry: entry >> 63), phrase="pair")],
+        Typical(fixed(lambda entry: entry >> 63), phrase="pair"),
+        # issue 31: the pair the wrong way round was told its PFN, then to build the mask it had built
+        Typical(fixed(lambda entry: (entry & ((1 << 55) - 1), entry >> 63)), ("present, pfn",),
+                lambda: [(e,) for e in lesson01.ENTRY_CASES], phrase="frame number first"),
+        Typical(fixed(lambda entry: (entry & ((1 << 55) - 1), bool(entry >> 63 & 1))), phrase="present bit second")],
 }

@@ -71,6 +71,29 @@ def test_compare_prediction_untouched_and_answered():
     assert "from 0 to 8" in lesson03.compare_prediction("eight", _walk(8))
 
 
+def test_the_catch_all_hint_shows_the_returned_address_in_hex_as_the_addresses():
+    """Issue 31: "for address 0x7f06c95bc123 in a buffer at 0x7f06c95bb000 you returned 7673044992"."""
+    said = lesson03.check_physical_address(_with_none(lambda address, start, pfns: (pfns[0] + address % PAGE) * PAGE))
+    returned = said.message.split("you returned ")[1].split(".")[0]
+    assert returned.startswith("0x") and int(returned, 16) > 0, said.message
+    no_frame = lesson03.check_physical_address(lambda address, start, pfns: (pfns[(address - start) // PAGE] or 1)
+                                               * PAGE + address % PAGE)
+    assert "and you returned 0x" in no_frame.message, no_frame.message
+
+
+def test_a_raised_error_is_a_sentence_that_ends_before_the_next_step():
+    """Issue 31: "name 'HUGE_PAGE_SIZE' is not defined Next step: ..." ran the error into the step."""
+    def raises(address, pfns):
+        return HUGE_PAGE_SIZE // PAGE   # noqa: F821 (the learner's NameError)
+
+    exercises.reset_tries("03", "could_be_huge")
+    exercises.check("03", "could_be_huge", raises)
+    second = exercises.check("03", "could_be_huge", raises)
+    exercises.reset_tries("03", "could_be_huge")
+    assert "is not defined. Next step: " in second.message, second.message
+    assert exercises.ended("a question?") == "a question?" and exercises.ended("no stop") == "no stop."
+
+
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
 # tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says

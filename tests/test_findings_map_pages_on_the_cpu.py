@@ -56,6 +56,27 @@ def test_zero_page_words_flip_with_the_walk():
     assert "did not share" in said.zero_page(_walk(list(range(8))))
 
 
+def test_the_zero_page_sentence_says_its_count_of_frames_in_words_that_agree():
+    """Issue 31: "map 1 frame(s)" said one frame with a plural for any count."""
+    one = str(said.zero_page(_walk([7] * 8)))
+    assert "all map one frame" in one and "(s)" not in one
+    two = str(said.zero_page(_walk([7] * 4 + [9] * 4)))
+    assert "map only 2 frames" in two and "(s)" not in two
+
+
+def test_the_replay_note_names_the_gpu_its_conclusions_hold_for():
+    """Issue 31: "... of the recorded NVIDIA H200. Its conclusions hold as written for it." left "its" unclear."""
+    from helpers.platform.facts import Facts
+    from helpers.platform.notes import platform_note, reference_gpu
+
+    replay = Facts(mode="replay", mode_cause="no-pycuda", mode_reason="test", gpu=None, virtualization="none",
+                   cxx="/usr/bin/g++", cxx_identity="g++", proc_available=True)
+    note = platform_note("03", facts=replay)
+    gpu = reference_gpu().name
+    assert f"This lesson's conclusions hold as written for the {gpu}." in note, note
+    assert "for it" not in note and "Its " not in note, note
+
+
 def test_pinned_buffer_quotes_the_row_and_flips_with_it():
     pinning = experiments.reference("pagemap_pinned")
     row = pinning.one(allocation="cudaHostAlloc mapped")

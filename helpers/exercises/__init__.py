@@ -184,12 +184,19 @@ def reset_tries(lesson: str | None = None, name: str | None = None) -> None:
         _TRIES.pop((lesson, name), None)
 
 
+def ended(text: str) -> str:
+    """``text`` as a sentence that ends (a full stop added where none is), so the next one does not run into it: an
+    exception's message ("name 'x' is not defined") is no sentence (pin-host-memory)."""
+    text = text.rstrip()
+    return text if not text or text.endswith((".", "?", "!", ":", "。", "？", "！", "：")) else text + "."
+
+
 def graded_message(feedback: Feedback, count: int, lesson: str, name: str) -> str:
     """A hint's message at the ``count``-th wrong try: the question, then the smaller step, then where the solution
     is."""
-    parts = [feedback.message]
+    parts = [ended(feedback.message)]
     if count >= 2 and feedback.step:
-        parts.append(f"Next step: {feedback.step}")
+        parts.append(f"Next step: {ended(feedback.step)}")
     if count >= SOLUTION_AFTER:
         parts.append(f'Still stuck? print(zc.exercises.solution("{lesson}", "{name}")) shows one solution.')
     return " ".join(parts)
@@ -222,7 +229,7 @@ def check(lesson: str, name: str, answer: Any, **context: Any) -> Feedback:
     try:
         feedback = checker(answer, **context)
     except Exception as exc:  # noqa: BLE001 (the learner's code may raise anything)
-        feedback = hint(f"your code raised {type(exc).__name__}: {exc}".strip()[:800], _RAISED_STEP)
+        feedback = hint(ended(f"your code raised {type(exc).__name__}: {exc}".strip()[:800]), _RAISED_STEP)
     return _graded(feedback, lesson, name)
 
 

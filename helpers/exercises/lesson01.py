@@ -8,6 +8,7 @@ the OS kernel itself reports for this process (``helpers.pages.frames``), in rep
 from __future__ import annotations
 
 import struct
+from numbers import Integral
 from typing import Any, Callable
 
 from ..i18n import _
@@ -214,6 +215,11 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
                          _("end with `return present, pfn`: Python makes the pair from the two names."))
         present, pfn = got
         want_present, want_pfn = decoded(entry)
+        if want_pfn > 1 and present == want_pfn and not isinstance(pfn, float) and pfn == want_present:
+            return _hint(_("for {entry:#018x} you returned ({first:#x}, {second}): the frame number first and the "
+                           "present bit second. In which order does the exercise ask for the pair?").format(
+                entry=entry, first=want_pfn, second=pfn),
+                         _("keep your two values, swap their order: the pair is (present, pfn), present first."))
         if isinstance(pfn, float):
             return _hint(_("your PFN is a float: a float has only 53 bits, too few for a 64-bit entry. Which of the "
                            "integer operators takes bits out of an integer and keeps it exact?"),
@@ -250,8 +256,9 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
             return _hint(_("that is the physical address (PFN x 4096). What does the exercise ask for: the frame's "
                            "address or its number?"),
                          _("return the frame number itself, bits 0-54, without multiplying by the page size."))
+        shown = f"{int(pfn):#x}" if isinstance(pfn, Integral) else repr(pfn)   # in hex, as the entry
         return _hint(_("for {entry:#018x} you returned the PFN {pfn}. Which bits of the entry hold the frame "
-                       "number, and how do you keep only those?").format(entry=entry, pfn=repr(pfn)),
+                       "number, and how do you keep only those?").format(entry=entry, pfn=shown),
                      _("the PFN here is {want:#x}: AND the entry with a mask of ones over bits 0-54.").format(
                          want=want_pfn))
     extra = ""

@@ -81,9 +81,10 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
                                "own page?"),
                              _("add the remainder of the address divided by PAGE, not the whole address "
                                "or its distance from the buffer's start."))
-            return _hint(_("for address {address:#x} in a buffer at {start:#x} you returned {got!r}. Which page of "
+            shown = f"{int(got):#x}" if isinstance(got, Integral) else repr(got)   # in hex, as the addresses
+            return _hint(_("for address {address:#x} in a buffer at {start:#x} you returned {got}. Which page of "
                            "the buffer holds the byte, which frame holds that page, and where in the frame is the "
-                           "byte?").format(address=address, start=start, got=got),
+                           "byte?").format(address=address, start=start, got=shown),
                          _("the physical address here is {want:#x}: the page's position in the buffer is (address "
                            "- start) // PAGE; that page's frame comes from pfns.").format(want=want))
     for row in missing:
@@ -93,9 +94,10 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
         except TypeError:
             got = TypeError
         if got is not None:
+            shown = f"{int(got):#x}" if isinstance(got, Integral) and got is not TypeError else repr(got)
             return _hint(_("a page that was never touched has no frame: the exercise gives it the pfn None")
-                         + (_(" and your code raised TypeError") if got is TypeError else _(" and you returned {got!r}").format(
-                                                                                           got=got))
+                         + (_(" and your code raised TypeError") if got is TypeError
+                            else _(" and you returned {got}").format(got=shown))
                          + _(". What physical address does a byte without a frame have?"),
                          _("test the page's pfn first: if it is None, return None instead of computing with it."))
     example = present[0]
@@ -192,8 +194,13 @@ CHECKS = {"physical_address": check_physical_address, "could_be_huge": check_cou
 
 
 def namespace() -> dict[str, Any]:
-    """Names map-pages-on-the-cpu's exercise cells use besides NumPy."""
-    return {"PAGE": PAGE, "HUGE_PAGE_SIZE": HUGE_PAGE_SIZE}
+    """Names map-pages-on-the-cpu's exercise cells use besides NumPy: only names the lesson defines (``PAGE``, and
+    ``zc.pages`` of the face; tests/test_exercise_stubs.py holds the solutions to the notebook's own names)."""
+    from types import SimpleNamespace
+
+    from ..memory import pages
+
+    return {"PAGE": PAGE, "zc": SimpleNamespace(pages=pages)}
 
 
 def compare_prediction(predicted: Any, read_only: list | None, total: int = 8) -> str:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..i18n import N_, _
-from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from . import Feedback, correct as _correct, ended, hint as _hint, is_placeholder, not_yet as _not_yet
 
 GB = 1e9
 
@@ -124,7 +124,7 @@ def _lookup_hint(exc: Exception, memcpy: Any, streams: Any) -> Feedback:
     return _hint(_("your code raised {type}: {error} Each result has its own fields: memcpy's rows {memcpy}; "
                    "streams' rows {streams}; both also nbytes. A row's numbers are under {keys}. Which fields did "
                    "your .one(...) calls use, and on which result?").format(
-        type=type(exc).__name__, error=exc, memcpy=fields(memcpy), streams=fields(streams), keys=keys),
+        type=type(exc).__name__, error=ended(str(exc)), memcpy=fields(memcpy), streams=fields(streams), keys=keys),
                  _("give each .one(...) only fields from that result's own list (memcpy's fields are not "
                    "streams'), with nbytes=nbytes, and read the row's [\"GBps\"]."))
 

@@ -131,8 +131,11 @@ def shares_a_frame(read: Sequence[pages.Frame]) -> bool:
 def zero_page(read: Sequence[pages.Frame]) -> Text:
     """What the read-only walk shows about the shared zero page."""
     if shares_a_frame(read):
-        return Text(_("Read but never written, the {n_read} pages map {distinct} frame(s): the OS kernel's shared "
-                      "zero page (drawn below).").format(n_read=len(read), distinct=_distinct(read)))
+        if _distinct(read) == 1:
+            return Text(_("Read but never written, the {n_read} pages all map one frame: the OS kernel's shared "
+                          "zero page (drawn below).").format(n_read=len(read)))
+        return Text(_("Read but never written, the {n_read} pages map only {distinct} frames: the OS kernel's "
+                      "shared zero page among them (drawn below).").format(n_read=len(read), distinct=_distinct(read)))
     if any(f.present for f in read) and not any(f.pfn for f in read):
         return Text(_("Without root the frames of these pages read as 0, so this machine cannot show whether the "
                       "read-only pages share one frame (the shared zero page); the presence bits above are what it "

@@ -7,6 +7,7 @@ machine (:func:`write_combined_verdict`)."""
 from __future__ import annotations
 
 import platform
+import re
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from ..exercises.lesson13 import (reads_apart, reads_needed_rule, recording_mach
 from ..experiments.mapping import explain_register_error
 from ..experiments.quiet import band
 from ..memory import gpu, pages
-from ..platform.notes import platform_note
+from ..platform.notes import HOLDS, platform_note
 from ..platform.provenance import driver_version
 from ..tables import Table, Text, bullets, join
 from . import computed_from
@@ -28,7 +29,7 @@ SIDES = [(side, op) for side in ("cpu", "gpu") for op in ("read", "write")]
 WC_KINDS = ("cudaHostAlloc mapped", "cudaHostAlloc mapped + write-combined")
 
 
-HOLD = "Its conclusions hold as written for it."
+HOLD = HOLDS    # the note's sentence, up to the GPU's name: replaced whole (to its full stop) below
 
 
 def this_machine(provenance: dict[str, Any] | None = None) -> Text:
@@ -41,10 +42,10 @@ def this_machine(provenance: dict[str, Any] | None = None) -> Text:
         from ..records import reference_record
 
         provenance = reference_record()[0]["provenance"]
-    said = (f"Its figures hold for {recording_machine(provenance)}. Section 1's "
+    said = (f"This lesson's figures hold for {recording_machine(provenance)}. Section 1's "
             "CPU reads of write-combined memory show what that machine gave the CPU; registration and the flags hold "
             "as measured.")
-    return Text(note.replace(HOLD, said))
+    return Text(re.sub(re.escape(HOLD) + r"[^\n]*?\.(?=\s|$)", lambda _match: said, note, count=1))
 
 
 def ratios(wc: Any) -> dict[tuple[str, str], float]:

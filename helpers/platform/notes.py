@@ -15,7 +15,10 @@ from ..lessons import find, ids, lesson_id
 from .doctor import PROC_LESSONS, diagnose, gpu_effects, lesson_effects, shows_gpu_measurements
 from .facts import Facts, GpuFacts, current, gpu_from_record
 
-__all__ = ["platform_note", "reference_gpu", "recorded_linux_view"]
+__all__ = ["platform_note", "reference_gpu", "recorded_linux_view", "HOLDS"]
+
+# the replay note's sentence where the recorded GPU changes nothing, up to the GPU's name and a full stop
+HOLDS = "This lesson's conclusions hold as written for the "
 
 
 @lru_cache(maxsize=1)
@@ -87,7 +90,8 @@ def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuF
     if facts.mode != "live" and reference is not None and not start and shows_gpu_measurements(key):
         recorded = [e.text for e in gpu_effects(reference, None) if e.lesson == key]
         parts.append(f"Replay: the GPU measurements shown are those of the recorded {reference.name}. "
-                     + (f"For it: {' '.join(recorded)}" if recorded else "Its conclusions hold as written for it."))
+                     + (f"For the {reference.name}: {' '.join(recorded)}" if recorded
+                        else f"{HOLDS}{reference.name}."))
     texts = [e.text for e in found]
     if texts:
         parts.append(("" if start else f"{where}: ") + " ".join(texts))

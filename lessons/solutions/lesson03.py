@@ -12,7 +12,7 @@ def physical_address(address, start, pfns):
 # exercise: could_be_huge
 def could_be_huge(address, pfns):
     """False if these frames rule out one 2 MiB huge page behind the buffer at `address`."""
-    per_huge = HUGE_PAGE_SIZE // PAGE                     # 512 pages of 4 KiB
+    per_huge = zc.pages.HUGE_PAGE_SIZE // PAGE            # 2 MiB / 4 KiB: 512 pages
     first_page = address // PAGE
     if pfns[0] % per_huge != first_page % per_huge:
         return False                                      # wrong offset in its 2 MiB block

@@ -27,6 +27,7 @@ extern "C" __global__ void chase_timed(const unsigned int *next, unsigned int st
 """
 
 # exercise: line_cycle
+import numpy as np
 def line_cycle(lines, seed):
     """A chase table over `lines` 128-byte lines: one random cycle through the first element of every line."""
     order = np.random.default_rng(seed).permutation(lines) * 32   # a random visiting order, as element indices

@@ -2,6 +2,7 @@
 # helpers.exercises.solution("10", NAME) returns one section; an instructor may delete this folder.
 
 # exercise: link_bytes
+import numpy as np
 def link_bytes(addresses, size, h):
     """Bytes on the link for loads of `size` bytes at `addresses`: one read per distinct line (assumption 1),
     carrying its span of sectors (assumption 2), plus h per read."""
@@ -23,6 +24,7 @@ def predicted_seconds(counts, model):
     return max(on_link, on_requests, on_halves) + model.launch_seconds
 
 # exercise: predict_stride
+import numpy as np
 def predict_useful_GBps(sweep, stride):
     """Useful GB/s at a stride of 32 floats or more, from the read-request rate of the sweep's plateau."""
     plateau = [row for row in sweep.select(memory="zero_copy") if row["stride"] >= 32]  # a line per float

@@ -2,6 +2,7 @@
 # helpers.exercises.solution("13", NAME) returns one section; an instructor may delete this folder.
 
 # exercise: reads_needed
+import math
 def reads_needed(register_seconds, read_seconds, share=0.1):
     """Fewest zero-copy reads after which registering once is at most `share` of the total time."""
     # register / (register + k * read) <= share  <=>  k >= register * (1 - share) / (share * read)
