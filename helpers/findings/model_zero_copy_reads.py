@@ -17,6 +17,7 @@ from ..lessons import lesson as _lesson
 from ..analysis import pcie_model
 from ..experiments.result import Result
 from ..platform import machine_state
+from . import computed_from
 from ..tables import Table, Text, bullets, join
 
 TAGS_10_BIT = 768   # outstanding reads a requester may have with 10-bit tags (PCIe 4.0 on, sect. 2.2.6.2)
@@ -397,4 +398,4 @@ def seen(stride: Result, counters: Result, fit: Fit) -> Text:
         f"trace's counts within {worst:.1%} of every launch.",
         f"Time model (h = {m.overhead_bytes:.0f} B, r = {m.request_rate / 1e9:.2f} G/s{third}) on data/{fit.name} "
         f"alone: median error {own['median_abs_error']:.1%}, largest {own['max_abs_error']:.1%} "
-        f"({'quiet' if fit.check['quiet']['check record'] else 'not quiet'} sweeps)."])
+        f"({'quiet' if fit.check['quiet']['check record'] else 'not quiet'} sweeps)."], head=computed_from(stride))

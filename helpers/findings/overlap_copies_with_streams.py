@@ -13,6 +13,7 @@ import numpy as np
 
 from ..exercises.lesson11 import two_stream_speedup
 from ..experiments.result import Result
+from . import computed_from
 from ..tables import Table, Text, bullets
 
 MiB = 1 << 20
@@ -142,4 +143,4 @@ def seen(e2e: Result, memcpy: Result, pipelined: Result) -> Text:
         f"Double buffering on two streams moved {two_stream_speedup(pipelined):.2f}x the bytes per second of one "
         "stream, each at its fastest budget.",
         f"Against pipelined copies, zero-copy moved {zc_big / fair:.2f}x the bytes per second; against copies without "
-        f"overlap {r['zero_copy'] / r['copy']:.2f}x."])
+        f"overlap {r['zero_copy'] / r['copy']:.2f}x."], head=computed_from(e2e))
