@@ -13,11 +13,9 @@ import numpy as np
 
 from ..analysis import spread
 from ..experiments.result import Result, expect, reference
+from ..memory import pages
 from ..platform import machine
 from ..platform.notes import platform_note
-from ..lessons import lesson
-from . import computed_from
-from .map_pages_on_the_cpu import neighbours
 from ..tables import Shown, Table, Text, bullets, join
 
 LESSON = "measure-what-pinning-buys"
@@ -34,6 +32,18 @@ def this_machine() -> Text:
 
 
 # --------------------------------------------------------------------------- section 1: /proc
+def runs(pfns: list[int]) -> str:
+    """The runs of physically consecutive frames, in words: "1 run: 16 descending" or "13 runs: 10 single, 3
+    descending; longest 2 pages"."""
+    found = pages.frame_runs(pfns)
+    if len(found) == 1:
+        return f"1 run: {found[0].length} {found[0].direction}"
+    kinds = {d: sum(r.direction == d for r in found) for d in ("ascending", "descending", "single")}
+    parts = ", ".join(f"{count} {d}" for d, count in kinds.items() if count)
+    longest = max(r.length for r in found)
+    return f"{len(found)} runs: {parts}; longest {longest} page{'s' if longest != 1 else ''}"
+
+
 def _buffers(result: Result) -> list[dict[str, Any]]:
     return [row for row in result.rows if "pages" in row]
 
@@ -45,12 +55,11 @@ def _visible(row: dict[str, Any]) -> bool:
 def _runs_cell(row: dict[str, Any]) -> str:
     if row["present_pages"] == 0:
         return "no frames yet"
-    return neighbours(row["pfns"]) if _visible(row) else "frames hidden (not root)"
+    return runs(row["pfns"]) if _visible(row) else "frames hidden (not root)"
 
 
 def buffers(pinning: Result) -> Shown:
-    """Section 1's view of each buffer: pages present, which neighbouring pages got neighbouring frames (in
-    map-pages-on-the-cpu's words), and its /proc/self/maps mapping
+    """Section 1's view of each buffer: pages present, runs of consecutive frames, and its /proc/self/maps mapping
     (size, permissions, backing); where this process may not read frames, the recorded machine's runs beside."""
     rows = []
     for row in _buffers(pinning):
@@ -58,18 +67,16 @@ def buffers(pinning: Result) -> Shown:
         rows.append([row["allocation"], f"{row['present_pages']}/{row['pages']}", _runs_cell(row),
                      f"{row['mapping_bytes'] // 1024} KiB", fields[1],
                      fields[5].strip() if len(fields) > 5 else "(anonymous)"])
-    header = ["allocation", "pages present", "frames of neighbouring pages", "mapping", "perms", "backing"]
+    header = ["allocation", "pages present", "runs of consecutive frames", "mapping", "perms", "backing"]
     shown: list[Any] = [Text(f"**{pinning.describe()}** "
-                             + machine.address_caveat(pinning.provenance, live=pinning.live, brief=True,
-                                                      deeper=f"{lesson('start-here').label}, *Going deeper*")),
+                             + machine.address_caveat(pinning.provenance, live=pinning.live)),
                         Table(header, rows, caption=f"*{pinning.params['nbytes'] // 1024} KiB buffers "
                                                     f"({_source(pinning)})*")]
     hidden = [row for row in _buffers(pinning) if row["present_pages"] and not _visible(row)]
     if hidden:
         recorded = reference("pagemap_pinned")
-        shown.append(Table(["allocation", "frames of neighbouring pages"],
-                           [[row["allocation"], neighbours(row["pfns"])] for row in _buffers(recorded)
-                            if _visible(row)],
+        shown.append(Table(["allocation", "runs of consecutive frames"],
+                           [[row["allocation"], runs(row["pfns"])] for row in _buffers(recorded) if _visible(row)],
                            caption=f"*Frames are hidden here (not root); those recorded on {recorded.gpu}:*"))
     return join(*shown)
 
@@ -254,16 +261,16 @@ def staging(copies: Result, across: spread.Range | None = None) -> Text:
 def what_you_saw(pinning: Result, copies: Result) -> Text:
     """The lesson's findings from this run, one bullet each."""
     mapped = pinning.one(allocation="cudaHostAlloc mapped")
-    cuda = {row["allocation"]: neighbours(row["pfns"]) for row in _buffers(pinning)
+    cuda = {row["allocation"]: len(pages.frame_runs(row["pfns"])) for row in _buffers(pinning)
             if row["allocation"].startswith(CUDA_BUFFERS) and _visible(row)}
     n, gap = largest(copies), staging_times(copies)
     pinned, pageable = rate(copies, "htod", "pinned"), rate(copies, "htod", "pageable")
-    runs_said = ("; ".join(f"{name}: {said}" for name, said in cuda.items()) if cuda
+    runs_said = (", ".join(f"{name} {count}" for name, count in cuda.items()) if cuda
                  else "hidden here (not root; section 1 shows the recorded ones)")
     return bullets([
         f"cudaHostAlloc memory had {mapped['present_pages']} of {mapped['pages']} pages present without a touch "
         f"({_source(pinning)}); {counters(pinning)}.",
-        f"Frames of neighbouring pages in the CUDA buffers: {runs_said}.",
+        f"Runs of consecutive frames in the CUDA buffers: {runs_said}.",
         f"Host-to-device copies of {_size(n)}: pinned {pinned:.1f} GB/s against pageable {pageable:.1f} GB/s, a "
         f"factor of {pinned / pageable:.1f} ({_source(copies)}); pinning saved "
         f"{(gap['pageable'] - gap['dma']) * 1e3:.1f} ms per copy (medians). Across the committed H200 records "
@@ -272,4 +279,4 @@ def what_you_saw(pinning: Result, copies: Result) -> Text:
         f"{gap['pageable'] * 1e3:.1f} ms: whether staging explains it, the records "
         + {"cannot tell": "**cannot tell** (section 2).", "explains": "say it **explains** it (section 2).",
            "does not explain": "say it **does not explain** it (section 2)."}[staging_verdict(copies)[2]],
-    ], head=computed_from(copies))
+    ])

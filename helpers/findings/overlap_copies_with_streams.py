@@ -13,7 +13,7 @@ import numpy as np
 
 from ..exercises.lesson11 import two_stream_speedup
 from ..experiments.result import Result
-from . import computed_from
+from ..i18n import _
 from ..tables import Table, Text, bullets
 
 MiB = 1 << 20
@@ -21,7 +21,7 @@ BYTES_PER_ELEMENT = 12   # a and b in, c out: three float32 arrays
 
 
 def _source(result: Any) -> str:
-    return "live" if getattr(result, "live", False) else "recorded"
+    return _("live") if getattr(result, "live", False) else _("recorded")
 
 
 def _pow2(n: int) -> str:
@@ -56,9 +56,10 @@ def sizes(e2e: Result) -> Table:
              f"{median_seconds(e2e, method='zero_copy', n=n) * 1e6:,.1f} us", f"{_speedup(e2e, n):.2f}")
             for n in shown]
     wins = len(_faster_sizes(e2e))
-    return Table(["n", "copy + kernel", "zero-copy kernel", "copy / zero-copy"], rows,
-                 caption=f"*{_source(e2e)}; zero-copy was faster at {wins} of {len(found)} sizes (beyond the repeats, "
-                         "with one sign across the committed records)*")
+    return Table(["n", _("copy + kernel"), _("zero-copy kernel"), _("copy / zero-copy")], rows,
+                 caption=_("*{source}; zero-copy was faster at {wins} of {n_found} sizes (beyond the repeats, with "
+                           "one sign across the committed records)*").format(
+                             source=_source(e2e), wins=wins, n_found=len(found)))
 
 
 def _faster_sizes(e2e: Result) -> list[int]:
@@ -85,13 +86,14 @@ def rates(e2e: Result) -> dict[str, float]:
 def directions(e2e: Result, memcpy: Result) -> Text:
     """The zero-copy kernel's bytes per second against one direction of the link, at the largest size."""
     r, link = rates(e2e), link_GBps(memcpy)
-    said = (f"n = {_pow2(r['n'])}: {r['moved'] / MiB:,.0f} MiB moved ({_source(e2e)}). Copy path {r['copy']:.1f} GB/s, "
-            f"zero-copy {r['zero_copy']:.1f} GB/s; one direction of the link (pinned memcpy HtoD, {_source(memcpy)}) "
-            f"{link:.1f} GB/s. ")
+    said = (_("n = {pow2}: {moved:,.0f} MiB moved ({source}). Copy path {copy:.1f} GB/s, zero-copy {zero_copy:.1f} "
+              "GB/s; one direction of the link (pinned memcpy HtoD, {source2}) {link:.1f} GB/s. ").format(
+                pow2=_pow2(r['n']), moved=r['moved'] / MiB, source=_source(e2e), copy=r['copy'], zero_copy=r['zero_copy'], source2=_source(memcpy), link=link))
     if r["zero_copy"] > 1.05 * link:
-        return Text(said + "Zero-copy moved more bytes per second than one direction can carry: its reads (host to "
-                    "GPU) and writes (GPU to host) travelled at the same time, in the two directions of the link.")
-    return Text(said + "Zero-copy stayed within the rate of one direction of the link here.")
+        return Text(said + _("Zero-copy moved more bytes per second than one direction can carry: its reads (host "
+                             "to GPU) and writes (GPU to host) travelled at the same time, in the two directions "
+                             "of the link."))
+    return Text(said + _("Zero-copy stayed within the rate of one direction of the link here."))
 
 
 def _best(pipelined: Result, method: str) -> dict[str, Any]:
@@ -107,12 +109,15 @@ def baselines(e2e: Result, pipelined: Result) -> Table:
     r = rates(e2e)
     small, big = _pow2(r["n"]), _pow2(pipelined.params["n"])
     serial, overlap = _best(pipelined, "chunked"), _best(pipelined, "chunked_overlap")
-    rows = [(f"copy, no overlap (n = {small})", r["copy"]), (f"zero-copy (n = {small})", r["zero_copy"]),
-            (f"chunks on one stream ({serial['budget_bytes'] // MiB} MiB budget, n = {big})", _rate(pipelined, serial)),
-            (f"chunks double-buffered on two streams ({overlap['budget_bytes'] // MiB} MiB budget, n = {big})",
+    rows = [(_("copy, no overlap (n = {n})").format(n=small), r["copy"]),
+            (_("zero-copy (n = {n})").format(n=small), r["zero_copy"]),
+            (_("chunks on one stream ({budget_bytes} MiB budget, n = {big})").format(
+                 budget_bytes=serial['budget_bytes'] // MiB, big=big), _rate(pipelined, serial)),
+            (_("chunks double-buffered on two streams ({budget_bytes} MiB budget, n = {big})").format(
+                 budget_bytes=overlap['budget_bytes'] // MiB, big=big),
              _rate(pipelined, overlap)),
-            (f"zero-copy (n = {big})", _rate(pipelined, pipelined.one(method="zero_copy")))]
-    return Table(["method", "GB/s of a+b+c"], [(name, f"{value:.1f}") for name, value in rows],
+            (_("zero-copy (n = {n})").format(n=big), _rate(pipelined, pipelined.one(method="zero_copy")))]
+    return Table([_("method"), _("GB/s of a+b+c")], [(name, f"{value:.1f}") for name, value in rows],
                  caption=f"*{pipelined.describe()}*")
 
 
@@ -122,8 +127,9 @@ def against(e2e: Result, pipelined: Result) -> Text:
     fair = _rate(pipelined, _best(pipelined, "chunked_overlap"))
     zc_big = _rate(pipelined, pipelined.one(method="zero_copy"))
     small, big = _pow2(r["n"]), _pow2(pipelined.params["n"])
-    return Text(f"Against copies without overlap (both at n = {small}), zero-copy moved {r['zero_copy'] / r['copy']:.2f}x "
-                f"the bytes per second; against the pipelined copies (both at n = {big}), {zc_big / fair:.2f}x.")
+    return Text(_("Against copies without overlap (both at n = {small}), zero-copy moved {zero_copy:.2f}x the "
+                  "bytes per second; against the pipelined copies (both at n = {big}), {zc_big:.2f}x.").format(
+                    small=small, zero_copy=r['zero_copy'] / r['copy'], big=big, zc_big=zc_big / fair))
 
 
 def seen(e2e: Result, memcpy: Result, pipelined: Result) -> Text:
@@ -134,13 +140,14 @@ def seen(e2e: Result, memcpy: Result, pipelined: Result) -> Text:
     fair = _rate(pipelined, _best(pipelined, "chunked_overlap"))
     zc_big = _rate(pipelined, pipelined.one(method="zero_copy"))
     return bullets([
-        f"Data from: {e2e.describe()}",
-        f"Vector add, host to host: copy / zero-copy time = {_speedup(e2e, found[0]):.2f} at n = {_pow2(found[0])} "
-        f"and {_speedup(e2e, found[-1]):.2f} at n = {_pow2(found[-1])}; zero-copy moved {r['zero_copy']:.1f} GB/s of "
-        f"a+b+c against {link:.1f} GB/s for one direction of the link.",
-        f"Zero-copy was faster than copy + kernel at {wins} of {len(found)} sizes (beyond the repeats, with one "
-        "sign across the committed records).",
-        f"Double buffering on two streams moved {two_stream_speedup(pipelined):.2f}x the bytes per second of one "
-        "stream, each at its fastest budget.",
-        f"Against pipelined copies, zero-copy moved {zc_big / fair:.2f}x the bytes per second; against copies without "
-        f"overlap {r['zero_copy'] / r['copy']:.2f}x."], head=computed_from(e2e))
+        _("Data from: {source}").format(source=e2e.describe()),
+        _("Vector add, host to host: copy / zero-copy time = {speedup:.2f} at n = {pow2} and {speedup2:.2f} at n = "
+          "{pow22}; zero-copy moved {zero_copy:.1f} GB/s of a+b+c against {link:.1f} GB/s for one direction of the "
+          "link.").format(
+            speedup=_speedup(e2e, found[0]), pow2=_pow2(found[0]), speedup2=_speedup(e2e, found[-1]), pow22=_pow2(found[-1]), zero_copy=r['zero_copy'], link=link),
+        _("Zero-copy was faster than copy + kernel at {wins} of {n_found} sizes (beyond the repeats, with one sign "
+          "across the committed records).").format(wins=wins, n_found=len(found)),
+        _("Double buffering on two streams moved {two_stream_speedup:.2f}x the bytes per second of one stream, "
+          "each at its fastest budget.").format(two_stream_speedup=two_stream_speedup(pipelined)),
+        _("Against pipelined copies, zero-copy moved {zc_big:.2f}x the bytes per second; against copies without "
+          "overlap {zero_copy:.2f}x.").format(zc_big=zc_big / fair, zero_copy=r['zero_copy'] / r['copy'])])
