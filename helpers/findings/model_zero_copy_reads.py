@@ -18,6 +18,7 @@ from ..analysis import pcie_model
 from ..experiments.result import Result
 from ..platform import machine_state
 from ..i18n import _
+from . import computed_from
 from ..tables import Table, Text, bullets, join
 
 TAGS_10_BIT = 768   # outstanding reads a requester may have with 10-bit tags (PCIe 4.0 on, sect. 2.2.6.2)
@@ -419,4 +420,4 @@ def seen(stride: Result, counters: Result, fit: Fit) -> Text:
         _("Time model (h = {overhead_bytes:.0f} B, r = {request_rate:.2f} G/s{third}) on data/{name} alone: median "
           "error {median_abs_error:.1%}, largest {max_abs_error:.1%} ({value} sweeps).").format(
             overhead_bytes=m.overhead_bytes, request_rate=m.request_rate / 1e9, third=third, name=fit.name, median_abs_error=own['median_abs_error'], max_abs_error=own['max_abs_error'],
-            value=_("quiet") if fit.check['quiet']['check record'] else _("not quiet"))])
+            value=_("quiet") if fit.check['quiet']['check record'] else _("not quiet"))], head=computed_from(stride))

@@ -14,6 +14,7 @@ import numpy as np
 from ..exercises.lesson11 import two_stream_speedup
 from ..experiments.result import Result
 from ..i18n import _
+from . import computed_from
 from ..tables import Table, Text, bullets
 
 MiB = 1 << 20
@@ -150,4 +151,4 @@ def seen(e2e: Result, memcpy: Result, pipelined: Result) -> Text:
         _("Double buffering on two streams moved {two_stream_speedup:.2f}x the bytes per second of one stream, "
           "each at its fastest budget.").format(two_stream_speedup=two_stream_speedup(pipelined)),
         _("Against pipelined copies, zero-copy moved {zc_big:.2f}x the bytes per second; against copies without "
-          "overlap {zero_copy:.2f}x.").format(zc_big=zc_big / fair, zero_copy=r['zero_copy'] / r['copy'])])
+          "overlap {zero_copy:.2f}x.").format(zc_big=zc_big / fair, zero_copy=r['zero_copy'] / r['copy'])], head=computed_from(e2e))
