@@ -10,6 +10,7 @@ import pytest
 
 import helpers as zc
 from helpers import experiments
+from helpers.lessons import LESSONS
 from helpers.findings import map_pages_on_the_gpu as findings
 
 REGISTERED = "registered (cuMemHostRegister)"
@@ -102,6 +103,56 @@ def test_what_you_saw_says_where_its_figures_come_from(identity, pagemap):
     assert text.startswith("Computed from this run:")
 
 
+def _what_you_saw_calls():
+    """Each lesson's "What you saw" call on the reference record's results, its first argument the result whose
+    origin the head names (issue 31: a lesson does not type "Computed from this run" above replayed figures)."""
+    from helpers import findings
+
+    ref = experiments.reference
+    model = findings.model_zero_copy_reads
+    return {
+        "start-here": lambda first: findings.start_here.what_you_saw(first),
+        "measure-what-pinning-buys": lambda first: findings.measure_what_pinning_buys.what_you_saw(
+            ref("pagemap_pinned"), first),
+        "measure-bandwidth": lambda first: findings.measure_bandwidth.what_you_saw(first, ref("kernel_bandwidth")),
+        "measure-latency": lambda first: findings.measure_latency.what_you_saw(first),
+        "keep-enough-bytes-in-flight": lambda first: findings.keep_enough_bytes_in_flight.what_you_saw(
+            first, ref("memcpy"), ref("latency"), ref("caching"), zc.session().attributes),
+        "coalesce-and-align-accesses": lambda first: findings.coalesce_and_align_accesses.what_you_saw(
+            first, ref("offset"), ref("vector_width")),
+        "model-zero-copy-reads": lambda first: model.seen(first, model.counters(), model.fit()),
+        "overlap-copies-with-streams": lambda first: findings.overlap_copies_with_streams.seen(
+            first, ref("memcpy"), ref("out_of_core")),
+        "decide-when-zero-copy-wins": lambda first: findings.decide_when_zero_copy_wins.summary(
+            first, ref("out_of_core"), ref("read_once_strided")),
+    }
+
+
+FIRST = {"start-here": None, "measure-what-pinning-buys": "memcpy", "measure-bandwidth": "memcpy",
+         "measure-latency": "latency", "keep-enough-bytes-in-flight": "inflight",
+         "coalesce-and-align-accesses": "stride", "model-zero-copy-reads": "stride",
+         "overlap-copies-with-streams": "end_to_end", "decide-when-zero-copy-wins": "reuse"}
+
+
+@pytest.mark.parametrize("slug", sorted(FIRST))
+def test_every_what_you_saw_says_where_its_figures_come_from(slug):
+    """The sibling lessons' lists say "from the record (replay)" in replay and "this run" only live."""
+    from helpers.mode import Mode
+    from helpers.course import Session
+
+    if FIRST[slug] is None:                     # start-here: the session itself, replayed and live-like
+        first = Session(Mode(False, "ZC_FORCE_REPLAY is set", "forced"))
+        live = Session(Mode(True, "a GPU that can map host memory", "live"))
+        live.__dict__.update(gpu="Test GPU", attributes=first.attributes, headline=dict(first.headline),
+                             reference=first.reference)
+    else:
+        first = experiments.reference(FIRST[slug])
+        live = dataclasses.replace(first, live=True)
+    said = str(_what_you_saw_calls()[slug](first))
+    assert said.startswith("Computed from the record (replay):") and "this run" not in said.splitlines()[0]
+    assert str(_what_you_saw_calls()[slug](live)).startswith("Computed from this run:")
+
+
 # ----------------------------------------------------------------------------- the lessons' own words (issue 31)
 def _markdown(slug: str) -> list[str]:
     import nbformat
@@ -129,14 +180,14 @@ def test_the_iommu_claim_is_scoped_and_cited():
     assert "always" not in claim and "no-IOMMU mode" in claim and "drivers/vfio/Kconfig" in claim
 
 
-@pytest.mark.parametrize("slug", ["map-pages-on-the-gpu", "use-write-combined-and-registered-memory"])
+@pytest.mark.parametrize("slug", [entry.slug for entry in LESSONS])
 def test_the_lessons_name_the_machine_not_the_host(slug):
     """Issue 31: "host" is CUDA's CPU side; a machine is "the recording VM" or "the physical host", and the text does
-    not type "Computed from this run" above a list that replay computes from the record."""
+    not type "Computed from this run" above a list that replay computes from the record (every lesson)."""
     import re
 
     text = " ".join(" ".join(_markdown(slug)).split())
-    assert not re.search(r"\bthe host's IOMMU\b", text)
+    assert not re.search(r"\bthe host's IOMMU\b|\bwhere the host placed\b", text)
     assert "Computed from this run" not in text
 
 

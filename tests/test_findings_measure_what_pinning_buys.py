@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from helpers import experiments
 from helpers.analysis import spread
 from helpers.findings import measure_what_pinning_buys as said
+from helpers.findings.map_pages_on_the_cpu import neighbours
 from helpers.tables import Text
 
 
@@ -141,7 +143,7 @@ def test_buffers_count_runs_and_fall_back_to_the_record_where_frames_are_hidden(
     text = _markdown(said.buffers(pinning))
     for row in pinning.rows:
         if row.get("pfns") and None not in row["pfns"]:
-            assert said.runs(row["pfns"]) in text
+            assert neighbours(row["pfns"]) in text
     assert "recorded" in text and "Frames are hidden here" not in text
     rows = copy.deepcopy(pinning.rows)
     for row in rows:
@@ -151,9 +153,16 @@ def test_buffers_count_runs_and_fall_back_to_the_record_where_frames_are_hidden(
     assert "frames hidden (not root)" in hidden and "Frames are hidden here" in hidden and "live" in hidden
 
 
-def test_runs_in_words():
-    assert said.runs([5, 4, 3, 2]) == "1 run: 4 descending"
-    assert said.runs([1, 2, 9, 20, 19]) == "3 runs: 1 ascending, 1 descending, 1 single; longest 2 pages"
+def test_frames_in_plain_words_as_lesson_03_says_them(pinning):
+    """Issue 31: no "16 runs: 16 single; longest 1 page"; the table and What you saw use lesson 03's words, and the
+    caveat above the table names no term lesson 02 has not taught (DMA, IOMMU, hypervisor)."""
+    text = _markdown(said.buffers(pinning)) + str(said.what_you_saw(pinning, experiments.reference("memcpy")))
+    assert "single" not in text and "runs:" not in text and "longest 1 page" not in text
+    scattered = [row for row in pinning.rows if row.get("pfns") and None not in row["pfns"]
+                 and all(abs(a - b) != 1 for a, b in zip(row["pfns"], row["pfns"][1:]))]
+    assert not scattered or "no two neighbouring pages got neighbouring frames" in text
+    caveat = text.split("|")[0]
+    assert not re.search(r"\b(DMA|IOMMU|hypervisor)\b", caveat) and "lesson 00, *Going deeper*" in caveat
 
 
 def test_the_reference_record_backs_the_lesson_s_words():

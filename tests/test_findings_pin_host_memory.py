@@ -38,9 +38,11 @@ def test_first_touch_shows_the_recorded_frames_when_hidden(array):
     hidden = _frames([True] * 4, [None] * 4)
     text = pin_host_memory.first_touch(array, _frames([False] * 4, [None] * 4), hidden, recorded)
     pfns = recorded.one(allocation="pageable, touched")["pfns"]
-    assert f"Recorded as root on {recorded.gpu}" in text and str(pfns) in text
-    changed = SimpleNamespace(gpu="Other GPU", one=lambda **where: {"pfns": [7, 8]})
-    assert "on Other GPU's host" in pin_host_memory.first_touch(array, [], hidden, changed)
+    assert f"Read as root in the virtual machine the {recorded.gpu} was recorded in" in text and str(pfns) in text
+    assert "'s host" not in text                          # issue 31: the recording VM, never "the host"
+    changed = SimpleNamespace(gpu="Other GPU", provenance={"gpu": "Other GPU", "virtualization": "none"},
+                              one=lambda **where: {"pfns": [7, 8]})
+    assert "in the machine the Other GPU was recorded on" in pin_host_memory.first_touch(array, [], hidden, changed)
     assert "[7, 8]" in pin_host_memory.first_touch(array, [], hidden, changed)
 
 

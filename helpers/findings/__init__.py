@@ -12,15 +12,17 @@ import pkgutil
 from types import ModuleType
 from typing import Any
 
+from ..i18n import _
+
 
 def computed_from(result: Any) -> str:
     """The head of a lesson's "What you saw" list: where its figures come from, "this run" only when it ran live
-    (map-pages-on-the-gpu, use-write-combined-and-registered-memory)."""
+    (start-here, measure-bandwidth, map-pages-on-the-gpu and every lesson with a "What you saw")."""
     if getattr(result, "live", False):
-        return "Computed from this run:"
+        return _("Computed from this run:")
     if getattr(result, "class_record", None):
-        return "Computed from the instructor's run:"
-    return "Computed from the record (replay):"
+        return _("Computed from the instructor's run:")
+    return _("Computed from the record (replay):")
 
 
 def __getattr__(name: str) -> ModuleType:

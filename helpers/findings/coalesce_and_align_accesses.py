@@ -10,6 +10,7 @@ import numpy as np
 from ..analysis import spread
 from ..experiments.result import expect
 from ..lessons import lesson as _lesson
+from . import computed_from
 from ..i18n import N_, _
 from ..tables import Table, Text, bullets, join
 
@@ -184,7 +185,7 @@ def what_you_saw(stride_: Any, offset: Any, width: Any) -> Text:
             zc=loss["zero_copy"], dev=loss["device"]),
         _("float4 instead of float: zero-copy {zc:.2f}x, device memory {dev:.2f}x.").format(
             zc=gain["zero_copy"], dev=gain["device"]),
-        device_baselines(stride_, offset, width)])
+        device_baselines(stride_, offset, width)], head=computed_from(stride_))
 
 
 def device_baselines(stride_: Any, offset: Any, width: Any) -> str:

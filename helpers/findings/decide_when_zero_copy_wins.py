@@ -15,6 +15,7 @@ from ..exercises.lesson15 import passes_rule
 from ..experiments import reference
 from ..experiments.sparse import allocation_crossings, crossing as sparse_crossing
 from ..platform.notes import platform_note
+from . import computed_from
 from ..tables import Table, Text, bullets, join
 
 LESSON = "decide-when-zero-copy-wins"
@@ -269,4 +270,4 @@ def summary(reuse: Any, ooc: Any, strided: Any) -> Text:
         f"Sparse data read once ({strided.origin(dated=True)}): {sparse_said(strided)}.",
         f"The machine running this notebook would pin at most {pin_limit_bytes() / 2**30:.0f} GiB (three quarters of "
         "its RAM).",
-    ])
+    ], head=computed_from(reuse))

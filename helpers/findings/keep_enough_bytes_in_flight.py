@@ -9,6 +9,7 @@ from ..analysis.summary import gap_sentence, headline
 from ..experiments.latency import load_ns_spread
 from ..experiments.transfer import caching_verdict
 from ..experiments.result import expect
+from . import computed_from
 from ..i18n import N_, _
 from ..tables import Table, Text, bullets, join
 
@@ -154,7 +155,7 @@ def what_you_saw(inflight: Any, memcpy: Any, latency: Any, result: Any, attribut
           "through __ldcg (L2 only); by other SMs through __ldg: {other:,.1f} GB/s; the link: {link:.1f} GB/s.")
         .format(mib=size >> 20, ldg=reread[("ldg", "same_sm")], ldcg=reread[("ldcg", "same_sm")],
                 other=reread[("ldg", "other_sm")], link=same_link),
-        caching_verdict(result, attributes).splitlines()[-1].lstrip("- ")])
+        caching_verdict(result, attributes).splitlines()[-1].lstrip("- ")], head=computed_from(inflight))
 
 
 KEYS = [("memcpy_htod_pinned_GBps", N_("pinned memcpy HtoD, GB/s")),

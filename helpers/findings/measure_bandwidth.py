@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import computed_from
 from ..i18n import N_, _
 from ..tables import Table, Text, bullets, join
 
@@ -233,7 +234,7 @@ def what_you_saw(memcpy: Any, streams: Any) -> Text:
           "ran {zc_x:.1f}x the rate of a pageable HtoD copy. {scope}").format(
             htod_x=htod / r["memcpy HtoD pageable"], dtoh_x=dtoh / r["memcpy DtoH pageable"],
             zc_x=zc_read / r["memcpy HtoD pageable"], scope=_pageable_scope(largest(memcpy))),
-    ])
+    ], head=computed_from(memcpy))
 
 
 def _pageable_scope(nbytes: int) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 from ..analysis import cpu_cache, spread
 from ..lessons import lesson as _lesson
 from ..experiments.latency import LINE, compare_rows, footprint_change, load_ns_spread, size_label
+from . import computed_from
 from ..tables import Table, Text, bullets, join
 
 NAMES = {"zero_copy": "zero-copy", "device": "device memory", "l2": "L2"}
@@ -227,4 +228,4 @@ def what_you_saw(latency: Any) -> Text:
         "the GPU.",
         f"A linked list of 10^6 nodes walked by one thread: {walk['zero_copy']:.2f} s in mapped memory, "
         f"{walk['device']:.2f} s in device memory, {walk['l2']:.2f} s if it fitted in the L2.",
-    ])
+    ], head=computed_from(latency))

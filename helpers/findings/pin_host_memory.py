@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from .. import lessons
 from ..memory import pages
+from ..exercises.lesson13 import recording_machine
 from ..i18n import _
 from ..platform.notes import platform_note
 from ..tables import Text, bullets
@@ -40,8 +41,8 @@ def first_touch(array: Any, before: Sequence[pages.Frame], after: Sequence[pages
 
             recorded = reference("pagemap_pinned")
         frames = ("frame numbers are hidden from this process (not root: the OS kernel zeroes them; the presence "
-                  f"bits stay real). Recorded as root on {recorded.gpu}'s host for a touched 64 KiB pageable "
-                  f"buffer: {recorded.one(allocation='pageable, touched')['pfns']}")
+                  f"bits stay real). Read as root in {recording_machine(recorded.provenance)} for a touched 64 KiB "
+                  f"pageable buffer: {recorded.one(allocation='pageable, touched')['pfns']}")
     touched = _("every") if _present(after) == n else _("{present} of {n}").format(present=_present(after), n=n)
     return bullets([
         _("{nbytes} bytes at `{address:#x}`, {n} pages of {page} bytes.").format(

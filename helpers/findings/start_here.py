@@ -19,6 +19,7 @@ from ..analysis import spread
 from ..platform import machine
 from ..platform.notes import platform_note
 from ..i18n import N_, _
+from . import computed_from
 from ..tables import Shown, Table, Text, bullets, join
 
 # attribute: (the driver API's one-line description, why this course cares); {slug} names a lesson (:func:`_named`)
@@ -238,4 +239,4 @@ def what_you_saw(course: Any) -> Text:
         f"`CAN_MAP_HOST_MEMORY` = {a['CAN_MAP_HOST_MEMORY']}, `UNIFIED_ADDRESSING` = {a['UNIFIED_ADDRESSING']}, "
         f"`PAGEABLE_MEMORY_ACCESS` = {a['PAGEABLE_MEMORY_ACCESS']}.",
         reference,
-    ], head=_("Computed from this run:"))
+    ], head=computed_from(course))

@@ -4,7 +4,7 @@ pageable copies or latencies are read).
 
 A device reaches host memory by DMA (bus) addresses. With an IOMMU, or inside a virtual machine, those
 differ from the frame numbers /proc/self/pagemap shows: in a VM the pagemap frames are guest-physical,
-and the hypervisor's second-level page tables (and the host's IOMMU) translate again before DRAM.
+and the hypervisor's second-level page tables (and the physical host's IOMMU) translate again before DRAM.
 """
 
 from __future__ import annotations
@@ -84,15 +84,17 @@ def in_vm(provenance: dict[str, Any]) -> bool | None:
     return not name.startswith("none")
 
 
-def address_caveat(provenance: dict[str, Any], *, live: bool = False, brief: bool = False) -> str:
+def address_caveat(provenance: dict[str, Any], *, live: bool = False, brief: bool = False,
+                   deeper: str = "*Going deeper*") -> str:
     """One sentence on what the frames, copies and latencies of a run mean on its machine (the first lessons,
     measure-latency).
 
     ``provenance`` is a record's (replay); with ``live=True`` this machine is examined instead. ``brief`` says only
-    what the frame numbers are, in the words map-pages-on-the-cpu has taught by then (no DMA, IOMMU or hypervisor).
+    what the frame numbers are, in the words map-pages-on-the-cpu has taught by then (no DMA, IOMMU or hypervisor),
+    pointing to ``deeper`` for the rest (measure-what-pinning-buys points to start-here's *Going deeper*).
     """
     if brief:
-        return _frames_caveat(provenance, live=live)
+        return _frames_caveat(provenance, live=live, deeper=deeper)
     if live:
         name: str | None = detect_virtualization()
         vm = name not in ("none", "unknown")
@@ -113,17 +115,17 @@ def address_caveat(provenance: dict[str, Any], *, live: bool = False, brief: boo
             f"if enabled, still gives the GPU DMA addresses that differ from them.{_iommu_note(live)}")
 
 
-def _frames_caveat(provenance: dict[str, Any], *, live: bool) -> str:
+def _frames_caveat(provenance: dict[str, Any], *, live: bool, deeper: str = "*Going deeper*") -> str:
     """What a run's frame numbers are on its machine, in one short sentence (map-pages-on-the-cpu)."""
     where = "This machine" if live else "The recording machine"
     name = detect_virtualization() if live else None
     vm = (None if name == "unknown" else name != "none") if live else in_vm(provenance)
     if vm is None:
         return (f"{where} did not record whether it was a virtual machine; if it was, its frame numbers are "
-                "physical only as the VM sees them (*Going deeper*).")
+                f"physical only as the VM sees them ({deeper}).")
     if vm:
         return (f"{where} is a virtual machine: its frame numbers are physical only as the VM sees them "
-                "(*Going deeper*).")
+                f"({deeper}).")
     return f"{where} is no virtual machine: its frame numbers are physical addresses."
 
 
