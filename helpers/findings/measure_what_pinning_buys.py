@@ -15,6 +15,7 @@ from ..analysis import spread
 from ..experiments.result import Result, expect, reference
 from ..platform import machine
 from ..platform.notes import platform_note
+from ..i18n import _
 from ..lessons import lesson
 from . import computed_from
 from .map_pages_on_the_cpu import neighbours
@@ -44,8 +45,8 @@ def _visible(row: dict[str, Any]) -> bool:
 
 def _runs_cell(row: dict[str, Any]) -> str:
     if row["present_pages"] == 0:
-        return "no frames yet"
-    return neighbours(row["pfns"]) if _visible(row) else "frames hidden (not root)"
+        return _("no frames yet")
+    return neighbours(row["pfns"]) if _visible(row) else _("frames hidden (not root)")
 
 
 def buffers(pinning: Result) -> Shown:
@@ -58,19 +59,22 @@ def buffers(pinning: Result) -> Shown:
         rows.append([row["allocation"], f"{row['present_pages']}/{row['pages']}", _runs_cell(row),
                      f"{row['mapping_bytes'] // 1024} KiB", fields[1],
                      fields[5].strip() if len(fields) > 5 else "(anonymous)"])
-    header = ["allocation", "pages present", "frames of neighbouring pages", "mapping", "perms", "backing"]
+    header = [_("allocation"), _("pages present"), _("frames of neighbouring pages"), _("mapping"), _("perms"),
+              _("backing")]
     shown: list[Any] = [Text(f"**{pinning.describe()}** "
                              + machine.address_caveat(pinning.provenance, live=pinning.live, brief=True,
-                                                      deeper=f"{lesson('start-here').label}, *Going deeper*")),
-                        Table(header, rows, caption=f"*{pinning.params['nbytes'] // 1024} KiB buffers "
-                                                    f"({_source(pinning)})*")]
+                                                      deeper=_("{lesson}, *Going deeper*").format(
+                                                          lesson=lesson("start-here").label))),
+                        Table(header, rows, caption=_("*{kib} KiB buffers ({source})*").format(
+                            kib=pinning.params["nbytes"] // 1024, source=_source(pinning)))]
     hidden = [row for row in _buffers(pinning) if row["present_pages"] and not _visible(row)]
     if hidden:
         recorded = reference("pagemap_pinned")
-        shown.append(Table(["allocation", "frames of neighbouring pages"],
+        shown.append(Table([_("allocation"), _("frames of neighbouring pages")],
                            [[row["allocation"], neighbours(row["pfns"])] for row in _buffers(recorded)
                             if _visible(row)],
-                           caption=f"*Frames are hidden here (not root); those recorded on {recorded.gpu}:*"))
+                           caption=_("*Frames are hidden here (not root); those recorded on {gpu}:*").format(
+                                       gpu=recorded.gpu)))
     return join(*shown)
 
 
@@ -81,21 +85,23 @@ def _held(pinning: Result) -> dict[str, Any]:
 def counters(pinning: Result) -> str:
     """VmLck and VmPin while the experiment's page-locked buffers were held, in one clause."""
     held = _held(pinning)
-    return (f"VmLck = {held['VmLck']} KiB and VmPin = {held['VmPin']} KiB while {held['held_bytes'] // 1024} KiB "
-            f"of page-locked buffers were held ({_source(pinning)})")
+    return (_("VmLck = {vmlck} KiB and VmPin = {vmpin} KiB while {held_bytes} KiB of page-locked buffers were held "
+              "({source})").format(
+                vmlck=held['VmLck'], vmpin=held['VmPin'], held_bytes=held['held_bytes'] // 1024, source=_source(pinning)))
 
 
 def locked(pinning: Result) -> Text:
     """Whether CUDA's pinning moved `VmLck` or `VmPin`, and what follows for RLIMIT_MEMLOCK."""
     held = _held(pinning)
     if held["VmLck"] or held["VmPin"]:
-        verdict = ("A counter moved while CUDA buffers were held: there, CUDA's pinning is accounted, and "
-                   "RLIMIT_MEMLOCK (`ulimit -l`) may bound it.")
+        verdict = (_("A counter moved while CUDA buffers were held: there, CUDA's pinning is accounted, and "
+                     "RLIMIT_MEMLOCK (`ulimit -l`) may bound it."))
     else:
         limit = held["memlock_soft_bytes"]
-        verdict = ("Neither counter moved: the driver pinned these pages without `mlock` and without the OS "
-                   "kernel's pinned-page accounting, so they were not charged against RLIMIT_MEMLOCK (`ulimit -l`; "
-                   f"the recording process's own limit: {'unlimited' if limit < 0 else f'{limit} bytes'}).")
+        verdict = (_("Neither counter moved: the driver pinned these pages without `mlock` and without the OS "
+                     "kernel's pinned-page accounting, so they were not charged against RLIMIT_MEMLOCK (`ulimit "
+                     "-l`; the recording process's own limit: {limit}).").format(
+                       limit=_("unlimited") if limit < 0 else _("{limit} bytes").format(limit=limit)))
     return Text(f"{counters(pinning)}. {verdict}")
 
 
@@ -128,16 +134,19 @@ def speedups(copies: Result) -> Shown:
                                        - rate(r, d, "pageable", n))
         faster = spread.beyond_spread(pinned - pageable, across.including(pinned - pageable) if copies.live
                                       else across)
-        checks.append((faster, f"pinned faster than pageable beyond the spread across the records, {direction}",
+        checks.append((faster,
+                _("pinned faster than pageable beyond the spread across the records, {direction}").format(
+                                   direction=direction),
                        f"{pinned / pageable:.1f}x"))
-    table = Table(["direction", "pinned GB/s", "pageable GB/s", "pinned / pageable"], rows,
-                  caption=f"*Copies of {_size(n)} ({_source(copies)}; medians)*")
+    table = Table([_("direction"), _("pinned GB/s"), _("pageable GB/s"), _("pinned / pageable")], rows,
+                  caption=_("*Copies of {size} ({source}; medians)*").format(size=_size(n), source=_source(copies)))
     tiny = {m: rate(copies, "htod", m, small) for m in ("pinned", "pageable")}
     took, moving = small / tiny["pinned"] / 1e3, small / rate(copies, "htod", "pinned") / 1e3
-    sentence = Text(f"At {_size(small)} host to device, pinned ran at {tiny['pinned']:.2f} GB/s and pageable at "
-                    f"{tiny['pageable']:.2f} GB/s, a factor of {tiny['pinned'] / tiny['pageable']:.1f}: one pinned "
-                    f"copy took {took:.1f} us, of which moving its bytes at the {_size(n)} rate would take "
-                    f"{moving:.2f} us. Small copies pay a fixed cost per copy, not per byte.")
+    sentence = Text(_("At {size} host to device, pinned ran at {pinned:.2f} GB/s and pageable at {pageable:.2f} "
+                      "GB/s, a factor of {pinned2:.1f}: one pinned copy took {took:.1f} us, of which moving its "
+                      "bytes at the {size2} rate would take {moving:.2f} us. Small copies pay a fixed cost per "
+                      "copy, not per byte.").format(
+                        size=_size(small), pinned=tiny['pinned'], pageable=tiny['pageable'], pinned2=tiny['pinned'] / tiny['pageable'], took=took, size2=_size(n), moving=moving))
     return join(table, sentence, scope(copies), expect(*checks))
 
 
@@ -166,12 +175,11 @@ def scope(copies: Result) -> Text:
     pinned rates' (issue 30 §5)."""
     n = largest(copies)
     r = rates_across_records(n)
-    return Text(f"Across the {r['htod pageable'].count} committed H200 records, {_size(n)} pageable copies ran "
-                f"{r['htod pageable'].words('GB/s')} host to device and {r['dtoh pageable'].words('GB/s')} device "
-                f"to host (pinned/pageable {r['htod factor'].words('x')} and {r['dtoh factor'].words('x')}); "
-                f"pinned ones stayed within {max(_percent(r['htod pinned']), _percent(r['dtoh pinned']))}. A "
-                "pageable copy also carries the host's memcpy (alone "
-                f"{r['htoh host_memcpy'].words('GB/s')}) and the VM: quote it with its range.")
+    return Text(_("Across the {count} committed H200 records, {size} pageable copies ran {words} host to device "
+                  "and {words2} device to host (pinned/pageable {words3} and {words4}); pinned ones stayed within "
+                  "{max__percent}. A pageable copy also carries the host's memcpy (alone {words5}) and the VM: "
+                  "quote it with its range.").format(
+                    count=r['htod pageable'].count, size=_size(n), words=r['htod pageable'].words('GB/s'), words2=r['dtoh pageable'].words('GB/s'), words3=r['htod factor'].words('x'), words4=r['dtoh factor'].words('x'), max__percent=max(_percent(r['htod pinned']), _percent(r['dtoh pinned'])), words5=r['htoh host_memcpy'].words('GB/s')))
 
 
 def _seconds(copies: Result, direction: str, memory: str, nbytes: int) -> float:
@@ -224,30 +232,35 @@ def staging(copies: Result, across: spread.Range | None = None) -> Text:
     ``across`` replaces the committed records' range (tests)."""
     n, gap = largest(copies), staging_times(copies)
     gbps = {k: n / s / 1e9 for k, s in gap.items()}
-    head = (f"{_size(n)} host to device ({_source(copies)}): host memcpy {gbps['host']:.1f} GB/s, pinned DMA "
-            f"{gbps['dma']:.1f} GB/s, pageable {gbps['pageable']:.1f} GB/s. Copy then DMA, one after the other: "
-            f"{gap['serial'] * 1e3:.1f} ms; overlapped: {gap['overlapped'] * 1e3:.1f} ms; measured pageable: "
-            f"{gap['pageable'] * 1e3:.1f} ms (median). ")
+    head = (_("{size} host to device ({source}): host memcpy {host:.1f} GB/s, pinned DMA {dma:.1f} GB/s, pageable "
+              "{pageable:.1f} GB/s. Copy then DMA, one after the other: {serial:.1f} ms; overlapped: "
+              "{overlapped:.1f} ms; measured pageable: {pageable2:.1f} ms (median). ").format(
+                size=_size(n), source=_source(copies), host=gbps['host'], dma=gbps['dma'], pageable=gbps['pageable'], serial=gap['serial'] * 1e3, overlapped=gap['overlapped'] * 1e3, pageable2=gap['pageable'] * 1e3))
     gap_ms, across, verdict = staging_verdict(copies, across)
     low, high, own = _own_spread_ms(copies, gap_ms)
-    records = (f"across the {across.count - (1 if copies.live else 0)} committed H200 records that hold the host "
-               f"copy{' and this run' if copies.live else ''}, the same gap ran from {across.low:+.1f} to "
-               f"{across.high:+.1f} ms")
+    records = (_("across the {count} committed H200 records that hold the host copy and this run, the same gap "
+                 "ran from {low:+.1f} to {high:+.1f} ms") if copies.live else
+               _("across the {count} committed H200 records that hold the host copy, the same gap ran from "
+                 "{low:+.1f} to {high:+.1f} ms")).format(count=across.count - (1 if copies.live else 0),
+                                                         low=across.low, high=across.high)
     if verdict == "does not explain":
-        return Text(head + f"The pageable copy took {gap_ms:.1f} ms longer than both copies in series, beyond its "
-                    f"own repeats ({low:.1f}-{high:.1f} ms), and {records}, above zero in every one. Moving the "
-                    "data twice **does not explain** it; per-chunk work in the driver (locking, synchronisation) is "
-                    "a hypothesis this lesson does not test.")
+        return Text(head + _("The pageable copy took {gap_ms:.1f} ms longer than both copies in series, beyond its "
+                             "own repeats ({low:.1f}-{high:.1f} ms), and {records}, above zero in every one. "
+                             "Moving the data twice **does not explain** it; per-chunk work in the driver "
+                             "(locking, synchronisation) is a hypothesis this lesson does not test.").format(
+                               gap_ms=gap_ms, low=low, high=high, records=records))
     if verdict == "explains":
-        return Text(head + f"The pageable copy took {-gap_ms:.1f} ms less than both copies in series, beyond its "
-                    f"own repeats ({low:.1f}-{high:.1f} ms), and {records}, below zero in every one: staging "
-                    "**explains** its cost, with some overlap of the two steps.")
-    why = (f"This run's gap, {gap_ms:+.1f} ms, lies within the pageable copy's own repeats ({low:.1f}-{high:.1f} "
-           "ms)" if abs(gap_ms) <= own else f"This run's gap is {gap_ms:+.1f} ms")
-    sides = ("on both sides of zero" if not across.one_sign() else "all of one sign"
-             if (gap_ms > 0) == (across.low > 0) else "all of the other sign")
-    return Text(head + f"Is the pageable copy slower than the two in series? {why}, and {records}, {sides}. The "
-                "records **cannot tell** whether moving the data twice explains the pageable copy.")
+        return Text(head + _("The pageable copy took {value:.1f} ms less than both copies in series, beyond its "
+                             "own repeats ({low:.1f}-{high:.1f} ms), and {records}, below zero in every one: "
+                             "staging **explains** its cost, with some overlap of the two steps.").format(
+                               value=-gap_ms, low=low, high=high, records=records))
+    why = (_("This run's gap, {gap_ms:+.1f} ms, lies within the pageable copy's own repeats ({low:.1f}-{high:.1f} "
+             "ms)").format(gap_ms=gap_ms, low=low, high=high) if abs(gap_ms) <= own else _("This run's gap is {gap_ms:+.1f} ms").format(gap_ms=gap_ms))
+    sides = (_("on both sides of zero") if not across.one_sign() else _("all of one sign")
+             if (gap_ms > 0) == (across.low > 0) else _("all of the other sign"))
+    return Text(head + _("Is the pageable copy slower than the two in series? {why}, and {records}, {sides}. The "
+                         "records **cannot tell** whether moving the data twice explains the pageable copy.").format(
+                           why=why, records=records, sides=sides))
 
 
 # --------------------------------------------------------------------------- what you saw
@@ -259,17 +272,19 @@ def what_you_saw(pinning: Result, copies: Result) -> Text:
     n, gap = largest(copies), staging_times(copies)
     pinned, pageable = rate(copies, "htod", "pinned"), rate(copies, "htod", "pageable")
     runs_said = ("; ".join(f"{name}: {said}" for name, said in cuda.items()) if cuda
-                 else "hidden here (not root; section 1 shows the recorded ones)")
+                 else _("hidden here (not root; section 1 shows the recorded ones)"))
     return bullets([
-        f"cudaHostAlloc memory had {mapped['present_pages']} of {mapped['pages']} pages present without a touch "
-        f"({_source(pinning)}); {counters(pinning)}.",
-        f"Frames of neighbouring pages in the CUDA buffers: {runs_said}.",
-        f"Host-to-device copies of {_size(n)}: pinned {pinned:.1f} GB/s against pageable {pageable:.1f} GB/s, a "
-        f"factor of {pinned / pageable:.1f} ({_source(copies)}); pinning saved "
-        f"{(gap['pageable'] - gap['dma']) * 1e3:.1f} ms per copy (medians). Across the committed H200 records "
-        f"the factor ran {rates_across_records(n)['htod factor'].words('x')}.",
-        f"A host memcpy plus a pinned DMA in series would take {gap['serial'] * 1e3:.1f} ms; the pageable copy took "
-        f"{gap['pageable'] * 1e3:.1f} ms: whether staging explains it, the records "
-        + {"cannot tell": "**cannot tell** (section 2).", "explains": "say it **explains** it (section 2).",
-           "does not explain": "say it **does not explain** it (section 2)."}[staging_verdict(copies)[2]],
+        _("cudaHostAlloc memory had {present_pages} of {pages} pages present without a touch ({source}); "
+          "{counters}.").format(
+            present_pages=mapped['present_pages'], pages=mapped['pages'], source=_source(pinning), counters=counters(pinning)),
+        _("Frames of neighbouring pages in the CUDA buffers: {runs_said}.").format(runs_said=runs_said),
+        _("Host-to-device copies of {size}: pinned {pinned:.1f} GB/s against pageable {pageable:.1f} GB/s, a "
+          "factor of {pinned2:.1f} ({source}); pinning saved {pageable2:.1f} ms per copy (medians). Across the "
+          "committed H200 records the factor ran {words}.").format(
+            size=_size(n), pinned=pinned, pageable=pageable, pinned2=pinned / pageable, source=_source(copies), pageable2=(gap['pageable'] - gap['dma']) * 1e3, words=rates_across_records(n)['htod factor'].words('x')),
+        _("A host memcpy plus a pinned DMA in series would take {serial:.1f} ms; the pageable copy took "
+          "{pageable:.1f} ms: whether staging explains it, the records ").format(
+            serial=gap['serial'] * 1e3, pageable=gap['pageable'] * 1e3)
+        + {"cannot tell": _("**cannot tell** (section 2)."), "explains": _("say it **explains** it (section 2)."),
+           "does not explain": _("say it **does not explain** it (section 2).")}[staging_verdict(copies)[2]],
     ], head=computed_from(copies))
