@@ -58,7 +58,7 @@ def output_words(output: Any) -> int:
 
 
 def figures(cell: Any) -> int:
-    """Figures a code cell's outputs show: images, and ``<img>`` in HTML (lesson 09's frozen widget)."""
+    """Figures a code cell's outputs show: images, and ``<img>`` in HTML (coalesce-and-align-accesses' widget)."""
     count = 0
     for output in cell.get("outputs", []):
         data = output.get("data", {})
@@ -232,7 +232,7 @@ def deck_cells(nb: Any, lesson_id: str, budget: int = CUT_BUDGET, guide: Path | 
             cell.setdefault("metadata", {}).setdefault("tags", []).append("remove_input")
         for number, atom in enumerate(_atoms(cell, budget)):
             size = cell_words(atom) if "remove_input" not in _tags(atom) else cell_words(atom) - words(_source(atom))
-            size += FIGURE_WORDS * figures(atom)      # words say nothing of a figure's height (deck 09's widget)
+            size += FIGURE_WORDS * figures(atom)      # words say nothing of a figure's height
             heading = _heading(atom) if number else ""
             new = kind if number == 0 and kind != "-" else heading or ("subslide" if used + size > budget else "-")
             if new == "-" and number == 0 and kind == "-" and used + size > budget:
