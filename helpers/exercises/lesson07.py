@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..cpu.errors import CxxCompilerNotFoundError
+from ..i18n import N_, _
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
 
@@ -77,8 +78,8 @@ def check_chase(source: str) -> Feedback:
     """measure-latency: the learner's CUDA source of ``chase_timed(next, start, steps, out)``, whose single thread
     does ``steps`` dependent loads from ``start`` and writes where it ended to out[0] (and the ns to out[1])."""
     if is_placeholder(source) or not isinstance(source, str):
-        return _not_yet("write the loop of chase_timed where the TODO is: `steps` loads, each at the index the "
-                        "load before it returned.")
+        return _not_yet(_("write the loop of chase_timed where the TODO is: `steps` loads, each at the index the "
+                          "load before it returned."))
     from ..mode import detect
 
     live = detect().live
@@ -91,49 +92,51 @@ def check_chase(source: str) -> Feedback:
             run = _run_chase(source, live=True)
         ended = [(case, run(*chase_case(*case))) for case in CHASE_CASES]
     except Exception as exc:  # noqa: BLE001 (a check never raises)
-        return kernel_failure_hint(exc, KERNEL, "a load outside the table",
-                                   ". The table holds element indices: which index may a load use?",
-                                   "each load's index is a value read from the table, starting from `start`.",
-                                   name_note=" (extern \"C\" keeps the name unmangled)")
+        return kernel_failure_hint(exc, KERNEL, _("a load outside the table"),
+                                   _(". The table holds element indices: which index may a load use?"),
+                                   _("each load's index is a value read from the table, starting from `start`."),
+                                   name_note=_(' (extern "C" keeps the name unmangled)'))
     if all(got == chase_case(*case)[1] for case, (got, _) in ended):
-        return _not_yet("the kernel ran but j never left `start`: write the loop where the TODO is.")
+        return _not_yet(_("the kernel ran but j never left `start`: write the loop where the TODO is."))
     cases = [(chase_case(*case), got) for case, (got, _) in ended]
     if all(got == _reference_chase(*case) for case, got in cases):
         return _correct_chase(source, live)
     for wrong, question, step in _TYPICAL_CHASES:
         if all(got == wrong(*case) for case, got in cases):
-            return _hint(question, step)
+            return _hint(_(question), _(step))
     for (table, start, steps), got in cases:
         if got != _reference_chase(table, start, steps):
-            return _hint(f"on the {table.size // PER_LINE}-line cycle from element {start}, after {steps} steps your "
-                         f"kernel ended at element {got}. Follow two steps by hand: which element does each load "
-                         "reach?", "start at j = start and replace j by the value stored at next[j], once per step.")
+            return _hint(_("on the {size}-line cycle from element {start}, after {steps} steps your kernel ended "
+                           "at element {got}. Follow two steps by hand: which element does each load reach?").format(
+                             size=table.size // PER_LINE, start=start, steps=steps, got=got),
+                         _("start at j = start and replace j by the value stored at next[j], once per "
+                           "step."))
     return _correct_chase(source, live)
 
 
 # Typical wrong chases, as what they end at: (table, start, steps) -> element; the question; the smaller step.
 _TYPICAL_CHASES: tuple[tuple[Callable[[np.ndarray, int, int], int], str, str], ...] = (
     (lambda t, start, n: int(t[n - 1]),
-     "each load's address came from the loop counter, known before any load returns: the GPU can issue them all at "
-     "once, and the kernel would time bandwidth, not one load. What must each address depend on?",
-     "index `next` with the value the previous load returned (the current j), not with the counter."),
+     N_("each load's address came from the loop counter, known before any load returns: the GPU can issue them all at "
+        "once, and the kernel would time bandwidth, not one load. What must each address depend on?"),
+     N_("index `next` with the value the previous load returned (the current j), not with the counter.")),
     (lambda t, start, n: int(t[start]),
-     "every load read the same element, the one `start` names: the chase never moved on. Where must each load's "
-     "address come from for the loads to wait on each other?",
-     "the address of each load is the value the previous load returned: index `next` with the current j."),
+     N_("every load read the same element, the one `start` names: the chase never moved on. Where must each load's "
+        "address come from for the loads to wait on each other?"),
+     N_("the address of each load is the value the previous load returned: index `next` with the current j.")),
     (lambda t, start, n: _reference_chase(t, start, n + 1),
-     "off by one step: one load too many. After `steps` steps, how many loads has the thread done?",
-     "exactly `steps` loads: check your loop's bounds (how many times the body runs)."),
+     N_("off by one step: one load too many. After `steps` steps, how many loads has the thread done?"),
+     N_("exactly `steps` loads: check your loop's bounds (how many times the body runs).")),
     (lambda t, start, n: _reference_chase(t, start, n - 1),
-     "off by one step: one load too few. After `steps` steps, how many loads has the thread done?",
-     "exactly `steps` loads: check your loop's bounds (how many times the body runs)."),
+     N_("off by one step: one load too few. After `steps` steps, how many loads has the thread done?"),
+     N_("exactly `steps` loads: check your loop's bounds (how many times the body runs).")),
 )
 
 
 def _correct_chase(source: str, live: bool) -> Feedback:
     """The verdict on a chase that ended right on the CPU backend; live, the same source also runs on the GPU over
     mapped memory, where it must end right too, and times one chase far larger than the L2."""
-    where = "on the CPU backend (no GPU timer there; live, the same source times the loads)"
+    where = _("on the CPU backend (no GPU timer there; live, the same source times the loads)")
     if live:
         try:
             from ..experiments.latency import random_cycle
@@ -142,16 +145,20 @@ def _correct_chase(source: str, live: bool) -> Feedback:
             for case in CHASE_CASES:
                 table, start, steps = chase_case(*case)
                 if run(table, start, steps)[0] != _reference_chase(table, start, steps):
-                    return _hint("on the GPU your chase ended elsewhere than on the CPU. Does j depend on anything "
-                                 "but `next`, `start` and `steps`?", "declare and set every variable the loop reads.")
+                    return _hint(_("on the GPU your chase ended elsewhere than on the CPU. Does j depend on "
+                                   "anything but `next`, `start` and `steps`?"),
+                                 _("declare and set every variable the loop "
+                                   "reads."))
             table, order = random_cycle(LIVE_BYTES, seed=7)
-            _, ns = run(table, int(order[0]), LIVE_STEPS)
-            where = (f"on the GPU, where it timed {ns / LIVE_STEPS:,.0f} ns per load over "
-                     f"{LIVE_BYTES // 2**20} MiB of mapped memory (the cycle was just written by the CPU)")
+            _table, ns = run(table, int(order[0]), LIVE_STEPS)
+            where = (_("on the GPU, where it timed {ns:,.0f} ns per load over {LIVE_BYTES} MiB of mapped memory "
+                       "(the cycle was just written by the CPU)").format(
+                         ns=ns / LIVE_STEPS, LIVE_BYTES=LIVE_BYTES // 2**20))
         except Exception as exc:  # noqa: BLE001 (a check never raises)
-            return kernel_failure_hint(exc, KERNEL, "a load outside the table", "", "")
-    return _correct("each load's address is the value the previous load returned, so no load can start before the "
-                    f"one before it has come back: the timed loop over steps is one load's latency. It ran {where}.")
+            return kernel_failure_hint(exc, KERNEL, _("a load outside the table"), "", "")
+    return _correct(_("each load's address is the value the previous load returned, so no load can start before "
+                      "the one before it has come back: the timed loop over steps is one load's latency. It ran "
+                      "{where}.").format(where=where))
 
 
 # (lines, seed): a tiny buffer, a medium one, one larger than the L1 of an SM
@@ -175,67 +182,72 @@ def check_line_cycle(line_cycle: Callable[[int, int], Any]) -> Feedback:
     which the chase from element 0 visits every line once, at its first element, in an unpredictable order, and
     comes back to 0."""
     if is_placeholder(line_cycle) or not callable(line_cycle):
-        return _not_yet("define line_cycle(lines, seed): a table of lines x 32 uint32 elements in which the chase "
-                        "from element 0 visits every line once, in a random order, and comes back.")
+        return _not_yet(_("define line_cycle(lines, seed): a table of lines x 32 uint32 elements in which the "
+                          "chase from element 0 visits every line once, in a random order, and comes back."))
     for lines, seed in CYCLE_CASES:
         got = line_cycle(lines, seed)
         if is_placeholder(got):
-            return _not_yet("line_cycle returns nothing yet: return the table.")
+            return _not_yet(_("line_cycle returns nothing yet: return the table."))
         table = np.asarray(got)
         if table.ndim != 1 or table.size != lines * PER_LINE or not np.issubdtype(table.dtype, np.integer):
-            return _hint(f"for {lines} lines you returned {table.dtype} of shape {table.shape}. The table is the "
-                         "buffer the kernel chases: how many uint32 elements do that many 128-byte lines hold?",
-                         "return a 1-D integer array with one entry per uint32 element of the buffer (most of them "
-                         "unused), e.g. made with np.zeros(..., np.uint32).")
+            return _hint(_("for {lines} lines you returned {dtype} of shape {shape}. The table is the buffer the "
+                           "kernel chases: how many uint32 elements do that many 128-byte lines hold?").format(
+                             lines=lines, dtype=table.dtype, shape=table.shape),
+                         _("return a 1-D integer array with one entry per uint32 element of the buffer (most of "
+                           "them unused), e.g. made with np.zeros(..., np.uint32)."))
         seen, end = _follow(table, lines)
         if any(j % PER_LINE for j in seen) or not 0 <= end < table.size or end % PER_LINE:
-            return _hint("the chase landed inside a line, not at its first element. Two loads in one 128-byte line: "
-                         "what serves the second? Which elements may the chase visit?",
-                         "let every entry you write, and every index you write it at, be the first element of a "
-                         "line: line number times 32.")
+            return _hint(_("the chase landed inside a line, not at its first element. Two loads in one 128-byte "
+                           "line: what serves the second? Which elements may the chase visit?"),
+                         _("let every entry you write, and every index you write it at, be the first element of a "
+                           "line: line number times 32."))
         if len(seen) < lines:
-            return _hint(f"the chase from element 0 came back after {len(seen)} of {lines} lines: it runs round a "
-                         "cycle that misses the other lines. Does each line lead to the next one of a single visiting "
-                         "order, and does the last line of that order lead back to the first?",
-                         "build one visiting order of all lines (a permutation): the element of order[k] holds "
-                         "order[k + 1], and the last one holds order[0]. A permutation used as 'line i goes to line "
-                         "perm[i]' makes several cycles.")
+            return _hint(_("the chase from element 0 came back after {n_seen} of {lines} lines: it runs round a "
+                           "cycle that misses the other lines. Does each line lead to the next one of a single "
+                           "visiting order, and does the last line of that order lead back to the first?").format(
+                             n_seen=len(seen), lines=lines),
+                         _("build one visiting order of all lines (a permutation): the element of order[k] holds "
+                           "order[k + 1], and the last one holds order[0]. A permutation used as 'line i goes to "
+                           "line perm[i]' makes several cycles."))
         if end != 0 or len(set(seen)) != lines:
-            return _hint(f"after {lines} steps the chase did not come back to element 0 having visited each line "
-                         "once. Does every line's entry lead to a line not yet visited?",
-                         "build the table from one visiting order of all lines, each leading to the next.")
+            return _hint(_("after {lines} steps the chase did not come back to element 0 having visited each line "
+                           "once. Does every line's entry lead to a line not yet visited?").format(lines=lines),
+                         _("build the table from one visiting order of all lines, each leading to the next."))
         strides = Counter((b - a) // PER_LINE % lines for a, b in zip(seen, seen[1:] + [0]))
         if lines >= 64 and strides.most_common(1)[0][1] > lines // 2:
             stride = strides.most_common(1)[0][0]
-            return _hint(f"most steps go {stride} line(s) further on: the next address is predictable, so a "
-                         "prefetcher could fetch it ahead, and neighbouring lines share DRAM pages. What order "
-                         "leaves the hardware nothing to guess?",
-                         "visit the lines in a random order: np.random.default_rng(seed).permutation(lines).")
-    return _correct("one cycle through every line, each step to a line not seen for a whole cycle, in an order "
-                    "nothing can predict: no load can be served by a cache or a prefetch. zc.experiments.latency "
-                    "builds its tables this way.")
+            return _hint(_("most steps go {stride} line(s) further on: the next address is predictable, so a "
+                           "prefetcher could fetch it ahead, and neighbouring lines share DRAM pages. What order "
+                           "leaves the hardware nothing to guess?").format(stride=stride),
+                         _("visit the lines in a random order: np.random.default_rng(seed).permutation(lines)."))
+    return _correct(_("one cycle through every line, each step to a line not seen for a whole cycle, in an order "
+                      "nothing can predict: no load can be served by a cache or a prefetch. zc.experiments.latency "
+                      "builds its tables this way."))
 
 
 def compare_value(predicted: Any, measured: float, what: str, *, fmt: str = "{:.1f}", why: str = "") -> str:
     """Text comparing a learner's prediction with the measured value; ``...`` (untouched) says none was made."""
     shown = fmt.format(measured)
     if predicted is None or predicted is Ellipsis:
-        return (f"No prediction made (the cell still holds `...`). Measured {what}: {shown}. "
-                "Next time, write your guess down first: a surprise is how a measurement teaches.")
+        return (_("No prediction made (the cell still holds `...`). Measured {what}: {shown}. Next time, write "
+                  "your guess down first: a surprise is how a measurement teaches.").format(what=what, shown=shown))
     try:
         guess = float(predicted)
     except (TypeError, ValueError):
-        return f"Your prediction {predicted!r} is not a number. Measured {what}: {shown}."
+        return _("Your prediction {predicted!r} is not a number. Measured {what}: {shown}.").format(
+                   predicted=predicted, what=what, shown=shown)
     if guess <= 0 or measured <= 0:
-        return f"You predicted {fmt.format(guess)}; measured {what}: {shown}. {why}".strip()
+        return _("You predicted {guess}; measured {what}: {shown}. {why}").format(
+            guess=fmt.format(guess), what=what, shown=shown, why=why).strip()
     factor = measured / guess
     if 0.8 <= factor <= 1.25:
-        verdict = "Within 25%: a good model of the machine."
+        verdict = _("Within 25%: a good model of the machine.")
     elif factor > 1:
-        verdict = f"The run gave {factor:.1f}x your guess."
+        verdict = _("The run gave {factor:.1f}x your guess.").format(factor=factor)
     else:
-        verdict = f"The run gave {1 / factor:.1f}x less than your guess."
-    return f"You predicted {fmt.format(guess)}; measured {what}: {shown}. {verdict} {why}".strip()
+        verdict = _("The run gave {value:.1f}x less than your guess.").format(value=1 / factor)
+    return _("You predicted {guess}; measured {what}: {shown}. {verdict} {why}").format(
+        guess=fmt.format(guess), what=what, shown=shown, verdict=verdict, why=why).strip()
 
 
 def latency_factor(latency: Any) -> tuple[float, float]:
@@ -255,9 +267,10 @@ def cpu_cache_truth(latency: Any, directory: Any = None) -> tuple[str, str]:
     from ..analysis import cpu_cache
 
     j = cpu_cache.judge(latency, directory)
-    why = (f"Measured: just written minus pushed out of the CPU's caches = {round(j.difference):+,d} ns per load "
-           f"({latency.origin()}); across {j.across.count} H200 runs it ran from {round(j.across.low):+,d} to "
-           f"{round(j.across.high):+,d} ns. The next cell's table and sentence say what that supports.")
+    why = (_("Measured: just written minus pushed out of the CPU's caches = {round:+,d} ns per load ({origin}); "
+             "across {count} H200 runs it ran from {round2:+,d} to {round3:+,d} ns. The next cell's table and "
+             "sentence say what that supports.").format(
+               round=round(j.difference), origin=latency.origin(), count=j.across.count, round2=round(j.across.low), round3=round(j.across.high)))
     return j.answer, why
 
 
@@ -267,18 +280,21 @@ def compare_prediction(predicted: Any, latency: Any) -> str:
     CPU's caches, against the run judged with the committed records."""
     answer, why = cpu_cache_truth(latency)
     if is_placeholder(predicted):
-        return f"You made no prediction (predicted_cpu_cache is still `...`). {why}"
+        return _("You made no prediction (predicted_cpu_cache is still `...`). {why}").format(why=why)
     if predicted not in CPU_CACHE_CHOICES:
-        return f"Predict one of {', '.join(map(repr, CPU_CACHE_CHOICES))}; you wrote {predicted!r}. {why}"
+        return _("Predict one of {join}; you wrote {predicted!r}. {why}").format(
+                   join=', '.join(map(repr, CPU_CACHE_CHOICES)), predicted=predicted, why=why)
     if predicted == answer:
-        return f"You predicted {predicted!r}, and the run with the records says {answer!r}. {why}"
+        return _("You predicted {predicted!r}, and the run with the records says {answer!r}. {why}").format(
+                   predicted=predicted, answer=answer, why=why)
     if predicted == "faster":
-        lesson = ("A PCIe read of a line still in a CPU cache can be answered from that cache (Going deeper), so "
-                  "'faster' was a fair guess; but")
+        lesson = (_("A PCIe read of a line still in a CPU cache can be answered from that cache (Going deeper), so "
+                    "'faster' was a fair guess; but"))
     else:
-        lesson = "A changed CPU cache state could move the figure either way, but"
-    return (f"You predicted {predicted!r}; the run with the records says {answer!r}. {lesson} a difference counts only "
-            f"where it keeps one sign across runs. {why}")
+        lesson = _("A changed CPU cache state could move the figure either way, but")
+    return (_("You predicted {predicted!r}; the run with the records says {answer!r}. {lesson} a difference counts "
+              "only where it keeps one sign across runs. {why}").format(
+                predicted=predicted, answer=answer, lesson=lesson, why=why))
 
 
 CHECKS = {"chase": check_chase, "line_cycle": check_line_cycle}
