@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..i18n import _
 from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
@@ -35,46 +36,49 @@ def _model_hint(got: tuple[float, float], case: tuple) -> Feedback | None:
         return bool(np.isclose(a, b, rtol=1e-6))
 
     if close(copy, want_copy / 4) or close(zero, want_zero / 4):
-        return _hint("a quarter of the right time: n counts floats. How many bytes does one pass move for a, b and "
-                     "c, each 4 bytes per element?", "one pass moves 12n bytes: a and b read, c written, 4 bytes "
-                     "each.")
+        return _hint(_("a quarter of the right time: n counts floats. How many bytes does one pass move for a, b "
+                       "and c, each 4 bytes per element?"),
+                     _("one pass moves 12n bytes: a and b read, c written, 4 bytes "
+                       "each."))
     if close(copy, want_copy * 1e3) or close(zero, want_zero * 1e3):
-        return _hint("you returned milliseconds. Where does your code scale the result?",
-                     "return seconds: bytes / (bytes per second) already is.")
+        return _hint(_("you returned milliseconds. Where does your code scale the result?"),
+                     _("return seconds: bytes / (bytes per second) already is."))
     if close(copy, want_copy * 1e9 / 2**30) or close(zero, want_zero * 1e9 / 2**30):
-        return _hint("GB/s means 10^9 bytes per second, not 2^30. How many bytes per second is one GB/s?",
-                     "multiply each rate by 1e9, not 2**30.")
+        return _hint(_("GB/s means 10^9 bytes per second, not 2^30. How many bytes per second is one GB/s?"),
+                     _("multiply each rate by 1e9, not 2**30."))
     if close(copy, want_zero) and close(zero, want_copy):
-        return _hint("the two times are swapped: the exercise asks for (copy, zero_copy) in that order. Which did "
-                     "you return first?", "return copy first, then zero_copy.")
+        return _hint(_("the two times are swapped: the exercise asks for (copy, zero_copy) in that order. Which "
+                       "did you return first?"), _("return copy first, then zero_copy."))
     if not close(zero, want_zero):
         if close(zero, nb / (zc * 1e9)) and k > 1:
-            return _hint("zero-copy: your time does not grow with k. What does each further use cost when the "
-                         "data stays in host memory?",
-                         "every use crosses PCIe again: multiply the time of one use at zc_GBps by k.")
+            return _hint(_("zero-copy: your time does not grow with k. What does each further use cost when the "
+                           "data stays in host memory?"),
+                         _("every use crosses PCIe again: multiply the time of one use at zc_GBps by k."))
         if close(zero, k * 8 * n / (zc * 1e9)):
-            return _hint("zero-copy: each use reads a and b over the link; what happens to c, 12 bytes per element, "
-                         "not 8?", "the kernel writes c back to host memory over the link too: 12 bytes per "
-                         "element each use.")
-        return _hint(f"zero-copy for k = {k}, n = {n}: you returned {zero:.4g} s. Which bytes cross the link on "
-                     "each use, and how many uses are there?",
-                     f"the model gives {want_zero:.4g} s there: the bytes of one use (a, b and c) at zc_GBps, times "
-                     "the number of uses.")
+            return _hint(_("zero-copy: each use reads a and b over the link; what happens to c, 12 bytes per "
+                           "element, not 8?"),
+                         _("the kernel writes c back to host memory over the link too: 12 bytes per "
+                           "element each use."))
+        return _hint(_("zero-copy for k = {k}, n = {n}: you returned {zero:.4g} s. Which bytes cross the link on "
+                       "each use, and how many uses are there?").format(k=k, n=n, zero=zero),
+                     _("the model gives {want_zero:.4g} s there: the bytes of one use (a, b and c) at zc_GBps, "
+                       "times the number of uses.").format(want_zero=want_zero))
     if close(copy, k * nb / (link * 1e9) + k * nb / (device * 1e9)) and k > 1:
-        return _hint("copy: you pay the link k times. How often does the data cross the link when it is copied to "
-                     "the device?", "the data crosses the link once, whatever k; only the kernels run k times.")
+        return _hint(_("copy: you pay the link k times. How often does the data cross the link when it is copied "
+                       "to the device?"),
+                     _("the data crosses the link once, whatever k; only the kernels run k times."))
     if close(copy, nb / (link * 1e9)):
-        return _hint("copy: you counted only the copies over the link. Where do the k kernels on device memory "
-                     "run, and do they take time?",
-                     "the k kernels move k x 12n bytes at device_GBps: small, but they are the copy line's slope.")
+        return _hint(_("copy: you counted only the copies over the link. Where do the k kernels on device memory "
+                       "run, and do they take time?"),
+                     _("the k kernels move k x 12n bytes at device_GBps: small, but they are the copy line's slope."))
     if close(copy, 8 * n / (link * 1e9) + k * nb / (device * 1e9)):
-        return _hint("copy: you moved a and b over the link. What about c, 12 bytes per element, not 8?",
-                     "c comes back over the link too: 12n bytes cross it, not 8n.")
+        return _hint(_("copy: you moved a and b over the link. What about c, 12 bytes per element, not 8?"),
+                     _("c comes back over the link too: 12n bytes cross it, not 8n."))
     if not close(copy, want_copy):
-        return _hint(f"copy for k = {k}, n = {n}: you returned {copy:.4g} s. How often does the data cross the "
-                     "link, and how often do the kernels run on device memory?",
-                     f"the model gives {want_copy:.4g} s there: the bytes of one pass at link_GBps once, plus k "
-                     "passes at device_GBps.")
+        return _hint(_("copy for k = {k}, n = {n}: you returned {copy:.4g} s. How often does the data cross the "
+                       "link, and how often do the kernels run on device memory?").format(k=k, n=n, copy=copy),
+                     _("the model gives {want_copy:.4g} s there: the bytes of one pass at link_GBps once, plus k "
+                       "passes at device_GBps.").format(want_copy=want_copy))
     return None
 
 
@@ -83,14 +87,15 @@ def check_model_seconds(model_seconds: Callable[..., tuple[float, float]], *, me
     zero-copy) seconds. With ``measured`` (``reuse``) the message compares it, at the rates fitted to the run
     (:func:`fitted_rates`), with the rows."""
     if is_placeholder(model_seconds):
-        return _not_yet("define model_seconds(k, n, link_GBps, device_GBps, zc_GBps) returning (copy, zero_copy).")
+        return _not_yet(_("define model_seconds(k, n, link_GBps, device_GBps, zc_GBps) returning (copy, zero_copy)."))
     for case in MODEL_CASES:
         got = model_seconds(*case)
         if is_placeholder(got):
-            return _not_yet("model_seconds has no body yet (it returns None): return (copy seconds, zero-copy seconds).")
+            return _not_yet(_("model_seconds has no body yet (it returns None): return (copy seconds, zero-copy "
+                              "seconds)."))
         if not (isinstance(got, (tuple, list)) and len(got) == 2 and all(_number(v) for v in got)):
             return _hint(f"return a pair of numbers (copy seconds, zero-copy seconds); you returned {got!r}."[:300],
-                         "end with `return copy, zero_copy`: Python makes the pair from the two values.")
+                         _("end with `return copy, zero_copy`: Python makes the pair from the two values."))
         problem = _model_hint(got, case)
         if problem:
             return problem
@@ -103,10 +108,11 @@ def check_model_seconds(model_seconds: Callable[..., tuple[float, float]], *, me
             for method, model in zip(("copy", "zero_copy"), model_seconds(k, n, *rates)):
                 real = float(np.median(measured.one(method=method, uses=k)["seconds"]))
                 worst = max(worst, abs(model - real) / real)
-        extra = (f" At the rates fitted to this run ({rates[0]:.1f} GB/s over the link, {rates[1]:.0f} GB/s in device "
-                 f"memory, {rates[2]:.1f} GB/s zero-copy) it is within {worst:.0%} of every measured row.")
-    return _correct("copying pays the link once and then runs k cheap kernels on device memory; zero-copy pays the "
-                    "link on every use." + extra)
+        extra = (_(" At the rates fitted to this run ({value:.1f} GB/s over the link, {value2:.0f} GB/s in device "
+                   "memory, {value3:.1f} GB/s zero-copy) it is within {worst:.0%} of every measured row.").format(
+                     value=rates[0], value2=rates[1], value3=rates[2], worst=worst))
+    return _correct(_("copying pays the link once and then runs k cheap kernels on device memory; zero-copy pays "
+                      "the link on every use.") + extra)
 
 
 # --------------------------------------------------------------------------- the break-even k, solved
@@ -135,7 +141,7 @@ def fitted_rates(reuse: Any) -> tuple[float, float, float]:
         return [float(np.median(reuse.one(method=method, uses=k)["seconds"])) for k in ks]
 
     copy_per_use, copy_fixed = np.polyfit(ks, medians("copy"), 1)
-    zc_per_use, _ = np.polyfit(ks, medians("zero_copy"), 1)
+    zc_per_use, _intercept = np.polyfit(ks, medians("zero_copy"), 1)
     nbytes = 12 * int(reuse.params["n"])
     return nbytes / copy_fixed / 1e9, nbytes / copy_per_use / 1e9, nbytes / zc_per_use / 1e9
 
@@ -154,53 +160,57 @@ def check_break_even_k(break_even_k: Callable[[float, float, float], Any], *, me
     copying first is faster by the model of ``model_seconds``; with ``measured`` (``reuse``), the message puts it
     beside the run."""
     if is_placeholder(break_even_k):
-        return _not_yet("define break_even_k(link_GBps, device_GBps, zc_GBps) returning the smallest whole k.")
+        return _not_yet(_("define break_even_k(link_GBps, device_GBps, zc_GBps) returning the smallest whole k."))
     for link, device, zc in BREAK_EVEN_CASES:
         got = break_even_k(link, device, zc)
         if is_placeholder(got):
-            return _not_yet("break_even_k has no body yet (it returns None): return a whole number of uses.")
+            return _not_yet(_("break_even_k has no body yet (it returns None): return a whole number of uses."))
         want = break_even_k_rule(link, device, zc)
         bound = (1 / link) / (1 / zc - 1 / device)
         if not _number(got):
             return _hint(f"return a number of uses; you returned {got!r}."[:300],
-                         "return one whole number, k.")
+                         _("return one whole number, k."))
         if not float(got).is_integer():
-            return _hint(f"you returned {float(got):.3f}: k counts kernel launches, a whole number. Which whole "
-                         "number is the first at which copying is faster, the one below the crossing or above it?",
-                         "round the crossing to the next whole number above it.")
+            return _hint(_("you returned {got:.3f}: k counts kernel launches, a whole number. Which whole number "
+                           "is the first at which copying is faster, the one below the crossing or above it?").format(
+                             got=float(got)),
+                         _("round the crossing to the next whole number above it."))
         got = int(got)
         if got == want:
             continue
-        case = f"(link {link:g}, device {device:g}, zero-copy {zc:g} GB/s)"
+        case = _("(link {link:g}, device {device:g}, zero-copy {zc:g} GB/s)").format(link=link, device=device, zc=zc)
         if got == int(np.floor(bound)) and got < want:
-            return _hint(f"{case}: at k = {got} copying is still slower, by your own model_seconds. Is the "
-                         "crossing reached by rounding down or up?",
-                         "the first whole k past the crossing: the next whole number above it.")
+            return _hint(_("{case}: at k = {got} copying is still slower, by your own model_seconds. Is the "
+                           "crossing reached by rounding down or up?").format(case=case, got=got),
+                         _("the first whole k past the crossing: the next whole number above it."))
         if got in (int(np.floor(zc / link)) + 1, int(np.ceil(zc / link))) and got != want:
-            return _hint(f"{case}: your k leaves out the k kernels on device memory that the copy still runs. "
-                         "What does each further use cost the copy, and what does it cost zero-copy?",
-                         "write copy(k) < zero_copy(k) with both terms of the copy; each further use costs zero-copy "
-                         "12n/zc and the copy 12n/device: the difference is what the one copy must be paid back by.")
+            return _hint(_("{case}: your k leaves out the k kernels on device memory that the copy still runs. "
+                           "What does each further use cost the copy, and what does it cost zero-copy?").format(
+                             case=case),
+                         _("write copy(k) < zero_copy(k) with both terms of the copy; each further use costs "
+                           "zero-copy 12n/zc and the copy 12n/device: the difference is what the one copy must be "
+                           "paid back by."))
         if got in (int(np.floor(link / zc)) + 1, int(np.ceil(link / zc))) and got != want:
-            return _hint(f"{case}: the ratio is upside down. Which costs more per byte, a pass over the link at "
-                         "zc_GBps or the one copy at link_GBps?",
-                         "seconds per byte are 1 / rate: write the times with 1/link, 1/zc and 1/device.")
-        return _hint(f"{case}: you returned k = {got}. Write copy(k) and zero_copy(k) from model_seconds, set "
-                     "copy(k) < zero_copy(k): what happens to n, and what is left of k?",
-                     "n appears in every term and cancels; gather the terms with k on one side, then divide and "
-                     "round up to a whole k.")
+            return _hint(_("{case}: the ratio is upside down. Which costs more per byte, a pass over the link at "
+                           "zc_GBps or the one copy at link_GBps?").format(case=case),
+                         _("seconds per byte are 1 / rate: write the times with 1/link, 1/zc and 1/device."))
+        return _hint(_("{case}: you returned k = {got}. Write copy(k) and zero_copy(k) from model_seconds, set "
+                       "copy(k) < zero_copy(k): what happens to n, and what is left of k?").format(case=case, got=got),
+                     _("n appears in every term and cancels; gather the terms with k on one side, then divide and "
+                       "round up to a whole k."))
     extra = ""
     if measured is not None:
         rates = fitted_rates(measured)
         first = first_copy_win(measured)
         said = break_even_k(*rates)
-        extra = (f" With the rates fitted to this run ({rates[0]:.1f}, {rates[1]:.0f} and {rates[2]:.1f} GB/s) it "
-                 f"gives k = {said}; the run's medians had copying first win from k = {first}.")
-    return _correct("n cancels: each use after the first costs zero-copy a pass over the link and the copy only a "
-                    "kernel on device memory, so the one copy is paid back after a number of uses set by the "
-                    "rates alone: the same for 64 MiB as for 1 GiB, as long as the fixed costs the model leaves out "
-                    "(a launch, each copy's setup: microseconds) are small beside the bytes. For small arrays they "
-                    "are not, and they decide instead (section 4's n = 2^10 row)." + extra)
+        extra = (_(" With the rates fitted to this run ({value:.1f}, {value2:.0f} and {value3:.1f} GB/s) it gives "
+                   "k = {said}; the run's medians had copying first win from k = {first}.").format(
+                     value=rates[0], value2=rates[1], value3=rates[2], said=said, first=first))
+    return _correct(_("n cancels: each use after the first costs zero-copy a pass over the link and the copy only "
+                      "a kernel on device memory, so the one copy is paid back after a number of uses set by the "
+                      "rates alone: the same for 64 MiB as for 1 GiB, as long as the fixed costs the model leaves "
+                      "out (a launch, each copy's setup: microseconds) are small beside the bytes. For small "
+                      "arrays they are not, and they decide instead (section 4's n = 2^10 row).") + extra)
 
 
 # --------------------------------------------------------------------------- predict, then measure
@@ -210,25 +220,28 @@ def compare_prediction(predicted: Any, reuse: Any) -> Text:
     first = first_copy_win(reuse)
     link, device, zc = fitted_rates(reuse)
     k_even = (1 / link) / (1 / zc - 1 / device)
-    measured = f"copying first won from k = {first} on" if first else "copying first won at no measured k"
-    said = f"{measured} (the fitted lines cross at k = {k_even:.2f})"
+    measured = _("copying first won from k = {first} on").format(first=first) if first else _("copying first won at no measured k")
+    said = _("{measured} (the fitted lines cross at k = {k_even:.2f})").format(measured=measured, k_even=k_even)
     if is_placeholder(predicted):
-        return Text(f"No prediction made (predicted_k is still `...`). This run: {said}.")
+        return Text(_("No prediction made (predicted_k is still `...`). This run: {said}.").format(said=said))
     try:
         guess = float(predicted)
     except (TypeError, ValueError):
-        return Text(f"Write your prediction as a number, e.g. 4 (you wrote {predicted!r}). This run: {said}.")
+        return Text(_("Write your prediction as a number, e.g. 4 (you wrote {predicted!r}). This run: {said}.").format(
+                        predicted=predicted, said=said))
     text = f"You predicted k = {guess:g}; {said}. "
     if first is None:
-        return Text(text + "Zero-copy held out over every k measured here: its per-use cost was close to the copy's.")
+        return Text(text + _("Zero-copy held out over every k measured here: its per-use cost was close to the "
+                             "copy's."))
     if guess == first:
         return Text(text + "Right.")
     if guess > first:
-        return Text(text + "Copying won sooner than you thought: each zero-copy use moves the same 12n bytes over "
-                    "the link that the one copy moves, so one extra use already costs most of a copy, while a kernel "
-                    "on device memory costs a small fraction of it.")
-    return Text(text + "Zero-copy held out longer than you thought: at k = 1 it overlaps its reads and writes on the "
-                "two directions of the link (lesson 11), so one use costs less than copying in and out.")
+        return Text(text + _("Copying won sooner than you thought: each zero-copy use moves the same 12n bytes "
+                             "over the link that the one copy moves, so one extra use already costs most of a "
+                             "copy, while a kernel on device memory costs a small fraction of it."))
+    return Text(text + _("Zero-copy held out longer than you thought: at k = 1 it overlaps its reads and writes on "
+                         "the two directions of the link (lesson 11), so one use costs less than copying in and "
+                         "out."))
 
 
 CHECKS = {"model_seconds": check_model_seconds, "break_even_k": check_break_even_k}

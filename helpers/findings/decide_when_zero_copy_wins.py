@@ -15,11 +15,12 @@ from ..exercises.lesson15 import passes_rule
 from ..experiments import reference
 from ..experiments.sparse import allocation_crossings, crossing as sparse_crossing
 from ..platform.notes import platform_note
+from ..i18n import N_, _
 from . import computed_from
 from ..tables import Table, Text, bullets, join
 
 LESSON = "decide-when-zero-copy-wins"
-NAMES = {"zero_copy": "zero-copy", "chunked": "chunked", "chunked_overlap": "chunked + 2 streams"}
+NAMES = {"zero_copy": N_("zero-copy"), "chunked": N_("chunked"), "chunked_overlap": N_("chunked + 2 streams")}
 
 
 def _median(result: Any, **where: Any) -> float:
@@ -37,14 +38,15 @@ def crossing(reuse: Any) -> Any:
     rows = []
     for k in ks:
         copy, zero = _median(reuse, method="copy", uses=k), _median(reuse, method="zero_copy", uses=k)
-        rows.append((k, f"{copy * 1e3:.2f} ms", f"{zero * 1e3:.2f} ms", "copy" if copy < zero else "zero-copy"))
+        rows.append((k, f"{copy * 1e3:.2f} ms", f"{zero * 1e3:.2f} ms", _("copy") if copy < zero else _("zero-copy")))
     link, device, zc = fitted_rates(reuse)
     nbytes = 12 * int(reuse.params["n"])
-    text = Text(f"Straight lines fitted to the medians ({reuse.origin(dated=True)}): copy = {nbytes / link / 1e6:.2f} ms + "
-                f"{nbytes / device / 1e6:.3f} ms per use, zero-copy {nbytes / zc / 1e6:.3f} ms per use. Read as rates "
-                f"of the 12n bytes of `a`, `b` and `c`: the copy crosses the link at {link:.1f} GB/s, a kernel reads "
-                f"device memory at {device:.0f} GB/s, a zero-copy kernel moves {zc:.1f} GB/s.")
-    table = Table(["k", "copy once + k kernels", "k zero-copy kernels", "faster"], rows)
+    text = Text(_("Straight lines fitted to the medians ({origin}): copy = {nbytes:.2f} ms + {nbytes2:.3f} ms per "
+                  "use, zero-copy {nbytes3:.3f} ms per use. Read as rates of the 12n bytes of `a`, `b` and `c`: "
+                  "the copy crosses the link at {link:.1f} GB/s, a kernel reads device memory at {device:.0f} "
+                  "GB/s, a zero-copy kernel moves {zc:.1f} GB/s.").format(
+                    origin=reuse.origin(dated=True), nbytes=nbytes / link / 1e6, nbytes2=nbytes / device / 1e6, nbytes3=nbytes / zc / 1e6, link=link, device=device, zc=zc))
+    table = Table(["k", _("copy once + k kernels"), _("k zero-copy kernels"), _("faster")], rows)
     return join(text, table)
 
 
@@ -59,14 +61,16 @@ def sparse_said(strided: Any) -> str:
     """The crossing of copy-then-read and zero-copy by stride, in words (section 3, the table, the summary)."""
     first, at = sparse_crossing(strided)
     if first is None:
-        return "copy-then-read was faster at every stride measured"
+        return _("copy-then-read was faster at every stride measured")
     per = [a for a in allocation_crossings(strided)]
     spread = ""
     if len(per) > 1:
         shown = sorted({str(a) if a else "none" for a in per}, key=lambda s: (s == "none", int(s) if s != "none" else 0))
-        spread = (f"; on each of the {len(per)} allocations alone, from stride {' / '.join(shown)}" if len(shown) > 1
-                  else f"; the same on each of the {len(per)} allocations")
-    return f"zero-copy was faster from stride {first} on; the medians cross near stride {at:.0f}{spread}"
+        spread = (_("; on each of the {n_per} allocations alone, from stride {join}").format(
+                      n_per=len(per), join=' / '.join(shown)) if len(shown) > 1
+                  else _("; the same on each of the {n_per} allocations").format(n_per=len(per)))
+    return _("zero-copy was faster from stride {first} on; the medians cross near stride {at:.0f}{spread}").format(
+               first=first, at=at, spread=spread)
 
 
 def sparse(strided: Any) -> Any:
@@ -75,7 +79,7 @@ def sparse(strided: Any) -> Any:
     rows = []
     for s in strides:
         copy, zero = strided.one(method="copy_then_read", stride=s), strided.one(method="zero_copy", stride=s)
-        faster = "zero-copy" if np.median(zero["seconds"]) < np.median(copy["seconds"]) else "copy"
+        faster = _("zero-copy") if np.median(zero["seconds"]) < np.median(copy["seconds"]) else _("copy")
         rows.append((s, _ms_spread(copy), f"{copy['useful_GBps']:.2f}", _ms_spread(zero),
                      f"{zero['useful_GBps']:.2f}", faster))
     nbytes = int(strided.rows[0]["nbytes"])
@@ -84,14 +88,16 @@ def sparse(strided: Any) -> Any:
     far = strides[-1] if 32 not in strides else 32
     cap = strided.one(method="copy_then_read", stride=far)["useful_GBps"]
     zero_far = strided.one(method="zero_copy", stride=far)["useful_GBps"]
-    spread = "" if len(dense["seconds"]) == 1 else " (in brackets: lowest-highest of the repeats)"
-    table = Table(["stride", "copy then read, ms", "useful GB/s", "zero-copy, ms", "useful GB/s", "faster"], rows,
+    spread = "" if len(dense["seconds"]) == 1 else _(" (in brackets: lowest-highest of the repeats)")
+    table = Table([_("stride"), _("copy then read, ms"), _("useful GB/s"), _("zero-copy, ms"), _("useful GB/s"),
+                   _("faster")], rows,
                   caption=f"*{strided.describe()}*")
     said = bullets([
-        f"The copy moves the whole {nbytes >> 20} MiB array whatever the stride: copy-then-read took about the "
-        f"same time at every stride ({link:.1f} GB/s of the array at stride {strides[0]}), so at stride {far} it "
-        f"delivered {cap:.2f} GB/s of useful data, near {link:.1f} / {far} = {link / far:.2f}; zero-copy "
-        f"delivered {zero_far:.2f}, fetching only the lines the reads touch{spread}.",
+        _("The copy moves the whole {nbytes} MiB array whatever the stride: copy-then-read took about the same "
+          "time at every stride ({link:.1f} GB/s of the array at stride {value}), so at stride {far} it delivered "
+          "{cap:.2f} GB/s of useful data, near {link:.1f} / {far} = {link2:.2f}; zero-copy delivered "
+          "{zero_far:.2f}, fetching only the lines the reads touch{spread}.").format(
+            nbytes=nbytes >> 20, link=link, value=strides[0], far=far, cap=cap, link2=link / far, zero_far=zero_far, spread=spread),
         f"Read once, {sparse_said(strided)} ({strided.origin(dated=True)}).",
     ])
     return join(table, said)
@@ -135,23 +141,26 @@ def out_of_core(ooc: Any) -> Any:
     total = ooc.rows[0]["total_bytes"]
     zero = _median(ooc, method="zero_copy")
     chunked = _chunked(ooc)
-    rows = [("zero-copy", "none", f"{zero * 1e3:.1f}", f"{total / zero / 1e9:.1f}", "1.00")]
+    rows = [(_("zero-copy"), _("none"), f"{zero * 1e3:.1f}", f"{total / zero / 1e9:.1f}", "1.00")]
     rows += [(NAMES[m], f"{b >> 20} MiB", f"{t * 1e3:.1f}", f"{total / t / 1e9:.1f}", f"{t / zero:.2f}")
              for (m, b), t in chunked.items()]
     (best_method, best_budget), best = min(chunked.items(), key=lambda item: item[1])
     sequential = min(t for (m, _), t in chunked.items() if m == "chunked")
-    named = f"the best chunked version ({NAMES[best_method]}, {best_budget >> 20} MiB)"
-    verdict = (f"zero-copy and {named} are not told apart by the course's rule (beyond this run's repeats, with one "
-               "sign across the committed records)" if not ways_apart(ooc, (best_method, best_budget)) else
-               "zero-copy beats every chunked version" if zero < best else f"{named} beats zero-copy")
+    named = _("the best chunked version ({value}, {best_budget} MiB)").format(
+                value=_(NAMES[best_method]), best_budget=best_budget >> 20)
+    verdict = (_("zero-copy and {named} are not told apart by the course's rule (beyond this run's repeats, with "
+                 "one sign across the committed records)").format(named=named) if not ways_apart(ooc, (best_method, best_budget)) else
+               _("zero-copy beats every chunked version") if zero < best else _("{named} beats zero-copy").format(
+                                                                               named=named))
     said = bullets([
-        f"The data set is {total / min(ooc.params['budgets']):.0f}x the smallest budget ({ooc.origin(dated=True)}).",
-        f"Here {verdict}: zero-copy {zero * 1e3:.1f} ms, best chunked {best * 1e3:.1f} ms "
-        f"(zero-copy took {zero / best:.2f}x its time).",
-        f"Sequential chunks took {sequential / zero:.2f}x zero-copy's time: without overlap, the copies in and out "
-        "wait for each other.",
+        _("The data set is {total:.0f}x the smallest budget ({origin}).").format(
+            total=total / min(ooc.params['budgets']), origin=ooc.origin(dated=True)),
+        _("Here {verdict}: zero-copy {zero:.1f} ms, best chunked {best:.1f} ms (zero-copy took {zero2:.2f}x its "
+          "time).").format(verdict=verdict, zero=zero * 1e3, best=best * 1e3, zero2=zero / best),
+        _("Sequential chunks took {sequential:.2f}x zero-copy's time: without overlap, the copies in and out wait "
+          "for each other.").format(sequential=sequential / zero),
     ])
-    return join(Table(["method", "budget", "ms", "GB/s of a+b+c", "vs zero-copy"], rows), said)
+    return join(Table([_("method"), _("budget"), "ms", _("GB/s of a+b+c"), _("vs zero-copy")], rows), said)
 
 
 def _managed_row() -> tuple[str, str]:
@@ -166,11 +175,12 @@ def _managed_row() -> tuple[str, str]:
                     (seconds("managed, migrating", 1), seconds("managed, migrating", 8)))
     rate = {kind: result.one(memory=kind, nbytes=size, passes=1)["GBps"] for kind in
             ("mapped", "managed, preferred CPU + accessed by GPU", "managed, migrating")}
-    choose = (f"advise it to the CPU (zero-copy) below {k} passes, let it migrate from {k} on" if k
-              else "advise it to the CPU (zero-copy)")
-    evidence = (f"{_lesson('take-zero-copy-beyond-one-pcie-gpu').label} (recorded {result.gpu}, {size / 2**30:g} GiB, one pass): advised "
-                f"{rate['managed, preferred CPU + accessed by GPU']:.1f} GB/s, mapped {rate['mapped']:.1f}, "
-                f"migrating {rate['managed, migrating']:.1f}")
+    choose = (_("advise it to the CPU (zero-copy) below {k} passes, let it migrate from {k} on").format(k=k) if k
+              else _("advise it to the CPU (zero-copy)"))
+    evidence = (_("{label} (recorded {gpu}, {size:g} GiB, one pass): advised "
+                  "{advised:.1f} GB/s, mapped {mapped:.1f}, migrating "
+                  "{migrating:.1f}").format(
+                    label=_lesson('take-zero-copy-beyond-one-pcie-gpu').label, gpu=result.gpu, size=size / 2**30, advised=rate['managed, preferred CPU + accessed by GPU'], mapped=rate['mapped'], migrating=rate['managed, migrating']))
     return choose, evidence
 
 
@@ -190,7 +200,7 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int], s
     zero = _median(ooc, method="zero_copy")
     best_key, best = min(_chunked(ooc).items(), key=lambda item: item[1])
     chase = dependent_loads()
-    sparse_first, _ = sparse_crossing(strided)
+    sparse_first, _second = sparse_crossing(strided)
     offsets = {r["offset_floats"]: r["useful_GBps"] for r in reference("offset").select(memory="zero_copy")}
     shifted, aligned = [v for o, v in offsets.items() if o % 32], offsets[0]
     inflight = reference("inflight")
@@ -199,55 +209,64 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int], s
     ref = f"recorded {inflight.gpu}"
     e2e_tag = f"{_lesson('overlap-copies-with-streams').label} section 2 ({e2e.origin(dated=True)})"
     rows = [
-        ("GPU integrated with host memory (INTEGRATED = 1)", "use zero-copy",
-         "Best Practices Guide, Zero Copy: always a gain there, memory is physically the same; but on Tegra before "
-         "compute capability 7.2 (no I/O coherence) the CPU does not cache pinned memory (CUDA for Tegra), so CPU "
-         f"work on it is slow. This GPU: INTEGRATED = {attributes['INTEGRATED']}"),
-        ("Data read once, coalesced, host to host", "zero-copy can win",
-         f"{e2e_tag}: copy / zero-copy time = {speedup[small]:.2f} at n = 2^{small.bit_length() - 1}, "
-         f"{speedup[large]:.2f} at 2^{large.bit_length() - 1}"),
-        ("Small transfers, few kernels", "zero-copy",
-         f"{e2e_tag}: at n = 2^{small.bit_length() - 1}, one launch against four operations: copy / zero-copy "
-         f"time = {speedup[small]:.2f}"),
-        ("Same data used k times", f"copy once if k >= {first}" if first else "zero-copy for every k measured",
-         f"section 1 ({reuse.origin(dated=True)}, n = 2^{int(reuse.params['n']).bit_length() - 1}): fitted lines "
-         f"cross at k = {k_even:.2f}; the same k at any n large enough that fixed costs (launches, each copy's "
-         f"setup) are small beside the bytes, not at n = 2^{small.bit_length() - 1} (the row above)"),
-        ("Data larger than the device-memory budget, pinnable",
+        (_("GPU integrated with host memory (INTEGRATED = 1)"), "use zero-copy",
+         _("Best Practices Guide, Zero Copy: always a gain there, memory is physically the same; but on Tegra "
+           "before compute capability 7.2 (no I/O coherence) the CPU does not cache pinned memory (CUDA for "
+           "Tegra), so CPU work on it is slow. This GPU: INTEGRATED = {integrated}").format(
+             integrated=attributes['INTEGRATED'])),
+        (_("Data read once, coalesced, host to host"), _("zero-copy can win"),
+         _("{e2e_tag}: copy / zero-copy time = {value:.2f} at n = 2^{bit_length}, {value2:.2f} at 2^{bit_length2}").format(
+             e2e_tag=e2e_tag, value=speedup[small], bit_length=small.bit_length() - 1, value2=speedup[large], bit_length2=large.bit_length() - 1)),
+        (_("Small transfers, few kernels"), _("zero-copy"),
+         _("{e2e_tag}: at n = 2^{bit_length}, one launch against four operations: copy / zero-copy time = "
+           "{value:.2f}").format(e2e_tag=e2e_tag, bit_length=small.bit_length() - 1, value=speedup[small])),
+        (_("Same data used k times"), f"copy once if k >= {first}" if first else _("zero-copy for every k measured"),
+         _("section 1 ({origin}, n = 2^{bit_length}): fitted lines cross at k = {k_even:.2f}; the same k at any n "
+           "large enough that fixed costs (launches, each copy's setup) are small beside the bytes, not at n = "
+           "2^{bit_length2} (the row above)").format(
+             origin=reuse.origin(dated=True), bit_length=int(reuse.params['n']).bit_length() - 1, k_even=k_even, bit_length2=small.bit_length() - 1)),
+        (_("Data larger than the device-memory budget, pinnable"),
          "zero-copy (simplest)" if zero <= best or not ways_apart(ooc, best_key) else
-         f"overlapped chunks, or zero-copy for simplicity ({zero / best:.2f}x their time)",
-         f"section 2 ({ooc.origin(dated=True)}): zero-copy {zero * 1e3:.1f} ms, best chunked {best * 1e3:.1f} ms"),
-        ("Data larger than the host memory you may pin", "chunked pinned staging with overlap, or managed memory",
-         "pinned memory cannot be swapped; the helpers refuse above 3/4 of RAM "
-         f"({pin_limit_bytes() / 2**30:.0f} GiB on the machine running this notebook); managed memory (cudaMallocManaged): the driver "
-         "migrates its pages between CPU and GPU on demand; self-check 4"),
-        ("Managed memory, read k times", *_managed_row()),
-        ("Sparse data read once (strided or scattered: each float in its own sector)",
-         f"zero-copy from stride {sparse_first} on" if sparse_first else "copy (zero-copy won at no stride measured)",
-         f"section 3 ({strided.origin(dated=True)}): {sparse_said(strided)}; a copy moves the whole array, zero-copy "
-         "only the lines the reads touch, each from its first to its last touched sector"),
-        ("Dense but misaligned or strided data below that stride, or data used again",
-         "copy, or fix the access",
-         (f"section 3: copy-then-read was faster below stride {sparse_first}; " if sparse_first else "section 3; ")
-         + f"{_lesson('coalesce-and-align-accesses').label} ({ref}): zero-copy misaligned by 1 to 31 floats read "
-         f"{min(shifted):.1f}-{max(shifted):.1f} GB/s against {aligned:.1f} aligned; after a copy the misaligned "
-         "reads hit device memory instead; used again: section 1"),
-        (f"A few dependent lookups in a large structure ({chase['levels']} levels of a tree in "
-         f"{chase['nbytes'] >> 30} GiB)", "zero-copy" if chase["zero_copy_s"] < chase["copy_s"] else "copy",
-         f"{_lesson('measure-latency').label} ({ref}): {chase['levels']} x {chase['zero_copy_load_s'] * 1e9:.0f} ns = "
-         f"{chase['zero_copy_s'] * 1e6:.0f} us of zero-copy loads against {chase['copy_s'] * 1e3:.1f} ms to copy "
-         f"{chase['nbytes'] >> 30} GiB at {chase['copy_GBps']:.1f} GB/s first"),
-        ("Many dependent loads (a long pointer chase, a structure searched again and again)", "copy",
-         f"{_lesson('measure-latency').label} ({ref}): {chase['zero_copy_load_s'] * 1e9:.0f} ns per zero-copy load "
-         f"against {chase['device_load_s'] * 1e9:.0f} ns in device memory: copying "
-         f"{chase['nbytes'] >> 30} GiB pays back after about {_two_digits(chase['break_even_loads']):,.0f} "
-         "dependent loads"),
-        ("Few threads in flight", "copy, or put more loads in flight",
-         f"{_lesson('keep-enough-bytes-in-flight').label} ({ref}): {few} threads x one float4 read {few_rate:.2f} GB/s"),
-        ("Host and GPU touch the data while a kernel runs", "only with synchronisation",
-         f"{_lesson('avoid-hazards-on-mapped-memory').label}; Programming Guide, Mapped Memory: synchronise with streams or events"),
+         _("overlapped chunks, or zero-copy for simplicity ({zero:.2f}x their time)").format(zero=zero / best),
+         _("section 2 ({origin}): zero-copy {zero:.1f} ms, best chunked {best:.1f} ms").format(
+             origin=ooc.origin(dated=True), zero=zero * 1e3, best=best * 1e3)),
+        (_("Data larger than the host memory you may pin"),
+                   _("chunked pinned staging with overlap, or managed memory"),
+         _("pinned memory cannot be swapped; the helpers refuse above 3/4 of RAM ({pin_limit_bytes:.0f} GiB on the "
+           "machine running this notebook); managed memory (cudaMallocManaged): the driver migrates its pages "
+           "between CPU and GPU on demand; self-check 4").format(pin_limit_bytes=pin_limit_bytes() / 2**30)),
+        (_("Managed memory, read k times"), *_managed_row()),
+        (_("Sparse data read once (strided or scattered: each float in its own sector)"),
+         _("zero-copy from stride {sparse_first} on").format(sparse_first=sparse_first) if sparse_first else _("copy (zero-copy won at no stride "
+                                                                           "measured)"),
+         _("section 3 ({origin}): {sparse_said}; a copy moves the whole array, zero-copy only the lines the reads "
+           "touch, each from its first to its last touched sector").format(
+             origin=strided.origin(dated=True), sparse_said=sparse_said(strided))),
+        (_("Dense but misaligned or strided data below that stride, or data used again"),
+         _("copy, or fix the access"),
+         (_("section 3: copy-then-read was faster below stride {sparse_first}; ").format(sparse_first=sparse_first) if sparse_first else _("section 3; "))
+         + _("{label} ({ref}): zero-copy misaligned by 1 to 31 floats read {min_shifted:.1f}-{max_shifted:.1f} "
+             "GB/s against {aligned:.1f} aligned; after a copy the misaligned reads hit device memory instead; "
+             "used again: section 1").format(
+               label=_lesson('coalesce-and-align-accesses').label, ref=ref, min_shifted=min(shifted), max_shifted=max(shifted), aligned=aligned)),
+        (_("A few dependent lookups in a large structure ({levels} levels of a tree in {nbytes} GiB)").format(
+             levels=chase['levels'], nbytes=chase['nbytes'] >> 30),
+         _("zero-copy") if chase["zero_copy_s"] < chase["copy_s"] else _("copy"),
+         _("{label} ({ref}): {levels} x {zero_copy_load_s:.0f} ns = {zero_copy_s:.0f} us of zero-copy loads "
+           "against {copy_s:.1f} ms to copy {nbytes} GiB at {copy_gbps:.1f} GB/s first").format(
+             label=_lesson('measure-latency').label, ref=ref, levels=chase['levels'], zero_copy_load_s=chase['zero_copy_load_s'] * 1e9, zero_copy_s=chase['zero_copy_s'] * 1e6, copy_s=chase['copy_s'] * 1e3, nbytes=chase['nbytes'] >> 30, copy_gbps=chase['copy_GBps'])),
+        (_("Many dependent loads (a long pointer chase, a structure searched again and again)"), _("copy"),
+         _("{label} ({ref}): {zero_copy_load_s:.0f} ns per zero-copy load against {device_load_s:.0f} ns in device "
+           "memory: copying {nbytes} GiB pays back after about {two_digits:,.0f} dependent loads").format(
+             label=_lesson('measure-latency').label, ref=ref, zero_copy_load_s=chase['zero_copy_load_s'] * 1e9, device_load_s=chase['device_load_s'] * 1e9, nbytes=chase['nbytes'] >> 30, two_digits=_two_digits(chase['break_even_loads']))),
+        (_("Few threads in flight"), _("copy, or put more loads in flight"),
+         _("{label} ({ref}): {few} threads x one float4 read {few_rate:.2f} GB/s").format(
+             label=_lesson('keep-enough-bytes-in-flight').label, ref=ref, few=few, few_rate=few_rate)),
+        (_("Host and GPU touch the data while a kernel runs"), _("only with synchronisation"),
+         _("{label}; Programming Guide, Mapped Memory: synchronise with streams or events").format(
+             label=_lesson('avoid-hazards-on-mapped-memory').label)),
     ]
-    return Table(["situation", "choose", "evidence"], rows)
+    return Table([_("situation"), _("choose"), _("evidence")], rows)
 
 
 def summary(reuse: Any, ooc: Any, strided: Any) -> Text:
@@ -260,14 +279,15 @@ def summary(reuse: Any, ooc: Any, strided: Any) -> Text:
     (method, budget), best = min(chunked.items(), key=lambda item: item[1])
     sequential = min(t for (m, _), t in chunked.items() if m == "chunked")
     budgets = ", ".join(f"{b >> 20}" for b in ooc.params["budgets"])
-    used = (f"copying first won from k = {first}" if first else "copying first won at no measured k")
+    used = (_("copying first won from k = {first}").format(first=first) if first else _("copying first won at no measured k"))
     return bullets([
-        f"Data used k times ({reuse.origin(dated=True)}): {used} (fitted lines cross at "
-        f"k = {(1 / link) / (1 / zc - 1 / device):.2f}).",
-        f"{total / 2**30:.1f} GiB out of core, budgets {budgets} MiB ({ooc.origin(dated=True)}): zero-copy {zero * 1e3:.1f} ms, "
-        f"best chunked ({NAMES[method]}, {budget >> 20} MiB) {best * 1e3:.1f} ms, sequential chunks "
-        f"{sequential * 1e3:.1f} ms.",
-        f"Sparse data read once ({strided.origin(dated=True)}): {sparse_said(strided)}.",
-        f"The machine running this notebook would pin at most {pin_limit_bytes() / 2**30:.0f} GiB (three quarters of "
-        "its RAM).",
+        _("Data used k times ({origin}): {used} (fitted lines cross at k = {value:.2f}).").format(
+            origin=reuse.origin(dated=True), used=used, value=(1 / link) / (1 / zc - 1 / device)),
+        _("{total:.1f} GiB out of core, budgets {budgets} MiB ({origin}): zero-copy {zero:.1f} ms, best chunked "
+          "({value}, {budget} MiB) {best:.1f} ms, sequential chunks {sequential:.1f} ms.").format(
+            total=total / 2**30, budgets=budgets, origin=ooc.origin(dated=True), zero=zero * 1e3, value=_(NAMES[method]), budget=budget >> 20, best=best * 1e3, sequential=sequential * 1e3),
+        _("Sparse data read once ({origin}): {sparse_said}.").format(
+            origin=strided.origin(dated=True), sparse_said=sparse_said(strided)),
+        _("The machine running this notebook would pin at most {pin_limit_bytes:.0f} GiB (three quarters of its "
+          "RAM).").format(pin_limit_bytes=pin_limit_bytes() / 2**30),
     ], head=computed_from(reuse))
