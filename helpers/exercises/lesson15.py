@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..i18n import N_, _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 _H200 = {"INTEGRATED": 0, "PAGEABLE_MEMORY_ACCESS": 0, "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES": 0,
@@ -16,14 +17,14 @@ _H200 = {"INTEGRATED": 0, "PAGEABLE_MEMORY_ACCESS": 0, "PAGEABLE_MEMORY_ACCESS_U
 # (what, attributes, class): the attributes each kind of machine reports (CUDA Programming Guide, device
 # attributes; CUDA for Tegra; Grace Hopper tuning guide), as in helpers.doctor.platform_class.
 PLATFORM_CASES = (
-    ("the course's H200 (PCIe, in a VM)", _H200, "discrete_pcie"),
-    ("a Jetson AGX Orin", {**_H200, "INTEGRATED": 1}, "integrated"),
-    ("a Jetson TX2 (before I/O coherence)", {**_H200, "INTEGRATED": 1, "CONCURRENT_MANAGED_ACCESS": 0}, "integrated"),
-    ("a GH200 (Grace Hopper, NVLink-C2C)", {**_H200, "PAGEABLE_MEMORY_ACCESS": 1,
+    (N_("the course's H200 (PCIe, in a VM)"), _H200, "discrete_pcie"),
+    (N_("a Jetson AGX Orin"), {**_H200, "INTEGRATED": 1}, "integrated"),
+    (N_("a Jetson TX2 (before I/O coherence)"), {**_H200, "INTEGRATED": 1, "CONCURRENT_MANAGED_ACCESS": 0}, "integrated"),
+    (N_("a GH200 (Grace Hopper, NVLink-C2C)"), {**_H200, "PAGEABLE_MEMORY_ACCESS": 1,
                                             "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES": 1,
                                             "HOST_NATIVE_ATOMIC_SUPPORTED": 1}, "coherent_c2c"),
-    ("a PCIe workstation GPU with HMM", {**_H200, "PAGEABLE_MEMORY_ACCESS": 1}, "discrete_pcie"),
-    ("a PCIe GPU whose link carries atomics", {**_H200, "HOST_NATIVE_ATOMIC_SUPPORTED": 1}, "discrete_pcie"),
+    (N_("a PCIe workstation GPU with HMM"), {**_H200, "PAGEABLE_MEMORY_ACCESS": 1}, "discrete_pcie"),
+    (N_("a PCIe GPU whose link carries atomics"), {**_H200, "HOST_NATIVE_ATOMIC_SUPPORTED": 1}, "discrete_pcie"),
 )
 CLASSES = ("discrete_pcie", "integrated", "coherent_c2c")
 
@@ -31,44 +32,47 @@ CLASSES = ("discrete_pcie", "integrated", "coherent_c2c")
 def check_platform_class(platform_class: Callable[[dict[str, int]], Any]) -> Feedback:
     """Platforms lesson: ``platform_class(attributes)`` names the class a GPU's attributes describe."""
     if is_placeholder(platform_class):
-        return _not_yet("define platform_class(attributes) returning 'discrete_pcie', 'integrated' or "
-                        "'coherent_c2c' from a dict of device attributes.")
+        return _not_yet(_("define platform_class(attributes) returning 'discrete_pcie', 'integrated' or "
+                          "'coherent_c2c' from a dict of device attributes."))
     for what, attributes, want in PLATFORM_CASES:
         got = platform_class(dict(attributes))
         if is_placeholder(got):
-            return _not_yet("platform_class returns `...`: return one of 'discrete_pcie', 'integrated', "
-                            "'coherent_c2c'.")
+            return _not_yet(_("platform_class returns `...`: return one of 'discrete_pcie', 'integrated', "
+                              "'coherent_c2c'."))
         if got not in CLASSES:
-            return _hint(f"return one of {', '.join(CLASSES)}; for {what} you returned {got!r}.",
-                         "return one of the three strings exactly as written, lower case with underscores.")
+            return _hint(_("return one of {join}; for {what} you returned {got!r}.").format(
+                             join=', '.join(CLASSES), what=_(what), got=got),
+                         _("return one of the three strings exactly as written, lower case with underscores."))
         if got == want:
             continue
         if want == "integrated":
-            return _hint(f"you called {what} {got!r}. Which attribute says that the GPU and the CPU share one "
-                         "DRAM? Section 1's table names it.",
-                         "test INTEGRATED first: a GPU that shares the CPU's DRAM is integrated, whatever the other "
-                         "attributes say.")
+            return _hint(_("you called {what} {got!r}. Which attribute says that the GPU and the CPU share one "
+                           "DRAM? Section 1's table names it.").format(what=_(what), got=got),
+                         _("test INTEGRATED first: a GPU that shares the CPU's DRAM is integrated, whatever the "
+                           "other attributes say."))
         if want == "coherent_c2c":
-            return _hint(f"you called {what} {got!r}. What does a coherent link let the GPU do with the CPU's "
-                         "page tables and with atomics that PCIe does not? Look for the attributes that say so.",
-                         "a coherent link shows as two attributes together: the GPU walks the CPU's own page tables "
-                         "(the _USES_HOST_PAGE_TABLES one), and host atomics are native.")
+            return _hint(_("you called {what} {got!r}. What does a coherent link let the GPU do with the CPU's "
+                           "page tables and with atomics that PCIe does not? Look for the attributes that say so.").format(
+                             what=_(what), got=got),
+                         _("a coherent link shows as two attributes together: the GPU walks the CPU's own page "
+                           "tables (the _USES_HOST_PAGE_TABLES one), and host atomics are native."))
         if attributes["PAGEABLE_MEMORY_ACCESS"] and not attributes["PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"]:
-            return _hint(f"you called {what} {got!r}. It can read pageable memory, but through HMM: the driver "
-                         "mirrors the CPU's page tables and migrates pages over PCIe (section 5). Which attribute "
-                         "tells HMM from ATS?",
-                         "PAGEABLE_MEMORY_ACCESS alone is HMM; only with the page-table attribute that ends in "
-                         "_USES_HOST_PAGE_TABLES does the GPU use the CPU's own tables.")
+            return _hint(_("you called {what} {got!r}. It can read pageable memory, but through HMM: the driver "
+                           "mirrors the CPU's page tables and migrates pages over PCIe (section 5). Which "
+                           "attribute tells HMM from ATS?").format(what=_(what), got=got),
+                         _("PAGEABLE_MEMORY_ACCESS alone is HMM; only with the page-table attribute that ends in "
+                           "_USES_HOST_PAGE_TABLES does the GPU use the CPU's own tables."))
         if attributes["HOST_NATIVE_ATOMIC_SUPPORTED"]:
-            return _hint(f"you called {what} {got!r}. PCIe can carry atomic operations too (PCIe AtomicOps), so "
-                         "native host atomics alone do not make a link coherent. What else must hold?",
-                         "require the page-table attribute of ATS as well, not the atomics alone.")
-        return _hint(f"you called {what} {got!r}; it reads host memory over PCIe without coherence. Which "
-                     "attributes would it need for another class?",
-                     "a PCIe GPU is the class left when neither the integrated test nor the coherent-link test "
-                     "holds.")
-    return _correct("INTEGRATED says one DRAM; a coherent link shows as the GPU walking the CPU's own page tables "
-                    "(ATS) with native host atomics; HMM or PCIe atomics alone still leave a PCIe GPU.")
+            return _hint(_("you called {what} {got!r}. PCIe can carry atomic operations too (PCIe AtomicOps), so "
+                           "native host atomics alone do not make a link coherent. What else must hold?").format(
+                             what=_(what), got=got),
+                         _("require the page-table attribute of ATS as well, not the atomics alone."))
+        return _hint(_("you called {what} {got!r}; it reads host memory over PCIe without coherence. Which "
+                       "attributes would it need for another class?").format(what=_(what), got=got),
+                     _("a PCIe GPU is the class left when neither the integrated test nor the coherent-link test "
+                       "holds."))
+    return _correct(_("INTEGRATED says one DRAM; a coherent link shows as the GPU walking the CPU's own page "
+                      "tables (ATS) with native host atomics; HMM or PCIe atomics alone still leave a PCIe GPU."))
 
 
 # (seconds for 1 pass and for 8 passes, zero-copy then migrating): cases with known answers.
@@ -131,52 +135,56 @@ def check_passes_until_migration_wins(passes: Callable[..., Any], *, measured: l
     """Platforms lesson: ``passes(zero_copy, migrating)``, each a (1-pass seconds, 8-pass seconds) pair, returns
     the fewest passes at which migrating managed memory takes less time than zero-copy, or None."""
     if is_placeholder(passes) or _empty_body(passes):
-        return _not_yet("define passes_until_migration_wins(zero_copy, migrating): each argument is (seconds for "
-                        "1 pass, seconds for 8 passes); return the fewest whole passes k at which migrating takes "
-                        "less time, or None if it never does.")
+        return _not_yet(_("define passes_until_migration_wins(zero_copy, migrating): each argument is (seconds for "
+                          "1 pass, seconds for 8 passes); return the fewest whole passes k at which migrating "
+                          "takes less time, or None if it never does."))
     for zero_copy, migrating in MIGRATION_CASES:
         got = passes(zero_copy, migrating)
         if got is Ellipsis:  # None is an answer here (migrating never wins), so only `...` is the placeholder
-            return _not_yet("passes_until_migration_wins returns `...`: return a whole number of passes or None.")
+            return _not_yet(_("passes_until_migration_wins returns `...`: return a whole number of passes or None."))
         want = passes_rule(zero_copy, migrating)
         if want is None:
             if got is not None:
-                return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {got!r}. Compare "
-                             "what ONE MORE pass costs on each side: if a migrating pass is not cheaper, can it "
-                             "ever catch up?",
-                             "the cost of one more pass is (8-pass time - 1-pass time) / 7 on each side: when "
-                             "migrating's is not smaller, return None.")
+                return _hint(_("for zero-copy {zero_copy} and migrating {migrating} you returned {got!r}. Compare "
+                               "what ONE MORE pass costs on each side: if a migrating pass is not cheaper, can it "
+                               "ever catch up?").format(zero_copy=zero_copy, migrating=migrating, got=got),
+                             _("the cost of one more pass is (8-pass time - 1-pass time) / 7 on each side: when "
+                               "migrating's is not smaller, return None."))
             continue
         if got is None:
-            return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned None, but migrating "
-                         "does catch up. What does each extra pass cost on each side, once the first is paid?",
-                         "the cost of one more pass is (8-pass time - 1-pass time) / 7 on each side; if migrating's "
-                         "is smaller, its line crosses zero-copy's at some k.")
+            return _hint(_("for zero-copy {zero_copy} and migrating {migrating} you returned None, but migrating "
+                           "does catch up. What does each extra pass cost on each side, once the first is paid?").format(
+                             zero_copy=zero_copy, migrating=migrating),
+                         _("the cost of one more pass is (8-pass time - 1-pass time) / 7 on each side; if "
+                           "migrating's is smaller, its line crosses zero-copy's at some k."))
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
-            return _hint(f"you returned {got:.3f} passes: a kernel makes whole passes. Which whole number is the "
-                         "first one past the crossing?",
-                         "return the smallest whole k at which migrating's time is below zero-copy's: test whole "
-                         "k one by one, or round the crossing the right way.")
+            return _hint(_("you returned {got:.3f} passes: a kernel makes whole passes. Which whole number is the "
+                           "first one past the crossing?").format(got=got),
+                         _("return the smallest whole k at which migrating's time is below zero-copy's: test whole "
+                           "k one by one, or round the crossing the right way."))
         if not isinstance(got, (int, np.integer, float, np.floating)):
-            return _hint(f"return a whole number of passes or None; you returned {got!r}.",
-                         "return k itself (an int), or None when migrating never wins.")
+            return _hint(_("return a whole number of passes or None; you returned {got!r}.").format(got=got),
+                         _("return k itself (an int), or None when migrating never wins."))
         if int(got) == want:
             continue
         if _everywhere_as_with_eight(passes):
-            return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {int(got)}. From the "
-                         "1-pass time to the 8-pass time, how many extra passes are there?",
-                         "8 passes are the first pass plus 7 more: the cost of one more pass is (8-pass time - "
-                         "1-pass time) / 7 on each side.")
+            return _hint(_("for zero-copy {zero_copy} and migrating {migrating} you returned {got}. From the "
+                           "1-pass time to the 8-pass time, how many extra passes are there?").format(
+                             zero_copy=zero_copy, migrating=migrating, got=int(got)),
+                         _("8 passes are the first pass plus 7 more: the cost of one more pass is (8-pass time - "
+                           "1-pass time) / 7 on each side."))
         if int(got) == 8 or int(got) == 1:
-            return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {int(got)}: the two "
-                         "measured points are only where the lines are pinned. Write each time as a line in k "
-                         "(first pass, then a cost per extra pass) and find where they cross.",
-                         "time(k) = 1-pass time + (k - 1) x cost of one more pass, on each side; find the first "
-                         "whole k with migrating's time below zero-copy's.")
-        return _hint(f"for zero-copy {zero_copy} and migrating {migrating} you returned {int(got)}. Is that the "
-                     "FIRST whole k at which migrating takes less time? Try your k and k - 1 in both lines.",
-                     "write both times as lines, time(k) = 1-pass time + (k - 1) x cost of one more pass, and "
-                     "evaluate them at your k and at k - 1: migrating must be below zero-copy at k, not at k - 1.")
+            return _hint(_("for zero-copy {zero_copy} and migrating {migrating} you returned {got}: the two "
+                           "measured points are only where the lines are pinned. Write each time as a line in k "
+                           "(first pass, then a cost per extra pass) and find where they cross.").format(
+                             zero_copy=zero_copy, migrating=migrating, got=int(got)),
+                         _("time(k) = 1-pass time + (k - 1) x cost of one more pass, on each side; find the first "
+                           "whole k with migrating's time below zero-copy's."))
+        return _hint(_("for zero-copy {zero_copy} and migrating {migrating} you returned {got}. Is that the FIRST "
+                       "whole k at which migrating takes less time? Try your k and k - 1 in both lines.").format(
+                         zero_copy=zero_copy, migrating=migrating, got=int(got)),
+                     _("write both times as lines, time(k) = 1-pass time + (k - 1) x cost of one more pass, and "
+                       "evaluate them at your k and at k - 1: migrating must be below zero-copy at k, not at k - 1."))
     extra = ""
     if measured and nbytes:
         def seconds(kind: str, k: int) -> float:
@@ -186,10 +194,11 @@ def check_passes_until_migration_wins(passes: Callable[..., Any], *, measured: l
         zc = (seconds("mapped", 1), seconds("mapped", 8))
         mig = (seconds("managed, migrating", 1), seconds("managed, migrating", 8))
         found = passes_rule(zc, mig)  # the true figure, not the learner's (which passed every case above)
-        extra = (f" On this run, for {nbytes >> 20} MiB: " + (f"from {found} passes on, migrating wins."
-                                                               if found else "migrating never wins."))
-    return _correct("zero-copy pays the link on every pass; migration pays it once (page faults included), then "
-                    "each pass reads HBM, so the reuse count decides." + extra)
+        extra = (_(" On this run, for {nbytes} MiB: ").format(nbytes=nbytes >> 20) + (_("from {found} passes on, migrating wins.").format(
+                                                                  found=found)
+                                                               if found else _("migrating never wins.")))
+    return _correct(_("zero-copy pays the link on every pass; migration pays it once (page faults included), then "
+                      "each pass reads HBM, so the reuse count decides.") + extra)
 
 
 def share_with_threads(traffic: Any, threads: int = 8) -> float:
@@ -203,20 +212,22 @@ def compare_prediction(predicted: Any, traffic: Any) -> str:
     if hasattr(traffic, "one"):
         share = share_with_threads(traffic)
         where = f"measured live on {traffic.gpu}" if traffic.live else f"recorded on {traffic.gpu}"
-        seen = (f"Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
-                f"({where}).")
+        seen = (_("Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
+                  "({where}).").format(share=share, where=where))
     else:
         share = float(traffic)
-        seen = f"Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone."
+        seen = _("Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone.").format(
+                   share=share)
     if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
-        return f"No prediction was made (predicted_share_with_8_threads is still `...`). {seen}"
+        return _("No prediction was made (predicted_share_with_8_threads is still `...`). {seen}").format(seen=seen)
     text = f"You predicted {float(predicted):.0%}. {seen} "
     if abs(predicted - share) <= 0.1:
-        return text + "Your guess was within 10 points of the run."
+        return text + _("Your guess was within 10 points of the run.")
     if predicted < share:
-        return text + ("The kernel lost less than you expected: in this run the link, not the host's memory "
-                       "controllers, limits it (section 4).")
-    return text + "The kernel lost more than you expected: the CPU's traffic competes for the same memory (section 4)."
+        return text + (_("The kernel lost less than you expected: in this run the link, not the host's memory "
+                         "controllers, limits it (section 4)."))
+    return text + _("The kernel lost more than you expected: the CPU's traffic competes for the same memory "
+                    "(section 4).")
 
 
 CHECKS = {"platform_class": check_platform_class, "passes_until_migration_wins": check_passes_until_migration_wins}

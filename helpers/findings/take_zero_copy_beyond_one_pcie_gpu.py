@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..exercises.lesson15 import share_with_threads
 from ..experiments.result import Result
+from ..i18n import _
 from ..tables import Text
 
 
@@ -12,8 +13,8 @@ def kernel_share(traffic: Result, threads: int = 8) -> Text:
     """One sentence: what ``threads`` copying CPU threads left the kernel, live or recorded (the result says)."""
     where = f"measured live on {traffic.gpu}" if traffic.live else f"recorded on {traffic.gpu}"
     share = share_with_threads(traffic, threads)
-    return Text(f"With {threads} CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
-                f"({where}).")
+    return Text(_("With {threads} CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
+                  "({where}).").format(threads=threads, share=share, where=where))
 
 
 def whats_next(slug: str = "take-zero-copy-beyond-one-pcie-gpu") -> Text:
@@ -23,10 +24,9 @@ def whats_next(slug: str = "take-zero-copy-beyond-one-pcie-gpu") -> Text:
     ids = lessons.ids()
     here = lessons.lesson_id(slug)
     if here == ids[-1]:
-        return Text(f"This is the last of the course's {len(ids)} lessons. "
-                    f"[Lesson {lessons.lesson_id('decide-when-zero-copy-wins')}]"
-                    f"({lessons.lesson('decide-when-zero-copy-wins').notebook().name})'s decision table and the "
-                    "[glossary](glossary.md) collect what the course measured; `python -m helpers doctor` says what "
-                    "your machine changes.")
+        return Text(_("This is the last of the course's {n_ids} lessons. [Lesson {lesson_id}]({name})'s decision "
+                      "table and the [glossary](glossary.md) collect what the course measured; `python -m helpers "
+                      "doctor` says what your machine changes.").format(
+                        n_ids=len(ids), lesson_id=lessons.lesson_id('decide-when-zero-copy-wins'), name=lessons.lesson('decide-when-zero-copy-wins').notebook().name))
     following = lessons.lesson(ids[ids.index(here) + 1])
     return Text(f"Next: [{following.label}]({following.notebook().name}).")
