@@ -67,6 +67,27 @@ def test_a_changed_english_paragraph_turns_stale_and_shows_in_english(tmp_path, 
     assert "First paragraph, changed." in documents.build(doc) and "第二段。" in documents.build(doc)
 
 
+def test_a_guide_section_of_an_undeclared_lesson_is_pending_and_of_a_declared_one_required(tmp_path, monkeypatch):
+    doc = _tmp_document(tmp_path, monkeypatch, "# Guide\n\n### 00 · Start here (30 min)\n\nText.\n\n"
+                        "### 15 · Go beyond (35 min)\n\nMore.\n")
+    doc = documents.Document(doc.name, doc.source, doc.target, lesson_sections=True)
+    monkeypatch.setattr(edition, "TRANSLATED", tuple(s for s in edition.TRANSLATED
+                                                     if s != "take-zero-copy-beyond-one-pcie-gpu"))
+    assert documents.undeclared_sections(doc) == ("15--go-beyond",)
+    state = documents.status(doc)
+    assert state.untranslated == ["guide/0", "00--start-here/0", "00--start-here/1"] and not state.complete
+    assert documents.untranslated(doc)[-2:] == ["15--go-beyond/0", "15--go-beyond/1"]
+    doc.catalog().parent.mkdir(parents=True)
+    found = catalogs.extract(documents._entries(doc), [])
+    for entry, chinese in zip(found, ["# 指南", "### 00 · 从这里开始（{minutes} 分钟）", "正文。"]):
+        entry.msgstr = chinese
+    doc.catalog().write_text(catalogs.render(found, "test"), encoding="utf-8")
+    assert documents.status(doc).complete, documents.status(doc).words()
+    monkeypatch.setattr(edition, "TRANSLATED", (*edition.TRANSLATED, "take-zero-copy-beyond-one-pcie-gpu"))
+    state = documents.status(doc)
+    assert state.untranslated == ["15--go-beyond/0", "15--go-beyond/1"] and not state.complete
+
+
 def test_a_lesson_headings_minutes_stay_out_of_the_catalog(tmp_path, monkeypatch):
     doc = _tmp_document(tmp_path, monkeypatch, "# Guide\n\n### 06 · Measure bandwidth (35 min)\n\nText.\n")
     assert ("06--measure-bandwidth/0", "### 06 · Measure bandwidth ({minutes} min)") in documents.keyed(

@@ -20,12 +20,14 @@ from helpers import lessons
 from helpers.tools import consistency
 
 ROOT = Path(__file__).resolve().parent.parent
-COPIED = ("helpers", "lessons", "tests", "data", ".ci", "README.md", "CONTRIBUTING.md", "Makefile", "pyproject.toml",
-          "CITATION.cff")
+COPIED = ("helpers", "lessons", "tests", "data", ".ci", "README.md", "README.zh-CN.md", "CONTRIBUTING.md", "Makefile",
+          "pyproject.toml", "CITATION.cff")
 ID, SLUG = "16", "review-the-costs"
 MODULE = SLUG.replace("-", "_")
-# What sync may write besides the lesson's own files (CONTRIBUTING, step 6).
-DERIVED = {"README.md", "lessons/instructor-guide.md", "data/README.md", "lessons/.output-words.json"}
+# What sync may write besides the lesson's own files (CONTRIBUTING, step 6); the guide's Chinese catalog and twin
+# follow the English guide (the new lesson's section stays English there until the lesson is translated).
+DERIVED = {"README.md", "lessons/instructor-guide.md", "data/README.md", "lessons/.output-words.json",
+           "lessons/locale/zh_CN/LC_MESSAGES/instructor-guide.po", "lessons/zh/instructor-guide.md"}
 
 NOTEBOOK = [
     ("markdown", "# 16 · Review the costs\n\n**What you will learn**\n\n- to turn a recorded copy rate into "

@@ -6,7 +6,8 @@ Each document has a catalog beside the lessons' (``lessons/locale/zh_CN/LC_MESSA
 a table, a fenced code block), keyed ``<heading anchor>/<block number in its section>``, and one per phrase of the
 parts that ``python -m helpers sync`` derives from the registry (the guide's plans), keyed ``string/<name>``. A
 lesson heading's minutes are held as ``{minutes}``. A block without a current translation shows in English; the tests
-fail on a stale one anywhere and on an untranslated one outside the sections a document lists as pending.
+fail on a stale one anywhere and on an untranslated one outside the sections a document lists as pending and the
+guide's sections of lessons not yet declared translated (:mod:`.edition`), heading included.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from . import catalogs, edition
 from .catalogs import PLACEHOLDER, Status, current, fits, read
 
 __all__ = ["Document", "DOCUMENTS", "blocks", "keyed", "catalog_text", "build", "status", "expected", "built",
-           "document"]
+           "document", "undeclared_sections"]
 
 _MINUTES = re.compile(r"^(### \d\d · .*\()(\d+)( min\))$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
+_LESSON_SECTION = re.compile(r"^(\d\d)--")     # the anchor of a lesson's heading, ``### NN · Title``
 DERIVED = "{plans}"
 # The block `python -m helpers sync` writes from the registry between these markers (helpers.tools.derived).
 _PLANS_BLOCK = re.compile(r"<!-- plans: written by .*? -->\n.*?<!-- end of plans -->", re.S)
@@ -43,6 +45,7 @@ class Document:
     pending: tuple[str, ...] = ()
     strings: Callable[[], list[tuple[str, str]]] = field(default=lambda: [])
     twin: str = ""                               # the English's line linking to the Chinese twin (not translated)
+    lesson_sections: bool = False                # its ``### NN · `` sections follow the lessons' translation
 
     def catalog(self) -> Path:
         return edition.CATALOGS / f"{self.name}.po"
@@ -178,15 +181,26 @@ def _in(pending: tuple[str, ...], key: str) -> bool:
     return key.split("/", 1)[0] not in pending or key.startswith("string/") or key.endswith("/0")
 
 
+def undeclared_sections(doc: Document) -> tuple[str, ...]:
+    """Anchors of the document's lesson sections whose lesson is not declared translated: pending whole, heading
+    too, as the lesson's own catalog is (a new lesson needs no translation to land)."""
+    if not doc.lesson_sections:
+        return ()
+    ids = {entry.id for entry in edition.undeclared()}
+    heads = [key.split("/", 1)[0] for key, _ in keyed(_english(doc)) if key.endswith("/0")]
+    return tuple(h for h in heads if (m := _LESSON_SECTION.match(h)) and m.group(1) in ids)
+
+
 def status(doc: Document) -> Status:
     """Each block and phrase of the document against its catalog on disk; an untranslated block of a pending
-    section is not a problem (:func:`untranslated` lists it)."""
+    section or of an undeclared lesson's section is not a problem (:func:`untranslated` lists it)."""
     found = Status(doc.name)
     old = {e.msgctxt: e for e in read(doc.catalog()) if e.msgid and not e.obsolete}
+    later = undeclared_sections(doc)
     for key, source in _entries(doc):
         e = old.get(key)
         if e is None or not e.msgstr:
-            if _in(doc.pending, key):
+            if _in(doc.pending, key) and key.split("/", 1)[0] not in later:
                 found.untranslated.append(key)
         elif e.fuzzy or e.msgid != source:
             found.stale.append(key)
@@ -248,7 +262,7 @@ README = Document("README", paths.ROOT / "README.md", paths.ROOT / "README.zh-CN
 GUIDE = Document("instructor-guide", paths.LESSONS / "instructor-guide.md", edition.NOTEBOOKS / "instructor-guide.md",
                  pending=("how-long-the-lessons-take-and-how-to-measure-it", "when-a-learners-gpu-gives-other-numbers",
                           "what-the-course-trusts-on-a-shared-server", "rehearse-a-simulated-classroom"),
-                 strings=_plans_strings, twin=TWIN.format("zh/instructor-guide.md"))
+                 strings=_plans_strings, twin=TWIN.format("zh/instructor-guide.md"), lesson_sections=True)
 DOCUMENTS = (README, GUIDE)
 
 

@@ -257,9 +257,16 @@ def sync(count_output: bool = True) -> list[str]:
         registry.write_text(written, encoding="utf-8")
         importlib.reload(lessons)
         changed.append("helpers/lessons.py")
-    for path, text in _expected().items():
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            changed.append(path.relative_to(paths.ROOT).as_posix())
+    # a derived file can follow another (the guide's catalog its English, the Chinese guide that catalog): write
+    # until nothing changes, so one command is enough
+    for _ in range(4):
+        written = []
+        for path, text in _expected().items():
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+                written.append(path.relative_to(paths.ROOT).as_posix())
+        changed += [file for file in written if file not in changed]
+        if not written:
+            break
     return changed
