@@ -11,6 +11,7 @@ import numpy as np
 
 from ..analysis import spread
 from ..platform.machine import detect_virtualization, in_vm, plainly
+from ..i18n import _
 from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
@@ -32,16 +33,16 @@ def recording_machine(provenance: dict[str, Any]) -> str:
     a reader takes for the physical machine under the hypervisor), or the machine itself on bare metal."""
     gpu, vm = provenance.get("gpu", "recorded GPU"), provenance.get("virtualization") or ""
     if vm and vm != "none":
-        return f"the virtual machine the {gpu} was recorded in ({plainly(vm)})"
-    return f"the machine the {gpu} was recorded on"
+        return _("the virtual machine the {gpu} was recorded in ({plainly})").format(gpu=gpu, plainly=plainly(vm))
+    return _("the machine the {gpu} was recorded on").format(gpu=gpu)
 
 
 def which_run(result: Any) -> str:
     """The run a result comes from, for a sentence: "this run" live, "the instructor's run" for a class record,
     "the recorded run" in replay (as :func:`helpers.findings.computed_from` says it)."""
     if getattr(result, "live", False):
-        return "this run"
-    return "the instructor's run" if getattr(result, "class_record", None) else "the recorded run"
+        return _("this run")
+    return _("the instructor's run") if getattr(result, "class_record", None) else _("the recorded run")
 
 
 def same_machine(wc: Any) -> Any:
@@ -104,58 +105,63 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
     fewest zero-copy reads after which registering once is at most ``share`` of the total time. With ``measured``
     (``registered``), the message says the answer for 1 GiB on that run."""
     if is_placeholder(reads_needed):
-        return _not_yet("define reads_needed(register_seconds, read_seconds, share=0.1) returning the fewest whole "
-                        "number of reads k after which registering once is at most `share` of the total time.")
+        return _not_yet(_("define reads_needed(register_seconds, read_seconds, share=0.1) returning the fewest "
+                          "whole number of reads k after which registering once is at most `share` of the total "
+                          "time."))
     for register, read, share in READ_CASES:
         got = reads_needed(register, read, share)
         if is_placeholder(got):
-            return _not_yet("reads_needed returns `...`: return the number of reads.")
+            return _not_yet(_("reads_needed returns `...`: return the number of reads."))
         want = reads_needed_rule(register, read, share)
         exact = register * (1 - share) / (share * read)
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
-            return _hint(f"you returned {got:.3f} reads: a count of reads is a whole number. Which way must you "
-                         "round so that the registration stays within the share?",
-                         "round up (math.ceil): rounding down leaves the registration above the share.")
+            return _hint(_("you returned {got:.3f} reads: a count of reads is a whole number. Which way must you "
+                           "round so that the registration stays within the share?").format(got=got),
+                         _("round up (math.ceil): rounding down leaves the registration above the share."))
         if not isinstance(got, (int, np.integer, float, np.floating)):
-            return _hint(f"return a whole number of reads; you returned {got!r}.",
-                         "compute k as a number, round it to a whole count, and return it alone.")
+            return _hint(_("return a whole number of reads; you returned {got!r}.").format(got=got),
+                         _("compute k as a number, round it to a whole count, and return it alone."))
         got = int(got)
         if got == want:
             continue
         if _ignores_share(reads_needed, register, read, share, got):
-            return _hint(f"you returned {got} reads for register = {register} s, read = {read} s, and {got} again "
-                         "whatever `share` is: your count leaves the share out. How does the share the registration "
-                         "may take of the total decide how many reads are needed?",
-                         "write the registration's share of the total time after k reads, then find the first k "
-                         "for which it is at most `share`.")
+            return _hint(_("you returned {got} reads for register = {register} s, read = {read} s, and {got} again "
+                           "whatever `share` is: your count leaves the share out. How does the share the "
+                           "registration may take of the total decide how many reads are needed?").format(
+                             got=got, register=register, read=read),
+                         _("write the registration's share of the total time after k reads, then find the first k "
+                           "for which it is at most `share`."))
         if got == math.ceil(register / (share * read) - 1e-9) or got == math.floor(register / (share * read)):
-            return _hint("the share is of the TOTAL time, registration included, not of the reading time. What is "
-                         "the total time of registering once and reading k times, and what share of it is the "
-                         "registration?",
-                         "the condition is register / (register + k * read) <= share: multiply both sides by "
-                         "(register + k * read), gather the terms with k on one side, then divide.")
+            return _hint(_("the share is of the TOTAL time, registration included, not of the reading time. What "
+                           "is the total time of registering once and reading k times, and what share of it is the "
+                           "registration?"),
+                         _("the condition is register / (register + k * read) <= share: multiply both sides by "
+                           "(register + k * read), gather the terms with k on one side, then divide."))
         if got == math.floor(exact) and got < want:
-            return _hint(f"for register = {register} s, read = {read} s, share = {share} you returned {got}, one too "
-                         "few. Should you round up or down so that the share is not exceeded?",
-                         "k must reach the bound, not stop short of it: the next whole number above it (math.ceil).")
+            return _hint(_("for register = {register} s, read = {read} s, share = {share} you returned {got}, one "
+                           "too few. Should you round up or down so that the share is not exceeded?").format(
+                             register=register, read=read, share=share, got=got),
+                         _("k must reach the bound, not stop short of it: the next whole number above it "
+                           "(math.ceil)."))
         if got > 0 and register / (register + got * read) <= share:
-            return _hint(f"{got} reads do bring the registration under {share:.0%} (for register = {register} s, "
-                         f"read = {read} s), but fewer do too: the question asks for the fewest. Where is the "
-                         "bound on k exactly?",
-                         "solve register / (register + k * read) = share for k, then round up to the next whole "
-                         "number.")
-        return _hint(f"for register = {register} s, read = {read} s, share = {share} you returned {got}. With k "
-                     "reads, what share of the total time is the registration, and for which k does it first drop "
-                     "to the share?",
-                     "compute the registration's share of the total with your k and with k - 1: the fewest k "
-                     "brings it to `share` or under, while k - 1 leaves it above.")
+            return _hint(_("{got} reads do bring the registration under {share:.0%} (for register = {register} s, "
+                           "read = {read} s), but fewer do too: the question asks for the fewest. Where is the "
+                           "bound on k exactly?").format(got=got, share=share, register=register, read=read),
+                         _("solve register / (register + k * read) = share for k, then round up to the next whole "
+                           "number."))
+        return _hint(_("for register = {register} s, read = {read} s, share = {share} you returned {got}. With k "
+                       "reads, what share of the total time is the registration, and for which k does it first "
+                       "drop to the share?").format(register=register, read=read, share=share, got=got),
+                     _("compute the registration's share of the total with your k and with k - 1: the fewest k "
+                       "brings it to `share` or under, while k - 1 leaves it above."))
     extra = ""
     if measured is not None:
         per_gib, read = registration_seconds(measured)
-        extra = (f" On {which_run(measured)}: registering 1 GiB cost {per_gib * 1e3:.0f} ms and one read {read * 1e3:.1f} ms, so "
-                 f"{int(reads_needed(per_gib, read))} reads.")
-    return _correct("registering is paid once, reading every time, so its share of the total shrinks as the buffer "
-                    "is reused: register once, outside the loop." + extra)
+        extra = (_(" On {which_run}: registering 1 GiB cost {per_gib:.0f} ms and one read {read:.1f} ms, so "
+                   "{reads_needed} reads.").format(
+                     which_run=which_run(measured), per_gib=per_gib * 1e3, read=read * 1e3, reads_needed=int(reads_needed(per_gib, read))))
+    return _correct(_("registering is paid once, reading every time, so its share of the total shrinks as the "
+                      "buffer is reused: register once, outside the loop.") + extra)
 
 
 # --------------------------------------------------------------------------- what the driver pins beside a range
@@ -177,52 +183,57 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
     bytes before and after the range that the driver pins with it; with ``measured`` (``registered``), the message
     applies it to the alignment probes the driver accepted."""
     if is_placeholder(neighbours_pinned):
-        return _not_yet("define neighbours_pinned(address, nbytes, page_size=4096) returning (bytes before, bytes "
-                        "after).")
+        return _not_yet(_("define neighbours_pinned(address, nbytes, page_size=4096) returning (bytes before, "
+                          "bytes after)."))
     for address, nbytes, page in NEIGHBOUR_CASES:
         got = neighbours_pinned(address, nbytes, page)
         if is_placeholder(got):
-            return _not_yet("neighbours_pinned has no body yet (it returns None): return (before, after).")
+            return _not_yet(_("neighbours_pinned has no body yet (it returns None): return (before, after)."))
         if not (isinstance(got, (tuple, list)) and len(got) == 2 and all(
                 isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in got)):
             return _hint(f"return a pair of whole numbers of bytes (before, after); you returned {got!r}."[:300],
-                         "end with `return before, after`, both counted with integer arithmetic (% and //).")
+                         _("end with `return before, after`, both counted with integer arithmetic (% and //)."))
         before, after = (int(v) for v in got)
         want_before, want_after = neighbours_pinned_rule(address, nbytes, page)
         if (before, after) == (want_before, want_after):
             continue
         offset = (address % page, nbytes, page)
-        case = f"a range {offset[0]} bytes into a page, {nbytes} bytes long, {page}-byte pages"
+        case = _("a range {value} bytes into a page, {nbytes} bytes long, {page}-byte pages").format(
+                   value=offset[0], nbytes=nbytes, page=page)
         if page != 4096 and (before, after) == neighbours_pinned_rule(address, nbytes, 4096):
-            return _hint(f"{case}: your answer is the one for 4096-byte pages. Where does your code still assume "
-                         "4096 instead of the page_size argument?", "use page_size wherever the page size appears.")
+            return _hint(_("{case}: your answer is the one for 4096-byte pages. Where does your code still assume "
+                           "4096 instead of the page_size argument?").format(case=case),
+                         _("use page_size wherever the page size "
+                           "appears."))
         if (after, before) == (want_before, want_after):
-            return _hint(f"{case}: the pair is swapped. Which comes first, the bytes before the range or after it?",
-                         "return (before, after).")
+            return _hint(_("{case}: the pair is swapped. Which comes first, the bytes before the range or after it?").format(
+                             case=case),
+                         _("return (before, after)."))
         if before != want_before:
             if before == (page - address % page) % page:
-                return _hint(f"{case}: you counted from the range's first byte up to the next page boundary. Which "
-                             "page holds the first byte, and where does that page begin?",
-                             "the first pinned page begins at the page boundary at or below the address: the bytes "
-                             "before are the distance from that boundary to the address.")
-            return _hint(f"{case}: you returned {before} bytes before it. The driver's first pinned page is the one "
-                         "that holds the range's first byte: where does that page begin?",
-                         "the distance from the page boundary below the address to the address: what is left over "
-                         "when the address is divided by the page size.")
+                return _hint(_("{case}: you counted from the range's first byte up to the next page boundary. "
+                               "Which page holds the first byte, and where does that page begin?").format(case=case),
+                             _("the first pinned page begins at the page boundary at or below the address: the "
+                               "bytes before are the distance from that boundary to the address."))
+            return _hint(_("{case}: you returned {before} bytes before it. The driver's first pinned page is the "
+                           "one that holds the range's first byte: where does that page begin?").format(
+                             case=case, before=before),
+                         _("the distance from the page boundary below the address to the address: what is left "
+                           "over when the address is divided by the page size."))
         if after == page - (address + nbytes) % page and (address + nbytes) % page == 0:
-            return _hint(f"{case}: the range ends exactly on a page boundary, and you counted a whole page after it. "
-                         "Does the driver pin the page that starts where the range ends?",
-                         "when the end is on a boundary nothing after it is pinned: take the remainder once more "
-                         "(% page_size) so that a full page becomes 0.")
+            return _hint(_("{case}: the range ends exactly on a page boundary, and you counted a whole page after "
+                           "it. Does the driver pin the page that starts where the range ends?").format(case=case),
+                         _("when the end is on a boundary nothing after it is pinned: take the remainder once more "
+                           "(% page_size) so that a full page becomes 0."))
         if after == -nbytes % page and nbytes % page != (address + nbytes) % page:
-            return _hint(f"{case}: your bytes after depend on the length only. Where does the range end: at nbytes, "
-                         "or at address + nbytes?",
-                         "the last pinned page is the one that holds address + nbytes - 1: count from the range's "
-                         "end to the next page boundary.")
-        return _hint(f"{case}: you returned {after} bytes after it. The driver's last pinned page is the one that "
-                     "holds the range's last byte: where does that page end?",
-                     "the distance from the range's end (address + nbytes) up to the next page boundary, 0 when it "
-                     "is one already.")
+            return _hint(_("{case}: your bytes after depend on the length only. Where does the range end: at "
+                           "nbytes, or at address + nbytes?").format(case=case),
+                         _("the last pinned page is the one that holds address + nbytes - 1: count from the "
+                           "range's end to the next page boundary."))
+        return _hint(_("{case}: you returned {after} bytes after it. The driver's last pinned page is the one that "
+                       "holds the range's last byte: where does that page end?").format(case=case, after=after),
+                     _("the distance from the range's end (address + nbytes) up to the next page boundary, 0 when "
+                       "it is one already."))
     extra = ""
     if measured is not None:
         tried = measured.select(allocation="alignment probe (cuMemHostRegister)")
@@ -232,12 +243,14 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
         if odd:
             r, (before, after) = odd[-1]
             accepted = f"all {len(tried)}" if len(probes) == len(tried) else f"{len(probes)} of the {len(tried)}"
-            extra = (f" The driver accepted {accepted} alignment probes; {len(odd)} of them pinned bytes that were "
-                     f"not theirs: the {r['nbytes']}-byte range {r['page_offset']} bytes into a page pinned {before} "
-                     f"bytes before it and {after} after it.")
-    return _correct("the driver pins whole pages, so a range pins nothing of its neighbours only when both numbers are "
-                    "0: it starts on a page boundary and is a whole number of pages long. That is the rule "
-                    "RegisteredArray applies before calling cuMemHostRegister (with one unbroken, contiguous range)."
+            extra = (_(" The driver accepted {accepted} alignment probes; {n_odd} of them pinned bytes that were "
+                       "not theirs: the {nbytes}-byte range {page_offset} bytes into a page pinned {before} bytes "
+                       "before it and {after} after it.").format(
+                         accepted=accepted, n_odd=len(odd), nbytes=r['nbytes'], page_offset=r['page_offset'], before=before, after=after))
+    return _correct(_("the driver pins whole pages, so a range pins nothing of its neighbours only when both "
+                      "numbers are 0: it starts on a page boundary and is a whole number of pages long. That is "
+                      "the rule RegisteredArray applies before calling cuMemHostRegister (with one unbroken, "
+                      "contiguous range).")
                     + extra)
 
 
@@ -247,32 +260,32 @@ def compare_prediction(predicted: Any, wc: Any) -> Text:
     ratio = (wc.one(allocation="mapped + write-combined", side="cpu", op="read")["GBps"]
              / wc.one(allocation="mapped", side="cpu", op="read")["GBps"])
     measured = 1 / ratio
-    seen = (f"Measured: the CPU read write-combined memory at {ratio:.0%} of the ordinary rate, "
-            f"{measured:.2f}x as long.")
+    seen = (_("Measured: the CPU read write-combined memory at {ratio:.0%} of the ordinary rate, {measured:.2f}x "
+              "as long.").format(ratio=ratio, measured=measured))
     if is_placeholder(predicted):
-        return Text(f"No prediction was made (predicted_wc_read_slowdown is still `...`). {seen}")
+        return Text(_("No prediction was made (predicted_wc_read_slowdown is still `...`). {seen}").format(seen=seen))
     if (isinstance(predicted, (bool, np.bool_)) or not isinstance(predicted, (int, float, np.integer, np.floating))
             or not np.isfinite(predicted) or predicted <= 0):
-        return Text(f"A prediction here is a positive number, how many times as long as an ordinary read (e.g. 10); "
-                    f"you gave {predicted!r}. {seen}")
+        return Text(_("A prediction here is a positive number, how many times as long as an ordinary read (e.g. "
+                      "10); you gave {predicted!r}. {seen}").format(predicted=predicted, seen=seen))
     gap = predicted / measured
     where = "on this machine" if wc.live else f"in {recording_machine(wc.provenance)}"
-    text = f"You predicted {float(predicted):g}x as long. {seen} "
+    text = _("You predicted {predicted:g}x as long. {seen} ").format(predicted=float(predicted), seen=seen)
     if 0.67 <= gap <= 1.5:
-        return Text(text + "Your guess was within 50% of the run.")
+        return Text(text + _("Your guess was within 50% of the run."))
     if gap > 1.5:
-        return Text(text + "The reads were faster than you expected" + (
-            f": the guide's 'prohibitively slow' did not show {where}; section 1 discusses why."
+        return Text(text + _("The reads were faster than you expected") + (
+            _(": the guide's 'prohibitively slow' did not show {where}; section 1 discusses why.").format(where=where)
             if measured < 2 else "."))
     verdict = write_combined_verdict(wc)     # the reason the verdict below gives, never another
     if verdict["cpu_wc_honoured"]:
-        why = "memory the CPU does not cache gives every load its own trip to memory (section 1)."
+        why = _("memory the CPU does not cache gives every load its own trip to memory (section 1).")
     elif verdict["cpu_read_ratio"] < 0.5:
-        why = "the verdict below says what one run can tell of why."
+        why = _("the verdict below says what one run can tell of why.")
     else:
-        why = (f"{'this machine' if wc.live else 'that machine'} gave the CPU an ordinary cached mapping (the "
-               "verdict below), so write-combined memory read about as fast as ordinary memory.")
-    return Text(text + "The reads were slower than you expected: " + why)
+        why = (_("{value} gave the CPU an ordinary cached mapping (the verdict below), so write-combined memory "
+                 "read about as fast as ordinary memory.").format(value=_("this machine") if wc.live else _("that machine")))
+    return Text(text + _("The reads were slower than you expected: ") + why)
 
 CHECKS = {"reads_needed": check_reads_needed, "neighbours_pinned": check_neighbours_pinned}
 

@@ -21,6 +21,7 @@ from ..experiments.quiet import band
 from ..memory import gpu, pages
 from ..platform.notes import HOLDS, platform_note
 from ..platform.provenance import driver_version
+from ..i18n import _
 from ..tables import Table, Text, bullets, join
 from . import computed_from
 
@@ -42,9 +43,9 @@ def this_machine(provenance: dict[str, Any] | None = None) -> Text:
         from ..records import reference_record
 
         provenance = reference_record()[0]["provenance"]
-    said = (f"This lesson's figures hold for {recording_machine(provenance)}. Section 1's "
-            "CPU reads of write-combined memory show what that machine gave the CPU; registration and the flags hold "
-            "as measured.")
+    said = (_("This lesson's figures hold for {recording_machine}. Section 1's CPU reads of write-combined memory "
+              "show what that machine gave the CPU; registration and the flags hold as measured.").format(
+                recording_machine=recording_machine(provenance)))
     return Text(re.sub(re.escape(HOLD) + r"[^\n]*?\.(?=\s|$)", lambda _match: said, note, count=1))
 
 
@@ -62,26 +63,29 @@ def describe_write_combined(wc: Any) -> str:
     """The verdict on write-combined memory, in words, from :func:`write_combined_verdict`."""
     v = write_combined_verdict(wc)
     ratio = v["cpu_read_ratio"]
-    machine = "this machine (live)" if wc.live else recording_machine(wc.provenance)
+    machine = _("this machine (live)") if wc.live else recording_machine(wc.provenance)
     if v["cpu_wc_honoured"]:
-        cpu = (f"The CPU's reads of write-combined memory took {1 / ratio:.1f}x as long as of ordinary pinned memory "
-               f"on {machine}, beyond their spread and of one sign across the committed records of such a machine: "
-               f"the flag reached the CPU's page tables, as the {GUIDE} warns.")
+        cpu = (_("The CPU's reads of write-combined memory took {value:.1f}x as long as of ordinary pinned memory "
+                 "on {machine}, beyond their spread and of one sign across the committed records of such a "
+                 "machine: the flag reached the CPU's page tables, as the {GUIDE} warns.").format(
+                   value=1 / ratio, machine=machine, GUIDE=GUIDE))
     elif ratio < 0.5:
-        cpu = (f"The CPU read write-combined memory at {ratio:.0%} of the ordinary rate on {machine}, "
-               "but the records of such a machine do not all show a slowdown: one run cannot tell whether the flag "
-               "reached the CPU's page tables.")
+        cpu = (_("The CPU read write-combined memory at {ratio:.0%} of the ordinary rate on {machine}, but the "
+                 "records of such a machine do not all show a slowdown: one run cannot tell whether the flag "
+                 "reached the CPU's page tables.").format(ratio=ratio, machine=machine))
     else:
-        cpu = (f"The CPU read write-combined memory at {ratio:.0%} of the ordinary rate "
-               f"({'beyond' if v['cpu_apart'] else 'within'} their spread, across the committed records of such a "
-               f"machine) on {machine}: it did not give the CPU a write-combined mapping (a hypervisor may decide "
-               f"its guest's memory types: Going deeper), so the slowdown the {GUIDE} warns of cannot show on it; on bare metal, where the flag "
-               "reaches the CPU's page tables, expect CPU reads many times slower.")
-    gpu = (f" The GPU read both at the same rate (ratio {v['gpu_read_ratio']:.3f}, within their spread): "
-           "write-combining does not make GPU reads faster on it. It is for buffers the CPU writes and the GPU reads, "
-           "whose reads need not be snooped where the platform honours the type." if v["gpu_same"] else
-           f" The GPU read write-combined memory at {v['gpu_read_ratio']:.2f}x the ordinary rate, beyond their "
-           "spread.")
+        cpu = (_("The CPU read write-combined memory at {ratio:.0%} of the ordinary rate ({value} their spread, "
+                 "across the committed records of such a machine) on {machine}: it did not give the CPU a "
+                 "write-combined mapping (a hypervisor may decide its guest's memory types: Going deeper), so the "
+                 "slowdown the {GUIDE} warns of cannot show on it; on bare metal, where the flag reaches the CPU's "
+                 "page tables, expect CPU reads many times slower.").format(
+                   ratio=ratio, value=_("beyond") if v['cpu_apart'] else _("within"), machine=machine, GUIDE=GUIDE))
+    gpu = (_(" The GPU read both at the same rate (ratio {gpu_read_ratio:.3f}, within their spread): "
+             "write-combining does not make GPU reads faster on it. It is for buffers the CPU writes and the GPU "
+             "reads, whose reads need not be snooped where the platform honours the type.").format(
+               gpu_read_ratio=v['gpu_read_ratio']) if v["gpu_same"] else
+           _(" The GPU read write-combined memory at {gpu_read_ratio:.2f}x the ordinary rate, beyond their spread.").format(
+               gpu_read_ratio=v['gpu_read_ratio']))
     return cpu + gpu
 
 
@@ -101,7 +105,7 @@ def verdict(wc: Any) -> Any:
              f"{ratio[side, op]:.2f}") for side, op in SIDES]
     machine = platform.platform() if wc.live else wc.provenance.get("platform", "not recorded")
     repeats = len(wc.rows[0]["seconds"])
-    return join(Table(["who, what", "ordinary mapped GB/s", "write-combined GB/s", "WC / ordinary"], rows,
+    return join(Table([_("who, what"), _("ordinary mapped GB/s"), _("write-combined GB/s"), _("WC / ordinary")], rows,
                       caption=f"*{wc.origin(dated=True)}; median of {repeats} repeats (slowest-fastest); "
                               f"machine: {machine}*"),
                 Text(describe_write_combined(wc)))
@@ -111,10 +115,10 @@ def backing(pagemap: Any) -> Any:
     """Section 1: the file /proc/self/maps names behind the ordinary and the write-combined allocation."""
     found = {kind: " ".join(pagemap.one(allocation=kind)["maps_line"].split()[5:]) for kind in WC_KINDS}
     differ = len(set(found.values())) > 1
-    said = ("The two allocations are backed differently: the driver did treat them differently." if differ else
-            f"The two allocations are backed the same way: {which_run(pagemap)} does not show that the flag "
-            "changed the allocation.")
-    return join(Table(["allocation", "backed by"], list(found.items()), caption=f"*{pagemap.origin(dated=True)}*"), Text(said))
+    said = (_("The two allocations are backed differently: the driver did treat them differently.") if differ else
+            _("The two allocations are backed the same way: {which_run} does not show that the flag changed the "
+              "allocation.").format(which_run=which_run(pagemap)))
+    return join(Table([_("allocation"), _("backed by")], list(found.items()), caption=f"*{pagemap.origin(dated=True)}*"), Text(said))
 
 
 def flags(identity: Any) -> Any:
@@ -122,11 +126,12 @@ def flags(identity: Any) -> Any:
     DEVICEMAP reports it where addressing is unified."""
     rows = [(r["allocation"], ", ".join(r["host_flags"]) or "none") for r in identity.rows if "host_flags" in r]
     if not rows:
-        return Text(f"data/{identity.record_file} was recorded before address_identity stored the flags; run "
-                    "`python -m helpers record` on a GPU to add them.")
-    table = Table(["allocation", "flags the driver reports"], rows, caption=(
-        f"*{identity.origin(dated=True)}; registered memory has no row: `cuMemHostGetFlags` reads only "
-        f"`cuMemHostAlloc`/`cuMemAllocHost` memory ([Driver API]({DRIVER_MEMORY}))*"))
+        return Text(_("data/{record_file} was recorded before address_identity stored the flags; run `python -m "
+                      "helpers record` on a GPU to add them.").format(record_file=identity.record_file))
+    table = Table([_("allocation"), _("flags the driver reports")], rows, caption=(
+        _("*{origin}; registered memory has no row: `cuMemHostGetFlags` reads only "
+          "`cuMemHostAlloc`/`cuMemAllocHost` memory ([Driver API]({DRIVER_MEMORY}))*").format(
+            origin=identity.origin(dated=True), DRIVER_MEMORY=DRIVER_MEMORY)))
     unasked = dict(rows).get("pinned, no DEVICEMAP flag", "")
     if "DEVICEMAP" not in unasked:
         return table
@@ -154,26 +159,28 @@ def registration(reg: Any) -> Text:
     """Section 3: what PyCUDA's own call did, what registering cost, and how fast registered memory read."""
     plain = reg.one(allocation="pycuda.driver.register_host_memory")
     aligned = reg.select(allocation="pycuda.driver.register_host_memory (aligned_empty, DEVICEMAP)")
-    per_gib, _ = registration_seconds(reg)
+    per_gib, _fixed = registration_seconds(reg)
     cost = reg.one(allocation="register + unregister (host)")
     registered, allocated = reg.one(allocation="registered"), reg.one(allocation="cudaHostAlloc mapped")
     change = registered["GBps"] / allocated["GBps"] - 1
-    pycuda = ("PyCUDA's `register_host_memory` worked on an ordinary array." if plain["works"] else
+    pycuda = (_("PyCUDA's `register_host_memory` worked on an ordinary array.") if plain["works"] else
               explain_register_error(plain))   # today's words for the recorded error, not the record's
     if aligned:
         a = aligned[0]
-        pycuda += (f" On {a['nbytes'] >> 20} MiB of page-aligned memory from `aligned_empty` with `DEVICEMAP` it "
-                   + ("worked." if a["works"] else "failed the same way: alignment is not the reason."))
+        pycuda += (_(" On {nbytes} MiB of page-aligned memory from `aligned_empty` with `DEVICEMAP` it ").format(
+                       nbytes=a['nbytes'] >> 20)
+                   + ("worked." if a["works"] else _("failed the same way: alignment is not the reason.")))
     return bullets([
         f"Figures {reg.origin(dated=True)}.",
         pycuda,
-        f"Registering and unregistering {cost['nbytes'] >> 20} MiB took {float(np.median(cost['seconds'])) * 1e3:.1f} "
-        f"ms: {per_gib * 1e3:.0f} ms per GiB.",
-        f"`read_float4_x4` read registered memory at {spread_said(registered)} and `cudaHostAlloc` memory at "
-        f"{spread_said(allocated)} GB/s (median, slowest-fastest repeat; its own runs, not "
-        "section 1's): "
-        + (f"{abs(change):.0%} {'slower' if change < 0 else 'faster'}, beyond their spread."
-           if _registered_apart(reg) else "as fast, within their spread."),
+        _("Registering and unregistering {nbytes} MiB took {median:.1f} ms: {per_gib:.0f} ms per GiB.").format(
+            nbytes=cost['nbytes'] >> 20, median=float(np.median(cost['seconds'])) * 1e3, per_gib=per_gib * 1e3),
+        _("`read_float4_x4` read registered memory at {spread_said} and `cudaHostAlloc` memory at {spread_said2} "
+          "GB/s (median, slowest-fastest repeat; its own runs, not section 1's): ").format(
+            spread_said=spread_said(registered), spread_said2=spread_said(allocated))
+        + (_("{change:.0%} {value}, beyond their spread.").format(
+               change=abs(change), value=_("slower") if change < 0 else _("faster"))
+           if _registered_apart(reg) else _("as fast, within their spread.")),
     ])
 
 
@@ -187,16 +194,16 @@ def probes(reg: Any) -> Table:
 def refusals() -> Table:
     """Section 3: two arrays RegisteredArray refuses before calling the driver, and why (no GPU needed)."""
     rows = []
-    for name, array in (("`zc.pages.page_aligned_empty(2048)[::2]`, every other float",
+    for name, array in ((_("`zc.pages.page_aligned_empty(2048)[::2]`, every other float"),
                          pages.page_aligned_empty(2048)[::2]),
-                        ("`zc.pages.page_aligned_empty(2048)[1:]`, 4 bytes in", pages.page_aligned_empty(2048)[1:])):
+                        (_("`zc.pages.page_aligned_empty(2048)[1:]`, 4 bytes in"), pages.page_aligned_empty(2048)[1:])):
         try:
             gpu._check_registrable(array)
             said = "accepted"
         except RegistrationError as exc:
             said = str(exc)
         rows.append((name, said))
-    return Table(["array", "RegisteredArray says"], rows)
+    return Table([_("array"), _("RegisteredArray says")], rows)
 
 
 def _kept(identity: Any) -> str:
@@ -213,15 +220,18 @@ def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str
     per_gib, read = registration_seconds(reg)
     registered, allocated = reg.one(allocation="registered")["GBps"], reg.one(allocation="cudaHostAlloc mapped")["GBps"]
     return bullets([
-        f"The CPU read write-combined memory at {ratio['cpu', 'read']:.0%} and wrote it at {ratio['cpu', 'write']:.0%} "
-        f"of the ordinary rate; the GPU read it at {ratio['gpu', 'read']:.0%} and wrote it at "
-        f"{ratio['gpu', 'write']:.0%} ({wc.origin(dated=True)}).",
-        "The write-combined allocation was backed " + ("differently from" if found[WC_KINDS[0]] != found[WC_KINDS[1]]
-                                                       else "the same way as") + " the ordinary one; the driver's "
-        f"flags for it: {', '.join(wc_flags) if wc_flags else 'not recorded'}.",
-        f"{_kept(identity)} kinds of page-locked allocation had a device pointer equal to the host pointer "
-        f"(`UNIFIED_ADDRESSING` = {attributes['UNIFIED_ADDRESSING']}).",
-        f"Registering cost {per_gib * 1e3:.0f} ms per GiB; registered memory read at {registered / allocated:.0%} of "
-        f"`cudaHostAlloc` memory's rate; {reads_needed_rule(per_gib, read)} reads of 1 GiB bring registering under "
-        f"10% of the total ({reg.origin(dated=True)}).",
+        _("The CPU read write-combined memory at {value:.0%} and wrote it at {value2:.0%} of the ordinary rate; "
+          "the GPU read it at {value3:.0%} and wrote it at {value4:.0%} ({origin}).").format(
+            value=ratio['cpu', 'read'], value2=ratio['cpu', 'write'], value3=ratio['gpu', 'read'], value4=ratio['gpu', 'write'], origin=wc.origin(dated=True)),
+        _("The write-combined allocation was backed ") + (_("differently from") if found[WC_KINDS[0]] != found[WC_KINDS[1]]
+                                                       else _("the same way as")) + _(" the ordinary one; the driver's flags "
+                                                                                   "for it: {value}.").format(
+                                                                                     value=', '.join(wc_flags) if wc_flags else _("not recorded")),
+        _("{kept} kinds of page-locked allocation had a device pointer equal to the host pointer "
+          "(`UNIFIED_ADDRESSING` = {unified_addressing}).").format(
+            kept=_kept(identity), unified_addressing=attributes['UNIFIED_ADDRESSING']),
+        _("Registering cost {per_gib:.0f} ms per GiB; registered memory read at {registered:.0%} of "
+          "`cudaHostAlloc` memory's rate; {reads_needed_rule} reads of 1 GiB bring registering under 10% of the "
+          "total ({origin}).").format(
+            per_gib=per_gib * 1e3, registered=registered / allocated, reads_needed_rule=reads_needed_rule(per_gib, read), origin=reg.origin(dated=True)),
     ], head=computed_from(wc))
