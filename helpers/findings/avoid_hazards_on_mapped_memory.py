@@ -9,6 +9,7 @@ import numpy as np
 
 from ..exercises.lesson14 import median_seconds, atomic_ratio, per_warp_ns, zero_copy_load_ns
 from ..experiments.result import Result
+from ..i18n import _
 from ..tables import Shown, Table, Text, bullets, join
 
 PUBLISHERS = ("publish_fenced", "publish_unfenced", "publish_flag_first")
@@ -26,12 +27,14 @@ def stale_reads(stale: Result) -> Text:
     """What the host saw in the buffer while one GPU thread filled it, and after synchronising."""
     partial, final = partial_reads(stale), stale.rows[-1]
     early = sum(not r["synchronized"] for r in stale.rows)
-    first = (f", the first {100 * partial[0]['filled'] / partial[0]['n']:.1f}% written "
-             f"{partial[0]['after_launch_ms']:.1f} ms after the launch call" if partial else "")
-    after = ("every element was written" if final["synchronized"] and final["filled"] == final["n"]
-             else f"only {final['filled']:,} of {final['n']:,} elements were written (a broken run)")
-    return Text(f"{len(partial)} of the host's {early} reads before synchronising saw a partly written buffer{first}; "
-                f"after synchronising, {after} ({final['n']:,} elements, {stale.origin(dated=True)}).")
+    first = (_(", the first {value:.1f}% written {after_launch_ms:.1f} ms after the launch call").format(
+                 value=100 * partial[0]['filled'] / partial[0]['n'], after_launch_ms=partial[0]['after_launch_ms']) if partial else "")
+    after = (_("every element was written") if final["synchronized"] and final["filled"] == final["n"]
+             else _("only {filled:,} of {n:,} elements were written (a broken run)").format(
+                      filled=final['filled'], n=final['n']))
+    return Text(_("{n_partial} of the host's {early} reads before synchronising saw a partly written "
+                  "buffer{first}; after synchronising, {after} ({n:,} elements, {origin}).").format(
+                    n_partial=len(partial), early=early, first=first, after=after, n=final['n'], origin=stale.origin(dated=True)))
 
 
 # --------------------------------------------------------------------------- 2. atomics
@@ -45,8 +48,9 @@ def counts(atomics: Result) -> Table:
             rows.append([method, memory, f"{counted.min():,} .. {counted.max():,}",
                          f"{1 - counted.max() / expected:.2%}", f"{median_seconds(atomics, method, memory) * 1e3:.3f}"])
     expected = atomics.rows[0]["expected"]
-    return Table(["kernel", "counter in", "counted (over repeats)", "lost", "median ms"], rows,
-                 caption=f"*{expected:,} increments expected in each launch, {atomics.origin(dated=True)}*")
+    return Table([_("kernel"), _("counter in"), _("counted (over repeats)"), _("lost"), _("median ms")], rows,
+                 caption=_("*{expected:,} increments expected in each launch, {origin}*").format(
+                             expected=expected, origin=atomics.origin(dated=True)))
 
 
 def atomics_found(atomics: Result, host_native_atomics: int) -> Text:
@@ -56,15 +60,16 @@ def atomics_found(atomics: Result, host_native_atomics: int) -> Text:
              and all(r["counted"] == r["expected"] for r in atomics.select(method=m))]
     inexact = [m for m in COUNTERS if m != "count_plainly" and atomics.select(method=m) and m not in exact]
     plain = int(max(atomics.column("counted", method="count_plainly")))
-    link = ("1: the link carries atomics the host takes part in" if host_native_atomics
-            else "0: no atomic the host takes part in crosses this link")
+    link = (_("1: the link carries atomics the host takes part in") if host_native_atomics
+            else _("0: no atomic the host takes part in crosses this link"))
     return bullets([
-        f"{' and '.join(exact) or 'no atomic kernel'} counted all {expected:,} increments exactly, in device and in "
-        "mapped memory" + (f"; {', '.join(inexact)} did not (a broken run)" if inexact else "") + ".",
-        f"the plain read-modify-write kept at most {plain:,} of them ({1 - plain / expected:.2%} lost).",
-        f"atomicAdd on mapped memory took {atomic_ratio(atomics):,.0f}x as long as on device memory "
-        f"({per_warp_ns(atomics):.0f} ns per warp-wide atomic).",
-        f"HOST_NATIVE_ATOMIC_SUPPORTED is {link}.",
+        _("{value} counted all {expected:,} increments exactly, in device and in mapped memory").format(
+            value=_(" and ").join(exact) or _("no atomic kernel"), expected=expected) + (_("; {join} did not (a broken run)").format(join=', '.join(inexact)) if inexact else "") + ".",
+        _("the plain read-modify-write kept at most {plain:,} of them ({value:.2%} lost).").format(
+            plain=plain, value=1 - plain / expected),
+        _("atomicAdd on mapped memory took {atomic_ratio:,.0f}x as long as on device memory ({per_warp_ns:.0f} ns "
+          "per warp-wide atomic).").format(atomic_ratio=atomic_ratio(atomics), per_warp_ns=per_warp_ns(atomics)),
+        _("HOST_NATIVE_ATOMIC_SUPPORTED is {link}.").format(link=link),
     ], head=f"Counting, {atomics.origin(dated=True)}:")
 
 
@@ -82,8 +87,8 @@ def publish(hs: Result) -> Shown:
         at_flag = [w for w in r["written_at_flag"] if w >= 0]
         rows.append([name, r["trials"], sum(r["flag_seen"]), f"{len(at_flag) - incomplete_trials(r)} of {len(at_flag)}",
                      f"{100 * min(at_flag) / r['n']:.1f}%" if at_flag else "-", sum(r["complete_after_sync"])])
-    table = Table(["kernel", "trials", "flag seen", "payload complete at the flag", "least written at the flag",
-                   "complete after sync"], rows, caption=f"*{hs.origin(dated=True)}*")
+    table = Table([_("kernel"), _("trials"), _("flag seen"), _("payload complete at the flag"),
+                   _("least written at the flag"), _("complete after sync")], rows, caption=f"*{hs.origin(dated=True)}*")
     return join(table, unfenced(hs))
 
 
@@ -91,14 +96,16 @@ def unfenced(hs: Result) -> Text:
     """What the kernel without a fence showed, and what that proves (nothing, when it happened to keep the order)."""
     r, fenced = (hs.need(direction="gpu_to_host", kernel=k) for k in ("publish_unfenced", "publish_fenced"))
     bad, bad_fenced = incomplete_trials(r), incomplete_trials(fenced)
-    fenced_text = ("With the fence the payload was complete whenever the flag was seen." if bad_fenced == 0 else
-                   f"With the fence the payload was incomplete at the flag {bad_fenced} time(s): a broken run.")
+    fenced_text = (_("With the fence the payload was complete whenever the flag was seen.") if bad_fenced == 0 else
+                   _("With the fence the payload was incomplete at the flag {bad_fenced} time(s): a broken run.").format(
+                       bad_fenced=bad_fenced))
     if bad == 0:
-        return Text(f"{fenced_text} Without the fence it happened to be complete in all {r['trials']} trials here: "
-                    "this GPU and link kept one thread's stores in order. That is an observation, not a guarantee: the "
-                    "memory model allows the flag to arrive first, and another GPU or platform may show it.")
-    return Text(f"{fenced_text} Without the fence the host saw the flag before the whole payload {bad} time(s) in "
-                f"{r['trials']}.")
+        return Text(_("{fenced_text} Without the fence it happened to be complete in all {trials} trials here: "
+                      "this GPU and link kept one thread's stores in order. That is an observation, not a "
+                      "guarantee: the memory model allows the flag to arrive first, and another GPU or platform "
+                      "may show it.").format(fenced_text=fenced_text, trials=r['trials']))
+    return Text(_("{fenced_text} Without the fence the host saw the flag before the whole payload {bad} time(s) in "
+                  "{trials}.").format(fenced_text=fenced_text, bad=bad, trials=r['trials']))
 
 
 # --------------------------------------------------------------------------- 4. host to GPU
@@ -115,16 +122,18 @@ def host_to_gpu(hs: Result) -> Shown:
         r = hs.need(direction="host_to_gpu", load=load)
         rows.append([load, r["trials"], sum(r["seen"]), f"{int(np.median(r['spins'])):,} of {r['max_spins']:,}",
                      f"{float(np.median(r['seconds'])) * 1e3:.1f}"])
-    table = Table(["flag loaded with", "trials", "flag seen", "median loads made (of the bound)", "median kernel ms"],
+    table = Table([_("flag loaded with"), _("trials"), _("flag seen"),
+                   _("median loads made (of the bound)"), _("median kernel ms")],
                   rows, caption=f"*{hs.origin(dated=True)}*")
     stale = missed(hs)
-    delay = f"The host raised the flag {hs.params['host_delay_s'] * 1e3:.0f} ms after the kernel said it had started. "
+    delay = _("The host raised the flag {host_delay_s:.0f} ms after the kernel said it had started. ").format(
+                host_delay_s=hs.params['host_delay_s'] * 1e3)
     if stale:
-        text = (delay + f"These loads missed it in at least one trial, reading a stale flag until the bound: "
-                f"{', '.join(stale)}.")
+        text = (delay + _("These loads missed it in at least one trial, reading a stale flag until the bound: "
+                          "{join}.").format(join=', '.join(stale)))
     else:
-        text = (delay + "Every load saw it in this run. The read-only path still promises nothing for data that "
-                "changes while the kernel runs: load flags through volatile.")
+        text = (delay + _("Every load saw it in this run. The read-only path still promises nothing for data that "
+                          "changes while the kernel runs: load flags through volatile."))
     return join(table, Text(text))
 
 
@@ -144,19 +153,20 @@ def spin_turns(spin: Result, latency: Result) -> Shown:
         (kept if loads else hoisted).append(row)
     said = []
     if kept:
-        said.append(f"A turn through {_names(kept)} took about one dependent zero-copy load ({load_ns:,.0f} ns, "
-                    f"{latency.origin(dated=True)}): those loops loaded the flag on every turn.")
+        said.append(_("A turn through {names} took about one dependent zero-copy load ({load_ns:,.0f} ns, "
+                      "{origin}): those loops loaded the flag on every turn.").format(
+                        names=_names(kept), load_ns=load_ns, origin=latency.origin(dated=True)))
     if hoisted:
         fastest = max(r["turn_ns"] for r in hoisted)
-        said.append(f"A turn through {_names(hoisted)} took at most {fastest:,.0f} ns, {load_ns / fastest:,.0f} times "
-                    "less: the flag was loaded once, before the loop, into a register; a flag raised later is "
-                    "never seen.")
+        said.append(_("A turn through {names} took at most {fastest:,.0f} ns, {load_ns:,.0f} times less: the flag "
+                      "was loaded once, before the loop, into a register; a flag raised later is never seen.").format(
+                        names=_names(hoisted), fastest=fastest, load_ns=load_ns / fastest))
     if "__ldcv" in (r["load"] for r in kept):
-        said.append("This build kept the __ldcv load in the loop; a weak load with a cache hint still does not "
-                    "oblige the compiler to, and a volatile or atomic load does.")
-    table = Table(["flag loaded with", "ns per turn", "loaded every turn?"], rows,
-                  caption=f"*{spin.origin(dated=True)}; {spin.params['spins']:,} turns a launch, median of "
-                          f"{spin.params['repeats']} launches*")
+        said.append(_("This build kept the __ldcv load in the loop; a weak load with a cache hint still does not "
+                      "oblige the compiler to, and a volatile or atomic load does."))
+    table = Table([_("flag loaded with"), _("ns per turn"), _("loaded every turn?")], rows,
+                  caption=_("*{origin}; {spins:,} turns a launch, median of {repeats} launches*").format(
+                              origin=spin.origin(dated=True), spins=spin.params['spins'], repeats=spin.params['repeats']))
     return join(table, Text(" ".join(said)))
 
 
@@ -168,15 +178,16 @@ def _names(rows: list[dict[str, Any]]) -> str:
 def _where(row: dict[str, Any]) -> str:
     """Where the flag's load sits in one kernel's SASS."""
     if not row["loads"]:
-        return "no global load found"
+        return _("no global load found")
     first = min(x["address"] for x in row["loads"])
     if row["load_in_loop"]:
         start, end = next((s, e) for s, e in row["loops"]
                           if any(s <= x["address"] <= e for x in row["loads"]))
-        return f"inside the loop ({start:#06x} to {end:#06x}): a load every turn"
+        return _("inside the loop ({start:#06x} to {end:#06x}): a load every turn").format(start=start, end=end)
     if not row["loops"]:
-        return f"once at {first:#06x}; no loop left"
-    return f"once at {first:#06x}, before the loop ({row['loops'][0][0]:#06x} to {row['loops'][-1][1]:#06x})"
+        return _("once at {first:#06x}; no loop left").format(first=first)
+    return _("once at {first:#06x}, before the loop ({value:#06x} to {value2:#06x})").format(
+               first=first, value=row['loops'][0][0], value2=row['loops'][-1][1])
 
 
 def loop_listing(row: dict[str, Any]) -> str:
@@ -189,7 +200,7 @@ def loop_listing(row: dict[str, Any]) -> str:
     lines = []
     for address, text in row["instructions"]:
         if first <= address <= last:
-            mark = ("   <- the flag's load" if address in load_at else
+            mark = (_("   <- the flag's load") if address in load_at else
                     "   <- back to " + ", ".join(f"{s:#06x}" for s, e in row["loops"] if e == address)
                     if any(e == address for _, e in row["loops"]) else "")
             lines.append(f"{address:#06x}  {text}{mark}")
@@ -202,14 +213,14 @@ def spin_sass(listing: Result, shown: tuple[str, ...] = ("__ldcv",)) -> Shown:
     from ..experiments import sass
 
     if not listing.rows:
-        return Text("No SASS listing of the spin kernels is recorded in data/sass/ yet, so replay cannot show one: on "
-                    "a machine with a GPU, `python -m helpers sass` builds hazards.cu as the lesson does, "
-                    "disassembles it with cuobjdump and saves the listing there.")
+        return Text(_("No SASS listing of the spin kernels is recorded in data/sass/ yet, so replay cannot show "
+                      "one: on a machine with a GPU, `python -m helpers sass` builds hazards.cu as the lesson "
+                      "does, disassembles it with cuobjdump and saves the listing there."))
     p = listing.provenance
     stale = ("" if p.get("source_sha256") == sass.source_hash() else
-             "; made from an earlier version of these kernels than the one above")
+             _("; made from an earlier version of these kernels than the one above"))
     where = "" if listing.live else f", data/{listing.record_file}"
-    table = Table(["flag loaded with", "kernel", "load instruction", "where it sits"],
+    table = Table([_("flag loaded with"), _("kernel"), _("load instruction"), _("where it sits")],
                   [[r["load"], r["kernel"], ", ".join(dict.fromkeys(x["instruction"] for x in r["loads"])) or "-",
                     _where(r)] for r in listing.rows],
                   caption=f"*SASS {listing.origin(dated=True)}{where}: {p.get('arch', '?')}, "
@@ -223,7 +234,7 @@ def spin_listing(listing: Result, load: str = "__ldcv") -> Text:
     text = loop_listing(found) if found else ""
     where = "" if listing.live else f", data/{listing.record_file}"
     return Text(f"*SASS {listing.origin(dated=True)}{where}*\n\n{text}" if text else
-                f"No SASS listing of the {load} spin kernel is recorded in data/sass/ yet.")
+                _("No SASS listing of the {load} spin kernel is recorded in data/sass/ yet.").format(load=load))
 
 
 # --------------------------------------------------------------------------- what you saw
@@ -235,16 +246,18 @@ def saw(stale: Result, atomics: Result, hs: Result, latency: Result) -> Text:
     bad = {k: incomplete_trials(hs.need(direction="gpu_to_host", kernel=k)) for k in PUBLISHERS}
     trials = hs.need(direction="gpu_to_host", kernel="publish_unfenced")["trials"]
     return bullets([
-        f"Before synchronising, {len(partial)} host read(s) saw a partly written buffer; after it, all "
-        f"{final['filled']:,} of {final['n']:,} elements were written ({stale.origin(dated=True)}).",
-        ("atomicAdd counted exactly" if all(r["counted"] == r["expected"]
+        _("Before synchronising, {n_partial} host read(s) saw a partly written buffer; after it, all {filled:,} of "
+          "{n:,} elements were written ({origin}).").format(
+            n_partial=len(partial), filled=final['filled'], n=final['n'], origin=stale.origin(dated=True)),
+        (_("atomicAdd counted exactly") if all(r["counted"] == r["expected"]
                                              for r in atomics.select(method="count_atomically"))
-         else "atomicAdd did NOT count exactly (a broken run)")
-        + f"; a plain increment lost {1 - plain / expected:.2%} of {expected:,} increments.",
-        f"atomicAdd on mapped memory took {atomic_ratio(atomics):,.0f}x as long as on device memory "
-        f"({per_warp_ns(atomics):.0f} ns per warp-wide atomic; one dependent zero-copy load, {latency.origin(dated=True)}: "
-        f"{zero_copy_load_ns(latency):.0f} ns).",
-        f"Payloads incomplete when the host saw the flag, in {trials} trials each: flag first "
-        f"{bad['publish_flag_first']}; no fence {bad['publish_unfenced']}; __threadfence_system() "
-        f"{bad['publish_fenced']}.",
+         else _("atomicAdd did NOT count exactly (a broken run)"))
+        + _("; a plain increment lost {value:.2%} of {expected:,} increments.").format(
+              value=1 - plain / expected, expected=expected),
+        _("atomicAdd on mapped memory took {atomic_ratio:,.0f}x as long as on device memory ({per_warp_ns:.0f} ns "
+          "per warp-wide atomic; one dependent zero-copy load, {origin}: {zero_copy_load_ns:.0f} ns).").format(
+            atomic_ratio=atomic_ratio(atomics), per_warp_ns=per_warp_ns(atomics), origin=latency.origin(dated=True), zero_copy_load_ns=zero_copy_load_ns(latency)),
+        _("Payloads incomplete when the host saw the flag, in {trials} trials each: flag first "
+          "{publish_flag_first}; no fence {publish_unfenced}; __threadfence_system() {publish_fenced}.").format(
+            trials=trials, publish_flag_first=bad['publish_flag_first'], publish_unfenced=bad['publish_unfenced'], publish_fenced=bad['publish_fenced']),
     ])
