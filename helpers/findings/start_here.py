@@ -137,16 +137,16 @@ def reference_record(course: Any) -> Text:
     experiments = course.record["experiments"]
     seconds = sum(p.get("experiment_wall_seconds", {}).values())
     return bullets([
-        f"GPU {p['gpu']}, driver {p['driver_version']}, CUDA {p['cuda_version']}, PyCUDA {p['pycuda_version']}, "
-        f"recorded {p['date']}",
-        f"{len(experiments)} experiments: {', '.join(experiments)}",
-        f"recording took {seconds:.0f} s of GPU time in all",
-        f"platform: {p.get('platform', 'not recorded')}",
-    ], head=f"**Reference record:** `data/{path.name}`")
+        _("GPU {gpu}, driver {driver_version}, CUDA {cuda_version}, PyCUDA {pycuda_version}, recorded {date}").format(
+            gpu=p['gpu'], driver_version=p['driver_version'], cuda_version=p['cuda_version'], pycuda_version=p['pycuda_version'], date=p['date']),
+        _("{n} experiments: {names}").format(n=len(experiments), names=", ".join(experiments)),
+        _("recording took {seconds:.0f} s of GPU time in all").format(seconds=seconds),
+        _("platform: {platform}").format(platform=p.get("platform", _("not recorded"))),
+    ], head=_("**Reference record:** `data/{name}`").format(name=path.name))
 
 
 def _figure(value: float | None, unit: str, digits: int = 1) -> str:
-    return "not recorded" if value is None else f"{value:.{digits}f} {unit}"
+    return _("not recorded") if value is None else f"{value:.{digits}f} {unit}"
 
 
 def _at_largest(rows: list[dict[str, Any]], **where: Any) -> dict[str, Any] | None:
@@ -161,8 +161,8 @@ def _bytes(nbytes: int) -> str:
 
 def _largest_note(row: dict[str, Any] | None, slug: str) -> str:
     """The row's figure at its size, as the lesson ``slug`` quotes it ("" when there is no row)."""
-    return "" if row is None else (f"{lessons.lesson(slug).label}'s figure, at {_bytes(row['nbytes'])}: "
-                                   f"{row['GBps']:.1f} GB/s")
+    return "" if row is None else _("{lesson}'s figure, at {size}: {rate:.1f} GB/s").format(
+        lesson=lessons.lesson(slug).label, size=_bytes(row["nbytes"]), rate=row["GBps"])
 
 
 def pageable_range(nbytes: int) -> str:
@@ -172,7 +172,8 @@ def pageable_range(nbytes: int) -> str:
                                                                nbytes=nbytes)["GBps"])
     except LookupError:
         return ""
-    return f"{span.words('GB/s')} at {_bytes(nbytes)} across {span.count} committed H200 records"
+    return _("{words} at {bytes} across {count} committed H200 records").format(
+               words=span.words('GB/s'), bytes=_bytes(nbytes), count=span.count)
 
 
 def headline(course: Any) -> Table:
@@ -187,23 +188,23 @@ def headline(course: Any) -> Table:
     if pageable:
         best, largest = max(pageable, key=lambda r: r["GBps"]), max(pageable, key=lambda r: r["nbytes"])
         where = "; ".join(part for part in (
-            f"the best, at {_bytes(best['nbytes'])}",
+            _("the best, at {size}").format(size=_bytes(best["nbytes"])),
             _largest_note(largest, "measure-what-pinning-buys"), pageable_range(largest["nbytes"])) if part)
     ratio = head.get("zero_copy_read_over_memcpy_htod")
-    latency = (f"zero-copy {_figure(head['zero_copy_latency_ns'], 'ns', 0)}, "
-               f"device memory {_figure(head['device_latency_ns'], 'ns', 0)}, "
-               f"L2 {_figure(head['l2_latency_ns'], 'ns', 0)}")
+    latency = (_("zero-copy {figure}, device memory {figure2}, L2 {figure3}").format(
+                   figure=_figure(head['zero_copy_latency_ns'], 'ns', 0), figure2=_figure(head['device_latency_ns'], 'ns', 0), figure3=_figure(head['l2_latency_ns'], 'ns', 0)))
     pinned = _largest_note(_at_largest(memcpy, direction="htod", host_memory="pinned"), "measure-what-pinning-buys")
     read = "; ".join(part for part in (
-        "the best over the sizes and kernels", "" if ratio is None else f"{ratio:.0%} of pinned memcpy",
+        _("the best over the sizes and kernels"), "" if ratio is None else _("{ratio:.0%} of pinned memcpy").format(
+            ratio=ratio),
         _largest_note(_at_largest(streams, memory="zero_copy", op="read"), "measure-bandwidth")) if part)
     rows = [
         (N_("pinned memcpy host->device"), _figure(head["memcpy_htod_pinned_GBps"], "GB/s"),
-         "; ".join(part for part in ("the best over the sizes", pinned) if part)),
+         "; ".join(part for part in (_("the best over the sizes"), pinned) if part)),
         (N_("pageable memcpy host->device"), _figure(head["memcpy_htod_pageable_GBps"], "GB/s"), where),
         (N_("zero-copy kernel read"), _figure(head["zero_copy_read_GBps"], "GB/s"), read),
-        (N_("zero-copy kernel write"), _figure(head["zero_copy_write_GBps"], "GB/s"), "the best over the sizes"),
-        (N_("device-memory kernel read"), _figure(head["device_read_GBps"], "GB/s"), "the best over the sizes"),
+        (N_("zero-copy kernel write"), _figure(head["zero_copy_write_GBps"], "GB/s"), _("the best over the sizes")),
+        (N_("device-memory kernel read"), _figure(head["device_read_GBps"], "GB/s"), _("the best over the sizes")),
         (N_("one dependent load"), latency, lessons.lesson("measure-latency").label),
     ]
     return Table([_("headline figure"), _("value"), _("note")], [(_(name), *rest) for name, *rest in rows],
@@ -236,7 +237,8 @@ def what_you_saw(course: Any) -> Text:
         _("The reference machine: {machine}.").format(machine={
             "unknown-hypervisor": _("a virtual machine (hypervisor unknown)"),
             "none": _("no virtual machine seen")}.get(vm or "", vm or _("virtualization not recorded"))),
-        f"`CAN_MAP_HOST_MEMORY` = {a['CAN_MAP_HOST_MEMORY']}, `UNIFIED_ADDRESSING` = {a['UNIFIED_ADDRESSING']}, "
-        f"`PAGEABLE_MEMORY_ACCESS` = {a['PAGEABLE_MEMORY_ACCESS']}.",
+        _("`CAN_MAP_HOST_MEMORY` = {can_map_host_memory}, `UNIFIED_ADDRESSING` = {unified_addressing}, "
+          "`PAGEABLE_MEMORY_ACCESS` = {pageable_memory_access}.").format(
+            can_map_host_memory=a['CAN_MAP_HOST_MEMORY'], unified_addressing=a['UNIFIED_ADDRESSING'], pageable_memory_access=a['PAGEABLE_MEMORY_ACCESS']),
         reference,
     ], head=computed_from(course))
