@@ -198,7 +198,8 @@ def graded_message(feedback: Feedback, count: int, lesson: str, name: str) -> st
     if count >= 2 and feedback.step:
         parts.append(f"Next step: {ended(feedback.step)}")
     if count >= SOLUTION_AFTER:
-        parts.append(f'Still stuck? print(zc.exercises.solution("{lesson}", "{name}")) shows one solution.')
+        parts.append(_('Still stuck? print(zc.exercises.solution("{lesson}", "{name}")) shows one solution.').format(
+                         lesson=lesson, name=name))
     return " ".join(parts)
 
 
@@ -215,7 +216,7 @@ def _graded(feedback: Feedback, lesson: str, name: str) -> Feedback:
     return replace(feedback, message=graded_message(feedback, count, lesson, name), exercise=where, tries=count)
 
 
-_RAISED_STEP = ("call your function by hand on one small case in a new cell and read the traceback's last lines: "
+_RAISED_STEP = N_("call your function by hand on one small case in a new cell and read the traceback's last lines: "
                 "which line raised, and what did it get?")
 
 
@@ -225,11 +226,13 @@ def check(lesson: str, name: str, answer: Any, **context: Any) -> Feedback:
     checker = checks(lesson).get(name)
     if checker is None:
         known = ", ".join(f"{lsn}/{nm}" for lsn, nm in registered())
-        return Feedback("hint", f"no exercise {lesson}/{name}; the exercises are {known}.", f"{lesson}/{name}")
+        return Feedback("hint", _("no exercise {lesson}/{name}; the exercises are {known}.").format(
+                                    lesson=lesson, name=name, known=known), f"{lesson}/{name}")
     try:
         feedback = checker(answer, **context)
     except Exception as exc:  # noqa: BLE001 (the learner's code may raise anything)
-        feedback = hint(ended(f"your code raised {type(exc).__name__}: {exc}".strip()[:800]), _RAISED_STEP)
+        feedback = hint(ended(_("your code raised {name}: {exc}").format(name=type(exc).__name__,
+                                                                            exc=exc).strip()[:800]), _(_RAISED_STEP))
     return _graded(feedback, lesson, name)
 
 
@@ -240,11 +243,11 @@ def compare(lesson: str, predicted: Any, *measured: Any, **context: Any) -> Text
     module = importlib.import_module(f"{__name__}.lesson{lesson}") if lesson in LESSONS_WITH_EXERCISES else None
     comparer = getattr(module, "compare_prediction", None)
     if comparer is None:
-        return Text(f"Lesson {lesson} asks for no prediction.")
+        return Text(_("Lesson {lesson} asks for no prediction.").format(lesson=lesson))
     try:
         said = comparer(predicted, *measured, **context)
     except Exception as exc:  # noqa: BLE001 (the learner's prediction may be anything)
-        return Text(f"**Prediction:** could not compare ({type(exc).__name__}: {exc}).")
+        return Text(_("**Prediction:** could not compare ({name}: {exc}).").format(name=type(exc).__name__, exc=exc))
     text = said.message if isinstance(said, Feedback) else str(said)
     return Text(f"**Prediction.** {text}")
 
@@ -257,13 +260,15 @@ def solution(lesson: str, name: str) -> str:
     (pin-host-memory)."""
     path = SOLUTIONS / f"lesson{lesson}.py"
     if not SOLUTIONS.is_dir():
-        return ("The solutions folder lessons/solutions/ is not here: your instructor removed it (for a graded "
-                "class, perhaps). Ask them, or keep working with the check's hints.")
+        return (_("The solutions folder lessons/solutions/ is not here: your instructor removed it (for a graded "
+                  "class, perhaps). Ask them, or keep working with the check's hints."))
     if not path.is_file():
-        return f"There is no solution file for lesson {lesson} ({path.name} is not in lessons/solutions/)."
+        return _("There is no solution file for lesson {lesson} ({name} is not in lessons/solutions/).").format(
+                   lesson=lesson, name=path.name)
     text = path.read_text()
     parts = _SECTION.split(text)
     sections = dict(zip(parts[1::2], parts[2::2]))
     if name not in sections:
-        return f"{path.name} has no solution named {name!r}; it has {', '.join(sections) or 'none'}."
+        return _("{name} has no solution named {name2!r}; it has {value}.").format(
+                   name=path.name, name2=name, value=', '.join(sections) or _("none"))
     return sections[name].strip() + "\n"
