@@ -92,8 +92,9 @@ class Session:
 
     def record_line(self) -> str:
         p = self.provenance
-        return (f"{p['gpu']} recorded on {p['date'][:10]} (driver {p['driver_version']}, CUDA {p['cuda_version']}, "
-                f"PyCUDA {p['pycuda_version']}), `data/{self.reference[1].name}`")
+        return _("{gpu} recorded on {date} (driver {driver}, CUDA {cuda}, PyCUDA {pycuda}), `data/{file}`").format(
+            gpu=p["gpu"], date=p["date"][:10], driver=p["driver_version"], cuda=p["cuda_version"],
+            pycuda=p["pycuda_version"], file=self.reference[1].name)
 
     def _rows(self) -> list[tuple[str, str]]:
         try:

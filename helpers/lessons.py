@@ -49,8 +49,10 @@ class Lesson:
 
     @property
     def label(self) -> str:
-        """How the course's text calls it: ``lesson 06``."""
-        return f"lesson {self.id}"
+        """How the course's text calls it: ``lesson 06`` (第 06 课 in the Chinese edition)."""
+        from .i18n import _
+
+        return _("lesson {id}").format(id=self.id)
 
     def notebook(self, folder: Path | None = None) -> Path:
         """Its notebook in ``folder`` (default: the repository's lessons/)."""

@@ -40,19 +40,22 @@ _detected: Mode | None = None
 
 
 def _probe() -> Mode:
+    from .i18n import _
+
     if os.environ.get("ZC_FORCE_REPLAY", "") not in ("", "0"):
-        return Mode(False, "ZC_FORCE_REPLAY is set", "forced")
+        return Mode(False, _("ZC_FORCE_REPLAY is set"), "forced")
     try:
         import pycuda.driver as drv
     except ImportError as exc:
-        return Mode(False, f"PyCUDA is not installed or cannot load the CUDA driver ({exc})", "no-pycuda")
+        return Mode(False, _("PyCUDA is not installed or cannot load the CUDA driver ({exc})").format(exc=exc),
+                    "no-pycuda")
     try:
         drv.init()
         count = drv.Device.count()
     except Exception as exc:  # pycuda raises its own RuntimeError/LogicError subclasses
-        return Mode(False, f"the CUDA driver did not start ({exc})", "driver")
+        return Mode(False, _("the CUDA driver did not start ({exc})").format(exc=exc), "driver")
     if count == 0:
-        return Mode(False, "the CUDA driver found no GPU", "no-device")
+        return Mode(False, _("the CUDA driver found no GPU"), "no-device")
     device = drv.Device(0)
     if not device.get_attribute(drv.device_attribute.CAN_MAP_HOST_MEMORY):
         return Mode(False, f"{device.name()} cannot map host memory (CAN_MAP_HOST_MEMORY is 0)", "cannot-map")

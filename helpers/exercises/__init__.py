@@ -196,7 +196,7 @@ def graded_message(feedback: Feedback, count: int, lesson: str, name: str) -> st
     is."""
     parts = [ended(feedback.message)]
     if count >= 2 and feedback.step:
-        parts.append(f"Next step: {ended(feedback.step)}")
+        parts.append(_("Next step: {step}").format(step=ended(feedback.step)))
     if count >= SOLUTION_AFTER:
         parts.append(_('Still stuck? print(zc.exercises.solution("{lesson}", "{name}")) shows one solution.').format(
                          lesson=lesson, name=name))
@@ -249,7 +249,7 @@ def compare(lesson: str, predicted: Any, *measured: Any, **context: Any) -> Text
     except Exception as exc:  # noqa: BLE001 (the learner's prediction may be anything)
         return Text(_("**Prediction:** could not compare ({name}: {exc}).").format(name=type(exc).__name__, exc=exc))
     text = said.message if isinstance(said, Feedback) else str(said)
-    return Text(f"**Prediction.** {text}")
+    return Text(_("**Prediction.** {text}").format(text=text))
 
 
 _SECTION = re.compile(r"^# exercise: (\w+)\s*$", re.M)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import records
 from ..errors import CourseError, RecordError
+from ..i18n import _
 from ..mode import detect
 from ..tables import Table, Text, bullets, column_name
 
@@ -71,11 +72,13 @@ class Result:
         """Where the figures come from, in a few words for a caption: "live on <GPU>" or "recorded on <GPU>"; with
         ``dated``, "measured live on <GPU>" or "recorded on <GPU> on <date>"."""
         if self.live:
-            return f"measured live on {self.gpu}" if dated else f"live on {self.gpu}"
+            return (_("measured live on {gpu}") if dated else _("live on {gpu}")).format(gpu=self.gpu)
         if self.class_record:
-            return f"measured on this GPU at {self.class_record} by the instructor's run"
-        date = f" on {str(self.provenance.get('date', '?'))[:10]}" if dated else ""
-        return f"recorded on {self.gpu}{date}"
+            return _("measured on this GPU at {time} by the instructor's run").format(time=self.class_record)
+        if dated:
+            return _("recorded on {gpu} on {date}").format(gpu=self.gpu,
+                                                           date=str(self.provenance.get("date", "?"))[:10])
+        return _("recorded on {gpu}").format(gpu=self.gpu)
 
     def describe(self) -> str:
         """One sentence that says where the numbers come from."""
@@ -86,9 +89,11 @@ class Result:
             return (f"{self.name}: measured on this GPU ({self.gpu}) at {self.class_record} by the instructor's run "
                     f"({self.record_file}), shown to the whole class." + (f" {self.replay_reason}"
                                                                           if self.replay_reason else ""))
-        return (f"{self.name}: REPLAY of a measurement recorded on {self.gpu} on {p.get('date', '?')[:10]} "
-                f"(driver {p.get('driver_version')}, CUDA {p.get('cuda_version')}, PyCUDA {p.get('pycuda_version')}; "
-                f"data/{self.record_file}), not on this machine." + (f" {self.replay_reason}" if self.replay_reason else ""))
+        said = _("{name}: REPLAY of a measurement recorded on {gpu} on {date} (driver {driver}, CUDA {cuda}, "
+                 "PyCUDA {pycuda}; data/{file}), not on this machine.").format(
+            name=self.name, gpu=self.gpu, date=p.get("date", "?")[:10], driver=p.get("driver_version"),
+            cuda=p.get("cuda_version"), pycuda=p.get("pycuda_version"), file=self.record_file)
+        return said + (f" {self.replay_reason}" if self.replay_reason else "")
 
 
     def table(self, columns: list[str] | None = None, *, limit: int = 24, **where: Any) -> Table:
@@ -143,7 +148,7 @@ def check_figure(ok: bool, expected: str, got: str, why: str = "") -> Text:
     :class:`FigureCheckError` instead, so that a wrong record or a broken method still fails the tests.
     """
     if ok:
-        return Text(f"As expected: {got} ({expected}).")
+        return Text(_("As expected: {got} ({expected}).").format(got=got, expected=expected))
     causes = why or ("the GPU or its PCIe link was shared with another program during the run (see the note "
                      "under the result, if any), or this GPU and machine differ from the H200 the course was "
                      "written on")

@@ -214,7 +214,7 @@ def requests_in_flight(stride_: Any, latency: Any) -> Text:
     load_ns = float(latency.select(memory="zero_copy")[0]["load_ns"])
     in_flight = rate * load_ns * 1e-9
     near = 0.8 <= in_flight / 768 <= 1.25
-    where = "" if stride_.live else f", data/{stride_.record_file}"
+    where = "" if stride_.live else _(", data/{file}").format(file=stride_.record_file)
     model = _lesson("model-zero-copy-reads").label
     return Text(_("At stride 32 every float is its own PCIe read request: {rate:.2f} G requests/s ({origin}{where}; "
                   "{model} fits its own rate on another record). By Little's law, requests in flight = rate x the "

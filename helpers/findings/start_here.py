@@ -176,6 +176,11 @@ def pageable_range(nbytes: int) -> str:
                words=span.words('GB/s'), bytes=_bytes(nbytes), count=span.count)
 
 
+def _notes(*parts: str) -> str:
+    """The non-empty ``parts`` of a headline note, joined by the chosen language's semicolon."""
+    return _("; ").join(part for part in parts if part)
+
+
 def headline(course: Any) -> Table:
     """The reference record's headline figures (``helpers.analysis.summary.headline``), recorded in both modes; the
     notes say which size each best figure came from, give the largest size's figure (the one lessons 02 and 06
@@ -187,20 +192,20 @@ def headline(course: Any) -> Table:
     where = ""
     if pageable:
         best, largest = max(pageable, key=lambda r: r["GBps"]), max(pageable, key=lambda r: r["nbytes"])
-        where = "; ".join(part for part in (
+        where = _notes(
             _("the best, at {size}").format(size=_bytes(best["nbytes"])),
-            _largest_note(largest, "measure-what-pinning-buys"), pageable_range(largest["nbytes"])) if part)
+            _largest_note(largest, "measure-what-pinning-buys"), pageable_range(largest["nbytes"]))
     ratio = head.get("zero_copy_read_over_memcpy_htod")
     latency = (_("zero-copy {figure}, device memory {figure2}, L2 {figure3}").format(
                    figure=_figure(head['zero_copy_latency_ns'], 'ns', 0), figure2=_figure(head['device_latency_ns'], 'ns', 0), figure3=_figure(head['l2_latency_ns'], 'ns', 0)))
     pinned = _largest_note(_at_largest(memcpy, direction="htod", host_memory="pinned"), "measure-what-pinning-buys")
-    read = "; ".join(part for part in (
+    read = _notes(
         _("the best over the sizes and kernels"), "" if ratio is None else _("{ratio:.0%} of pinned memcpy").format(
             ratio=ratio),
-        _largest_note(_at_largest(streams, memory="zero_copy", op="read"), "measure-bandwidth")) if part)
+        _largest_note(_at_largest(streams, memory="zero_copy", op="read"), "measure-bandwidth"))
     rows = [
         (N_("pinned memcpy host->device"), _figure(head["memcpy_htod_pinned_GBps"], "GB/s"),
-         "; ".join(part for part in (_("the best over the sizes"), pinned) if part)),
+         _notes(_("the best over the sizes"), pinned)),
         (N_("pageable memcpy host->device"), _figure(head["memcpy_htod_pageable_GBps"], "GB/s"), where),
         (N_("zero-copy kernel read"), _figure(head["zero_copy_read_GBps"], "GB/s"), read),
         (N_("zero-copy kernel write"), _figure(head["zero_copy_write_GBps"], "GB/s"), _("the best over the sizes")),
