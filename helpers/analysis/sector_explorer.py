@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import paths
+from ..i18n import N_, _
 from ..cpu.trace import LINE_BYTES, SECTOR_BYTES, Trace
 from .pcie_model import Model, Prediction, calibrate, launch_counts
 
@@ -106,32 +107,37 @@ def draw_warp(stride: int, offset: int, width: int = 1, model: Model | None = No
         ax.set_xlim(0, LINE_BYTES)
         ax.set_ylim(len(lines), -0.2)
         ax.set_xticks(range(0, LINE_BYTES + 1, SECTOR_BYTES))
-        ax.set_xlabel("byte within a 128-byte line (boxes: 32-byte sectors)")
+        ax.set_xlabel(_("byte within a 128-byte line (boxes: 32-byte sectors)"))
         ax.set_yticks(np.arange(len(lines)) + 0.4)
-        ax.set_yticklabels([f"line {int(line)}" for line in lines], fontsize=7 if len(lines) > 12 else 9)
+        ax.set_yticklabels([_("line {n}").format(n=int(line)) for line in lines],
+                           fontsize=7 if len(lines) > 12 else 9)
         gaps = int(lines[-1] - lines[0] + 1 - len(lines))
         t = trace.totals()
-        ax.set_title(f"one warp, {trace.kernel}: {t['useful_bytes']} B asked for, {t['sectors']} sectors "
-                     f"({t['sectors'] * SECTOR_BYTES} B), {_count(t['lines'], 'line')}\n"
-                     f"model: the lines' spans, {t['span_sectors'] * SECTOR_BYTES} B, "
-                     f"read in {_count(t['lines'], 'request')} "
-                     "(hatched: moved, unused)"
-                     + (f" ({_count(gaps, 'untouched line')} not drawn)" if gaps else "")
-                     + f"\npredicted zero-copy useful bandwidth: {prediction.useful_GBps:.1f} GB/s "
-                     f"(bound by {BOUNDS.get(prediction.bound, prediction.bound)})", fontsize=9)
+        ax.set_title(_title(trace.kernel, t, gaps, prediction), fontsize=9)
         if fig.get_layout_engine() is None:
             fig.tight_layout()
     return fig
 
 
 # What limits a predicted rate, in words (helpers.analysis.pcie_model's ``bound``), for the drawing's title.
-BOUNDS = {"link": "the link's bandwidth", "requests": "the read-request rate",
-          "half_lines": "the rate of 64-byte halves", "writes": "the write rate"}
+BOUNDS = {"link": N_("the link's bandwidth"), "requests": N_("the read-request rate"),
+          "half_lines": N_("the rate of 64-byte halves"), "writes": N_("the write rate")}
 
 
-def _count(n: int, noun: str) -> str:
-    """``1 line``, ``2 lines``: a count with its noun in the right number."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+def _title(kernel: str, t: dict[str, Any], gaps: int, prediction: Prediction) -> str:
+    """The drawing's title: what one warp asks for, what the model reads, the rate it predicts."""
+    lines = (_("{n} line") if t["lines"] == 1 else _("{n} lines")).format(n=t["lines"])
+    requests = (_("{n} request") if t["lines"] == 1 else _("{n} requests")).format(n=t["lines"])
+    untouched = (_("{n} untouched line") if gaps == 1 else _("{n} untouched lines")).format(n=gaps)
+    bound = prediction.bound
+    return (_("one warp, {kernel}: {useful} B asked for, {sectors} sectors ({sector_bytes} B), {lines}").format(
+                kernel=kernel, useful=t["useful_bytes"], sectors=t["sectors"],
+                sector_bytes=t["sectors"] * SECTOR_BYTES, lines=lines) + "\n"
+            + _("model: the lines' spans, {span} B, read in {requests} (hatched: moved, unused)").format(
+                span=t["span_sectors"] * SECTOR_BYTES, requests=requests)
+            + (_(" ({untouched} not drawn)").format(untouched=untouched) if gaps else "") + "\n"
+            + _("predicted zero-copy useful bandwidth: {rate:.1f} GB/s (bound by {bound})").format(
+                rate=prediction.useful_GBps, bound=_(BOUNDS[bound]) if bound in BOUNDS else bound))
 
 
 class _null_context:
@@ -147,11 +153,13 @@ def sector_explorer(model: Model | None = None) -> Any:
     import ipywidgets as w
 
     model = model or default_model()
-    stride = w.IntSlider(value=1, min=1, max=64, description="stride")
-    offset = w.IntSlider(value=0, min=0, max=32, description="offset")
-    width = w.ToggleButtons(options=[("float", 1), ("float2", 2), ("float4", 4)], value=1, description="width")
+    stride = w.IntSlider(value=1, min=1, max=64, description=_("stride"))
+    offset = w.IntSlider(value=0, min=0, max=32, description=_("offset"))
+    width = w.ToggleButtons(options=[("float", 1), ("float2", 2), ("float4", 4)], value=1,
+                            description=_("width"))
     image = w.Image(format="png")
-    note = w.HTML(f"<small>Model: {model.describe()}. Offset and stride are in elements of the chosen width.</small>")
+    note = w.HTML("<small>" + _("Model: {model}. Offset and stride are in elements of the chosen width.").format(
+        model=model.describe()) + "</small>")
 
     def redraw(_: object = None) -> None:
         fig = draw_warp(stride.value, offset.value, width.value, model)

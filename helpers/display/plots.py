@@ -21,6 +21,7 @@ from .. import paths
 from ..experiments import Result
 from ..experiments.latency import load_ns_spread
 from ..experiments.quiet import band
+from ..i18n import _
 
 STYLE = paths.STYLE
 KiB = 1024
@@ -95,7 +96,8 @@ def _source_note(fig: Figure, *results: Result | None) -> None:
     notes = []
     for result in results:
         if result is not None:
-            when = "live" if result.live else f"recorded {result.provenance.get('date', '')[:10]}"
+            when = _("live") if result.live else _("recorded {date}").format(
+                date=result.provenance.get("date", "")[:10])
             notes.append(f"{result.gpu} ({when})")
     # a figure-level x label is laid out by constrained layout, so it never overlaps the axes' labels
     fig.supxlabel(" · ".join(dict.fromkeys(notes)), x=0.99, ha="right", fontsize=7, color="0.4")
@@ -105,7 +107,7 @@ def _each(result: Result, reference: Result | None) -> list[tuple[Result, str, s
     """(result, line style, label suffix) for the run and, if it is a different one, the reference."""
     runs = [(result, "-", "")]
     if reference is not None and (result.live or reference.record_file != result.record_file):
-        runs.append((reference, "--", f" ({reference.gpu}, recorded)"))
+        runs.append((reference, "--", _(" ({gpu}, recorded)").format(gpu=reference.gpu)))
     return runs
 
 
@@ -292,23 +294,24 @@ def access_sweep(result: Result, key: str, *, reference: Result | None = None,
                  predicted: dict[int, float] | None = None) -> Figure:
     """Useful bandwidth against stride or offset, zero-copy and device memory (coalesce-and-align-accesses): the median
     of each point's repeats, and the band from its slowest to its fastest repeat."""
-    xlabel = {"stride": "stride (floats between neighbouring threads)",
-              "offset_floats": "misalignment (floats past a 128-byte boundary)"}[key]
+    xlabel = {"stride": _("stride (floats between neighbouring threads)"),
+              "offset_floats": _("misalignment (floats past a 128-byte boundary)")}[key]
     with course_style():
         fig, (ax_zc, ax_dev) = plt.subplots(1, 2, figsize=(11, 4.0))
         for run, style, suffix in _each(result, reference):
             for ax, memory, color in ((ax_zc, "zero_copy", "C1"), (ax_dev, "device", "C2")):
                 rows = sorted(run.select(memory=memory), key=lambda r: r[key])
                 ax.plot([r[key] for r in rows], [r["useful_GBps"] for r in rows], style, marker="o", color=color,
-                        label=f"measured{suffix} (median of {len(rows[0]['seconds'])})")
-                low, _, high = zip(*(band(r, "useful_GBps") for r in rows))
+                        label=_("measured{suffix} (median of {count})").format(suffix=suffix,
+                                                                              count=len(rows[0]["seconds"])))
+                low, _mid, high = zip(*(band(r, "useful_GBps") for r in rows))
                 ax.fill_between([r[key] for r in rows], low, high, color=color, alpha=0.25 if not suffix else 0.12,
-                                linewidth=0, label=f"slowest to fastest repeat{suffix}")
+                                linewidth=0, label=_("slowest to fastest repeat{suffix}").format(suffix=suffix))
         if predicted:
             xs = sorted(predicted)
-            ax_zc.plot(xs, [predicted[x] for x in xs], "k^:", label="predicted by the PCIe model")
-        for ax, title in ((ax_zc, "zero-copy (mapped host memory)"), (ax_dev, "device memory")):
-            ax.set(xlabel=xlabel, ylabel="useful GB/s", title=title)
+            ax_zc.plot(xs, [predicted[x] for x in xs], "k^:", label=_("predicted by the PCIe model"))
+        for ax, title in ((ax_zc, _("zero-copy (mapped host memory)")), (ax_dev, _("device memory"))):
+            ax.set(xlabel=xlabel, ylabel=_("useful GB/s"), title=title)
             if key == "stride":
                 ax.set(xscale="log", yscale="log")
                 plain_log_axis(ax)
@@ -495,27 +498,27 @@ def data_paths() -> Figure:
 
     with course_style():
         fig, (left, right) = plt.subplots(2, 1, figsize=(7.5, 7.2))
-        for ax, title in ((left, "explicit copies: cudaMalloc + cudaMemcpy"),
-                          (right, "zero-copy: cudaHostAlloc(..., cudaHostAllocMapped)")):
+        for ax, title in ((left, _("explicit copies: cudaMalloc + cudaMemcpy")),
+                          (right, _("zero-copy: cudaHostAlloc(..., cudaHostAllocMapped)"))):
             ax.set(xlim=(0, 10), ylim=(0, 4.2), title=title)
             ax.axis("off")
             ax.axvline(4.9, ymin=0.04, ymax=0.88, color="0.6", linestyle=":")
-            ax.text(1.8, 3.85, "host (CPU side)", ha="center", fontsize=10.5, color="0.3")
+            ax.text(1.8, 3.85, _("host (CPU side)"), ha="center", fontsize=10.5, color="0.3")
             ax.text(8.1, 3.85, "GPU", ha="center", fontsize=10.5, color="0.3")
-            ax.text(4.9, 0.05, "PCIe link", ha="center", va="bottom", fontsize=10, color="0.4",
+            ax.text(4.9, 0.05, _("PCIe link"), ha="center", va="bottom", fontsize=10, color="0.4",
                     bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
-        box(left, 0.3, 1.0, 3.0, 2.4, "host RAM\na, b, c", "#dbe9f6")
-        box(left, 6.5, 2.3, 3.2, 1.1, "device memory\n(HBM): d_a, d_b, d_c", "#e5f5e0")
-        box(left, 6.5, 0.3, 3.2, 1.0, "SMs run\nc = a + b", "#fdebd0")
-        arrow(left, (3.3, 3.05), (6.5, 3.05), "1. copy a, b in", "C0")
-        arrow(left, (6.5, 2.6), (3.3, 2.6), "3. copy c out", "C3", below=True)
+        box(left, 0.3, 1.0, 3.0, 2.4, _("host RAM\na, b, c"), "#dbe9f6")
+        box(left, 6.5, 2.3, 3.2, 1.1, _("device memory\n(HBM): d_a, d_b, d_c"), "#e5f5e0")
+        box(left, 6.5, 0.3, 3.2, 1.0, _("SMs run\nc = a + b"), "#fdebd0")
+        arrow(left, (3.3, 3.05), (6.5, 3.05), _("1. copy a, b in"), "C0")
+        arrow(left, (6.5, 2.6), (3.3, 2.6), _("3. copy c out"), "C3", below=True)
         left.add_patch(FancyArrowPatch((8.1, 2.3), (8.1, 1.3), arrowstyle="<|-|>", mutation_scale=16, color="C2",
                                        lw=2))
-        left.text(8.3, 1.8, "2. read a, b;\nwrite c", va="center", fontsize=10.5, color="C2")
-        box(right, 0.3, 1.0, 3.0, 2.4, "host RAM,\npage-locked\nand mapped:\na, b, c", "#dbe9f6")
-        box(right, 6.5, 1.6, 3.2, 1.2, "SMs run\nc = a + b", "#fdebd0")
-        arrow(right, (3.3, 2.55), (6.5, 2.55), "loads of a, b", "C0")
-        arrow(right, (6.5, 1.85), (3.3, 1.85), "stores of c", "C3", below=True)
-        right.text(8.1, 0.75, "no device buffers, no copy:\nthe kernel moves the data", ha="center", va="center",
+        left.text(8.3, 1.8, _("2. read a, b;\nwrite c"), va="center", fontsize=10.5, color="C2")
+        box(right, 0.3, 1.0, 3.0, 2.4, _("host RAM,\npage-locked\nand mapped:\na, b, c"), "#dbe9f6")
+        box(right, 6.5, 1.6, 3.2, 1.2, _("SMs run\nc = a + b"), "#fdebd0")
+        arrow(right, (3.3, 2.55), (6.5, 2.55), _("loads of a, b"), "C0")
+        arrow(right, (6.5, 1.85), (3.3, 1.85), _("stores of c"), "C3", below=True)
+        right.text(8.1, 0.75, _("no device buffers, no copy:\nthe kernel moves the data"), ha="center", va="center",
                    fontsize=10, color="0.3")
     return fig
