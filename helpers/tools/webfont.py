@@ -126,10 +126,10 @@ JUPYTER_SANS = ("system-ui, -apple-system, blinkmacsystemfont, 'Segoe UI', helve
 
 
 def deck_css(url: str) -> str:
-    """The same for a reveal.js deck: the cells' fonts (JupyterLab's variables) and the theme's headings (Source Sans
-    Pro), the CJK font after their Latin ones."""
+    """The same for a reveal.js deck: the cells' fonts (JupyterLab's variables), the theme's headings (Source Sans
+    Pro) and the link to the deck's twin (outside the slides), the CJK font after their Latin ones."""
     cells = {"--jp-content-font-family": JUPYTER_SANS, "--jp-ui-font-family": JUPYTER_SANS,
              "--jp-code-font-family": "var(--jp-code-font-family-default)"}
     return (_face(url) + _lists([":root"], cells)
-            + _lists([".reveal", ".reveal h1", ".reveal h2", ".reveal h3", ".reveal h4"],
+            + _lists([".reveal", ".reveal h1", ".reveal h2", ".reveal h3", ".reveal h4", ".zc-twin"],
                      {"font-family": '"Source Sans Pro", Helvetica, sans-serif'}))

@@ -107,11 +107,18 @@ def test_no_page_or_deck_loads_a_script_from_the_network():
 
 def test_the_cjk_font_ships_with_the_book_and_the_decks_and_covers_their_text():
     site, decks = _built(BOOK, "book"), _built(SLIDES, "slides")
-    styles = [("book", site, (site / "_static" / "course.css").read_text(encoding="utf-8"), site / "_static"),
+    sites = [site, *([site / "zh"] if (site / "zh" / "index.html").exists() else [])]  # each edition its own font
+    styles = [*[(f"book {s.name}", s, (s / "_static" / "course.css").read_text(encoding="utf-8"), s / "_static")
+                for s in sites],
               *[(d.name, decks, d.read_text(encoding="utf-8"), decks / "fonts") for d in decks.glob("*.slides.html")]]
     for name, folder, style, fonts in styles:
         assert "@font-face" in style and webfont.FAMILY in style, f"{name}: no @font-face for the CJK font"
-        used = webfont.characters_in(folder, ("*.html", "*.js") if folder == site else ("*.slides.html",))
+        if folder in sites:
+            pages = [p for pattern in ("*.html", "*.js") for p in folder.rglob(pattern)
+                     if "_static" not in p.parts and (folder != site or "zh" not in p.relative_to(site).parts)]
+            used = webfont.characters(p.read_text(encoding="utf-8", errors="ignore") for p in pages)
+        else:
+            used = webfont.characters_in(folder, ("*.slides.html",))
         shipped = fonts / webfont.file_name()
         assert used and shipped.exists(), f"{name}: no CJK text (the glossary's terms) or no {shipped.name}"
         missing = set(used) - webfont.covered(shipped)
