@@ -110,7 +110,8 @@ def test_the_cjk_font_ships_with_the_book_and_the_decks_and_covers_their_text():
     sites = [site, *([site / "zh"] if (site / "zh" / "index.html").exists() else [])]  # each edition its own font
     styles = [*[(f"book {s.name}", s, (s / "_static" / "course.css").read_text(encoding="utf-8"), s / "_static")
                 for s in sites],
-              *[(d.name, decks, d.read_text(encoding="utf-8"), decks / "fonts") for d in decks.glob("*.slides.html")]]
+              *[(d.relative_to(decks).as_posix(), d, d.read_text(encoding="utf-8"), d.parent / "fonts")
+                for d in sorted(decks.rglob("*.slides.html"))]]   # each deck against the font beside it
     for name, folder, style, fonts in styles:
         assert "@font-face" in style and webfont.FAMILY in style, f"{name}: no @font-face for the CJK font"
         if folder in sites:
@@ -118,7 +119,7 @@ def test_the_cjk_font_ships_with_the_book_and_the_decks_and_covers_their_text():
                      if "_static" not in p.parts and (folder != site or "zh" not in p.relative_to(site).parts)]
             used = webfont.characters(p.read_text(encoding="utf-8", errors="ignore") for p in pages)
         else:
-            used = webfont.characters_in(folder, ("*.slides.html",))
+            used = webfont.characters([style])
         shipped = fonts / webfont.file_name()
         assert used and shipped.exists(), f"{name}: no CJK text (the glossary's terms) or no {shipped.name}"
         missing = set(used) - webfont.covered(shipped)
