@@ -1,4 +1,4 @@
-"""Jupyter kernels that many processes can start at once without racing for TCP ports (classroom-rehearsal).
+"""Jupyter kernels that many processes can start at once without racing for TCP ports (python -m helpers classroom).
 
 jupyter_client picks a kernel's five TCP ports by binding port 0 and letting go; two processes starting kernels in
 the same instant can be handed the same free port, and then one kernel dies before replying or its client talks to
