@@ -23,8 +23,9 @@ def test_a_documents_translation_is_current_and_complete_outside_its_pending_sec
 
 def test_every_heading_of_the_guide_is_required_even_where_its_section_is_pending():
     headings = [key for key, block in documents.keyed(documents._english(documents.GUIDE)) if key.endswith("/0")]
-    assert headings and all(documents._in(documents.GUIDE.pending, key) for key in headings)
-    assert not documents._in(documents.GUIDE.pending, "rehearse-a-simulated-classroom/1")
+    every = tuple(key.split("/", 1)[0] for key in headings)        # as if every section were still pending
+    assert headings and all(documents._in(every, key) for key in headings)
+    assert not documents._in(every, "rehearse-a-simulated-classroom/1")
 
 
 def test_the_readme_and_the_guide_link_to_their_chinese_twins_and_back():
