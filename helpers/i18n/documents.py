@@ -260,8 +260,6 @@ TWIN = "[中文版 (the Chinese edition)]({})"
 README = Document("README", paths.ROOT / "README.md", paths.ROOT / "README.zh-CN.md", end="## Lessons",
                   strings=_readme_strings, twin=TWIN.format("README.zh-CN.md"))
 GUIDE = Document("instructor-guide", paths.LESSONS / "instructor-guide.md", edition.NOTEBOOKS / "instructor-guide.md",
-                 pending=("how-long-the-lessons-take-and-how-to-measure-it", "when-a-learners-gpu-gives-other-numbers",
-                          "what-the-course-trusts-on-a-shared-server", "rehearse-a-simulated-classroom"),
                  strings=_plans_strings, twin=TWIN.format("zh/instructor-guide.md"), lesson_sections=True)
 DOCUMENTS = (README, GUIDE)
 
