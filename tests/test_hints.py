@@ -190,6 +190,20 @@ def test_tries_count_per_exercise_and_a_right_answer_starts_again():
     assert exercises.tries("01", "pages_spanned") == 0
 
 
+def test_a_new_kind_of_mistake_starts_at_the_question():
+    """Issue 31: the hint's level counts tries of the same mistake (its kind), not every try at the exercise."""
+    by_index = lambda a, i, d_a: d_a + i   # noqa: E731
+    at_start = lambda a, i, d_a: d_a       # noqa: E731
+    exercises.check("04", "device_address", by_index)
+    assert "Next step:" in exercises.check("04", "device_address", by_index).message
+    third = exercises.check("04", "device_address", at_start)
+    assert third.tries == 3 and "every element got the address" in third.message, third
+    assert "Next step:" not in third.message and "solution(" not in third.message, third
+    assert 'solution("04"' in exercises.check("04", "device_address", by_index).message
+    exercises.reset_tries("04", "device_address")
+    assert "Next step:" not in exercises.check("04", "device_address", by_index).message
+
+
 def test_a_raising_answer_is_a_graded_try_too():
     def raises(*args):
         raise ZeroDivisionError("boom")

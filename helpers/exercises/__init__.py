@@ -9,9 +9,11 @@ one only when asked.
 
 Hints are graded. A lesson module's check returns ``hint(question, step)``: ``question`` names what is
 wrong and asks a question or names the concept to revisit, without the answer; ``step`` is a smaller step towards
-it. :func:`check` counts the wrong tries at each exercise, per process (a kernel restart starts again at zero): the
-first wrong try shows the question, the second and later ones the question and the step, and from the third on the
-message adds where the solution is (:func:`solution`, on request). Every check that returns a hint counts as a try,
+it. :func:`check` counts the wrong tries at each exercise, per process (a kernel restart starts again at zero), and
+grades a hint by the tries of the same mistake (the hint's kind, its step): the first such try shows the question,
+the second and later ones the question and the step, and from the third on the message adds where the solution is
+(:func:`solution`, on request); a new kind of mistake starts at the question. Every check that returns a hint counts
+as a try,
 re-running the check cell with the same wrong answer included: running the check again is how a learner asks for
 the next step (and telling "the same answer" apart is unreliable, since re-running the exercise cell makes a new
 function with the same code). "Not yet" does not count; "correct" sets the count back to zero.
@@ -51,8 +53,8 @@ SOLUTION_AFTER = 3          # the wrong try from which a hint also says where th
 class Feedback:
     """What a check found: ``status`` is "not yet", "correct" or "hint"; ``message`` says it (pin-host-memory).
 
-    A hint from a lesson module also carries ``step``, the smaller step that :func:`check` adds from the second wrong
-    try on; ``tries`` is the number of wrong tries at this exercise so far, this one included (0 outside check)."""
+    A hint from a lesson module also carries ``step``, the smaller step that :func:`check` adds from the second try
+    of the same mistake on; ``tries`` is the number of wrong tries at this exercise so far, this one included (0 outside check)."""
 
     status: Status
     message: str
@@ -87,7 +89,8 @@ def not_yet(what: str) -> Feedback:
 
 def hint(question: str, step: str = "") -> Feedback:
     """A graded hint for a wrong answer (for the lesson modules): ``question`` says what is wrong and asks a question
-    or names the concept to revisit, never the answer; ``step``, a smaller step, is shown from the second wrong try."""
+    or names the concept to revisit, never the answer; ``step``, a smaller step, is shown from the second try
+    of the same mistake; it also names the mistake's kind, so hints of one kind share their step."""
     return Feedback("hint", question, step=step)
 
 
@@ -169,6 +172,7 @@ def registered() -> dict[tuple[str, str], Callable[..., Feedback]]:
 
 # --------------------------------------------------------------------------- graded hints
 _TRIES: Counter[tuple[str, str]] = Counter()   # wrong tries so far, per exercise, in this process
+_KINDS: Counter[tuple[str, str, str]] = Counter()   # the same, per exercise and kind of mistake (the hint's step)
 
 
 def tries(lesson: str, name: str) -> int:
@@ -180,8 +184,11 @@ def reset_tries(lesson: str | None = None, name: str | None = None) -> None:
     """Forget the wrong tries of one exercise, or of every exercise when no name is given (tests, a new learner)."""
     if lesson is None or name is None:
         _TRIES.clear()
+        _KINDS.clear()
     else:
         _TRIES.pop((lesson, name), None)
+        for key in [key for key in _KINDS if key[:2] == (lesson, name)]:
+            del _KINDS[key]
 
 
 def ended(text: str) -> str:
@@ -204,16 +211,19 @@ def graded_message(feedback: Feedback, count: int, lesson: str, name: str) -> st
 
 
 def _graded(feedback: Feedback, lesson: str, name: str) -> Feedback:
-    """Count the try and grade the hint; a correct answer sets the count back to zero."""
+    """Count the try and grade the hint by the tries of the same mistake (its step names the kind); a correct answer
+    sets the counts back to zero."""
     key = (lesson, name)
     where = f"{lesson}/{name}"
     if feedback.status == "correct":
-        _TRIES.pop(key, None)
+        reset_tries(lesson, name)
     if feedback.status != "hint":
         return Feedback(feedback.status, feedback.message, where)
     _TRIES[key] += 1
-    count = _TRIES[key]
-    return replace(feedback, message=graded_message(feedback, count, lesson, name), exercise=where, tries=count)
+    kind = (lesson, name, feedback.step or feedback.message)
+    _KINDS[kind] += 1
+    return replace(feedback, message=graded_message(feedback, _KINDS[kind], lesson, name), exercise=where,
+                   tries=_TRIES[key])
 
 
 _RAISED_STEP = N_("call your function by hand on one small case in a new cell and read the traceback's last lines: "
