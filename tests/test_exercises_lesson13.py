@@ -58,6 +58,39 @@ def test_the_rule_agrees_with_registered_array():
         assert accepted == (lesson13.neighbours_pinned_rule(array.ctypes.data, array.nbytes) == (0, 0))
 
 
+def test_registered_array_refuses_before_it_needs_a_gpu():
+    """Issue 31: the refusals section 3 shows, and self-check 3's array, raise RegistrationError without a GPU (the
+    array is checked before the driver is called), not NoGPUError."""
+    from helpers import errors
+    from helpers.memory import gpu
+    from helpers.memory.pages import page_aligned_empty
+
+    for array in (page_aligned_empty(2048)[1:], page_aligned_empty(2048)[::2]):
+        with pytest.raises(errors.RegistrationError, match="page|contiguous"):
+            gpu.RegisteredArray(array)
+
+
+def test_the_verdict_counts_the_runs_it_judges_over():
+    """Issue 31: the write-combined verdict says how many recorded runs of the machine it read, in short sentences."""
+    from helpers.findings import use_write_combined_and_registered_memory as found
+
+    wc = experiments.write_combined()
+    said = found.describe_write_combined(wc)
+    assert f"every recorded run of that machine ({lesson13.machine_runs(wc)} runs)" in said
+    assert lesson13.machine_runs(dataclasses.replace(wc, live=True)) >= 1
+    assert max(len(sentence.split()) for sentence in said.split(". ")) < 45, said
+
+
+def test_the_probes_table_shows_the_error_column_only_where_a_probe_failed():
+    from helpers.findings import use_write_combined_and_registered_memory as found
+
+    reg = experiments.registered()
+    assert "error" not in found.probes(reg).header
+    failed = dataclasses.replace(reg, rows=[dict(r, works=False, error="CUDA_ERROR_INVALID_VALUE")
+                                            if r.get("page_offset") == 4095 else r for r in reg.rows])
+    assert "error" in found.probes(failed).header
+
+
 def test_compare_prediction():
     wc = experiments.write_combined()
     ratio = (wc.one(allocation="mapped + write-combined", side="cpu", op="read")["GBps"]
@@ -110,9 +143,10 @@ def test_the_reads_needed_message_names_the_run_it_quotes():
     """Issue 31: "On the recorded run" in replay, "On this run" only live."""
     reg = experiments.registered()
     rule = lesson13.reads_needed_rule
-    assert "On the recorded run: registering 1 GiB" in exercises.check("13", "reads_needed", rule, measured=reg).message
+    said = exercises.check("13", "reads_needed", rule, measured=reg).message
+    assert "On the recorded run: registering and unregistering 1 GiB" in said   # section 3's words for the figure
     live = exercises.check("13", "reads_needed", rule, measured=dataclasses.replace(reg, live=True)).message
-    assert "On this run: registering 1 GiB" in live
+    assert "On this run: registering and unregistering 1 GiB" in live
 
 
 def _lesson13_markdown() -> dict[str, str]:
@@ -163,6 +197,9 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda a, n, page_size=4096: (a % page_size, page_size - (a + n) % page_size)),
                 ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES,
                 phrase="exactly on a page boundary"),
+        Typical(fixed(lambda a, n, page_size=4096: (a % page_size, (a + n) % page_size)),
+                ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES,
+                phrase="not what is left of that page"),
         Typical(fixed(lambda a, n, page_size=4096: (a % page_size, -n % page_size)),
                 ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES, phrase="length only"),
         Typical(fixed(lambda a, n, page_size=4096: ((page_size - a % page_size) % page_size, -(a + n) % page_size)),

@@ -161,22 +161,22 @@ def test_the_write_combined_verdict_says_within_where_the_difference_is_inside_t
 
     _records_say(monkeypatch, -9.0, -1.0)                          # every record of the machine: WC reads slower
     assert "reached the CPU's page tables" in said(_write_combined(0.5))
-    assert "(within their spread" in said(_write_combined(9.9))   # 1% slower, inside this run's repeats
-    assert "(beyond their spread" in said(_write_combined(8.0))   # slower, but far from many times
+    assert "That is within their spread" in said(_write_combined(9.9))   # 1% slower, inside this run's repeats
+    assert "That is beyond their spread" in said(_write_combined(8.0))   # slower, but far from many times
     assert "beyond their spread" in _line(said(_write_combined(10.0, gpu_wc_GBps=45.0)).replace(". ", ".\n"),
                                           "The GPU")
     _records_say(monkeypatch, -9.0, 1.0)                           # the machine's records change sign
     mixed = said(_write_combined(0.5))
     assert "cannot tell" in mixed and "warns" not in mixed and "as long" not in mixed
     assert "within their spread" in said(_write_combined(10.0, gpu_wc_GBps=45.0))
-    assert "(within their spread" in said(_write_combined(8.0))
+    assert "That is within their spread" in said(_write_combined(8.0))
 
 
 def test_a_write_combined_run_on_bare_metal_is_judged_by_its_own_repeats():
     from helpers.findings.use_write_combined_and_registered_memory import describe_write_combined as said
 
     assert "reached the CPU's page tables" in said(_write_combined(0.5, virtualization="none"))
-    assert "(within their spread" in said(_write_combined(9.9, virtualization="none"))
+    assert "That is within their spread" in said(_write_combined(9.9, virtualization="none"))
 
 
 def test_registered_against_allocated_reads_says_within_inside_the_spread(monkeypatch):

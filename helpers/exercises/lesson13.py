@@ -66,6 +66,19 @@ def reads_apart(wc: Any, side: str, like: Any = None) -> bool:
                               like=like or same_machine(wc))
 
 
+def machine_runs(wc: Any) -> int:
+    """How many runs of the machine behind ``wc`` hold its write-combined figures: the committed records that
+    :func:`same_machine` accepts, and this run where it is live (the runs :func:`reads_apart` judges over)."""
+    like = same_machine(wc)
+    figure = (lambda r: 0.0 if like(r) and r.one(allocation="mapped + write-combined", side="cpu", op="read")
+              else None)
+    try:
+        count = spread.across_records("write_combined", figure).count
+    except LookupError:
+        count = 0
+    return count + 1 if wc.live else max(count, 1)
+
+
 def write_combined_verdict(wc: Any) -> dict[str, Any]:
     """Whether the CPU got a write-combined mapping on the machine that ran ``write_combined``.
 
@@ -100,6 +113,11 @@ def _ignores_share(reads_needed: Callable[..., Any], register: float, read: floa
         return False
 
 
+def _returned(got: Any) -> str:
+    """A placeholder return value as the two checks' "not yet" messages name it: `...` or `None`."""
+    return "`...`" if got is Ellipsis else f"`{got!r}`"
+
+
 def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None) -> Feedback:
     """use-write-combined-and-registered-memory: ``reads_needed(register_seconds, read_seconds, share=0.1)``, the
     fewest zero-copy reads after which registering once is at most ``share`` of the total time. With ``measured``
@@ -111,7 +129,8 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
     for register, read, share in READ_CASES:
         got = reads_needed(register, read, share)
         if is_placeholder(got):
-            return _not_yet(_("reads_needed returns `...`: return the number of reads."))
+            return _not_yet(_("reads_needed returns {got}: return the number of reads.").format(
+                got=_returned(got)))
         want = reads_needed_rule(register, read, share)
         exact = register * (1 - share) / (share * read)
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
@@ -157,7 +176,7 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
     extra = ""
     if measured is not None:
         per_gib, read = registration_seconds(measured)
-        extra = (_(" On {which_run}: registering 1 GiB cost {per_gib:.0f} ms and one read {read:.1f} ms, so "
+        extra = (_(" On {which_run}: registering and unregistering 1 GiB cost {per_gib:.0f} ms and one read {read:.1f} ms, so "
                    "{reads_needed} reads.").format(
                      which_run=which_run(measured), per_gib=per_gib * 1e3, read=read * 1e3, reads_needed=int(reads_needed(per_gib, read))))
     return _correct(_("registering is paid once, reading every time, so its share of the total shrinks as the "
@@ -188,7 +207,8 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
     for address, nbytes, page in NEIGHBOUR_CASES:
         got = neighbours_pinned(address, nbytes, page)
         if is_placeholder(got):
-            return _not_yet(_("neighbours_pinned has no body yet (it returns None): return (before, after)."))
+            return _not_yet(_("neighbours_pinned returns {got}: return (before, after).").format(
+                got=_returned(got)))
         if not (isinstance(got, (tuple, list)) and len(got) == 2 and all(
                 isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in got)):
             return _hint(f"return a pair of whole numbers of bytes (before, after); you returned {got!r}."[:300],
@@ -230,6 +250,12 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
                            "nbytes, or at address + nbytes?").format(case=case),
                          _("the last pinned page is the one that holds address + nbytes - 1: count from the "
                            "range's end to the next page boundary."))
+        if after == (address + nbytes) % page:
+            return _hint(_("{case}: you returned {after} bytes after it: you counted how far the range reaches "
+                           "into its last page, not what is left of that page. Where does that page end?").format(
+                             case=case, after=after),
+                         _("what is left of the last page is the page size minus how far the range reaches into "
+                           "it, and 0 when the range ends on a boundary."))
         return _hint(_("{case}: you returned {after} bytes after it. The driver's last pinned page is the one that "
                        "holds the range's last byte: where does that page end?").format(case=case, after=after),
                      _("the distance from the range's end (address + nbytes) up to the next page boundary, 0 when "
@@ -275,7 +301,7 @@ def compare_prediction(predicted: Any, wc: Any) -> Text:
         return Text(text + _("Your guess was within 50% of the run."))
     if gap > 1.5:
         return Text(text + _("The reads were faster than you expected") + (
-            _(": the guide's 'prohibitively slow' did not show {where}; section 1 discusses why.").format(where=where)
+            _(": the guide's 'prohibitively slow' did not show {where}; the text below says why.").format(where=where)
             if measured < 2 else "."))
     verdict = write_combined_verdict(wc)     # the reason the verdict below gives, never another
     if verdict["cpu_wc_honoured"]:

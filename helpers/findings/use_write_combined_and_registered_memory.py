@@ -14,7 +14,7 @@ import numpy as np
 
 from ..analysis import spread
 from ..errors import RegistrationError
-from ..exercises.lesson13 import (reads_apart, reads_needed_rule, recording_machine,  # noqa: F401
+from ..exercises.lesson13 import (machine_runs, reads_apart, reads_needed_rule, recording_machine,  # noqa: F401
                                   registration_seconds, same_machine, which_run, write_combined_verdict)
 from ..experiments.mapping import explain_register_error
 from ..experiments.quiet import band
@@ -64,22 +64,24 @@ def describe_write_combined(wc: Any) -> str:
     v = write_combined_verdict(wc)
     ratio = v["cpu_read_ratio"]
     machine = _("this machine (live)") if wc.live else recording_machine(wc.provenance)
+    runs = machine_runs(wc)
     if v["cpu_wc_honoured"]:
-        cpu = (_("The CPU's reads of write-combined memory took {value:.1f}x as long as of ordinary pinned memory "
-                 "on {machine}, beyond their spread and of one sign across the committed records of such a "
-                 "machine: the flag reached the CPU's page tables, as the {GUIDE} warns.").format(
-                   value=1 / ratio, machine=machine, GUIDE=GUIDE))
+        cpu = (_("On {machine}, the CPU's reads of write-combined memory took {value:.1f}x as long as of ordinary "
+                 "pinned memory. That is beyond their spread, and slower in every recorded run of that machine "
+                 "({runs} runs). The flag reached the CPU's page tables, as the {GUIDE} warns.").format(
+                   value=1 / ratio, machine=machine, GUIDE=GUIDE, runs=runs))
     elif ratio < 0.5:
-        cpu = (_("The CPU read write-combined memory at {ratio:.0%} of the ordinary rate on {machine}, but the "
-                 "records of such a machine do not all show a slowdown: one run cannot tell whether the flag "
-                 "reached the CPU's page tables.").format(ratio=ratio, machine=machine))
+        cpu = (_("On {machine}, the CPU read write-combined memory at {ratio:.0%} of the ordinary rate. Not every "
+                 "recorded run of that machine ({runs} runs) shows a slowdown, so one run cannot tell whether the "
+                 "flag reached the CPU's page tables.").format(ratio=ratio, machine=machine, runs=runs))
     else:
-        cpu = (_("The CPU read write-combined memory at {ratio:.0%} of the ordinary rate ({value} their spread, "
-                 "across the committed records of such a machine) on {machine}: it did not give the CPU a "
-                 "write-combined mapping (a hypervisor may decide its guest's memory types: Going deeper), so the "
-                 "slowdown the {GUIDE} warns of cannot show on it; on bare metal, where the flag reaches the CPU's "
-                 "page tables, expect CPU reads many times slower.").format(
-                   ratio=ratio, value=_("beyond") if v['cpu_apart'] else _("within"), machine=machine, GUIDE=GUIDE))
+        apart = _("beyond their spread") if v["cpu_apart"] else _("within their spread")
+        cpu = (_("On {machine}, the CPU read write-combined memory at {ratio:.0%} of the ordinary rate. That is "
+                 "{value}, judged over every recorded run of that machine ({runs} runs). So it did "
+                 "not give the CPU a write-combined mapping; a hypervisor may decide its guest's memory types "
+                 "(Going deeper). The slowdown the {GUIDE} warns of cannot show on it. On bare metal (no "
+                 "hypervisor), where the flag reaches the CPU's page tables, expect CPU reads many times "
+                 "slower.").format(ratio=ratio, value=apart, machine=machine, GUIDE=GUIDE, runs=runs))
     gpu = (_(" The GPU read both at the same rate (ratio {gpu_read_ratio:.3f}, within their spread): "
              "write-combining does not make GPU reads faster on it. It is for buffers the CPU writes and the GPU "
              "reads, whose reads need not be snooped where the platform honours the type.").format(
@@ -186,7 +188,9 @@ def registration(reg: Any) -> Text:
 
 def probes(reg: Any) -> Table:
     """Section 3: the alignment probes, with the driver that answered them in the caption."""
-    shown = reg.table(["page_offset", "nbytes", "works", "error"], allocation="alignment probe (cuMemHostRegister)")
+    tried = reg.select(allocation="alignment probe (cuMemHostRegister)")
+    columns = ["page_offset", "nbytes", "works"] + (["error"] if any(r.get("error") for r in tried) else [])
+    shown = reg.table(columns, allocation="alignment probe (cuMemHostRegister)")
     driver = driver_version() if reg.live else reg.provenance.get("driver_version", "not recorded")
     return Table(shown.header, shown.rows, caption=f"*{reg.origin(dated=True)}; driver {driver}*")
 
@@ -230,7 +234,7 @@ def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str
         _("{kept} kinds of page-locked allocation had a device pointer equal to the host pointer "
           "(`UNIFIED_ADDRESSING` = {unified_addressing}).").format(
             kept=_kept(identity), unified_addressing=attributes['UNIFIED_ADDRESSING']),
-        _("Registering cost {per_gib:.0f} ms per GiB; registered memory read at {registered:.0%} of "
+        _("Registering and unregistering cost {per_gib:.0f} ms per GiB; registered memory read at {registered:.0%} of "
           "`cudaHostAlloc` memory's rate; {reads_needed_rule} reads of 1 GiB bring registering under 10% of the "
           "total ({origin}).").format(
             per_gib=per_gib * 1e3, registered=registered / allocated, reads_needed_rule=reads_needed_rule(per_gib, read), origin=reg.origin(dated=True)),

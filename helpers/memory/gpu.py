@@ -265,8 +265,8 @@ class RegisteredArray:
     """
 
     def __init__(self, array: np.ndarray, *, portable: bool = False, read_only: bool = False) -> None:
+        _check_registrable(array)   # before the driver: the refusal needs no GPU (lesson 13)
         context()
-        _check_registrable(array)
         flags = driver_api.MEMHOSTREGISTER_DEVICEMAP
         if portable:
             flags |= driver_api.MEMHOSTREGISTER_PORTABLE
