@@ -89,6 +89,29 @@ def test_a_guide_section_of_an_undeclared_lesson_is_pending_and_of_a_declared_on
     assert state.untranslated == ["15--go-beyond/0", "15--go-beyond/1"] and not state.complete
 
 
+def test_a_glossary_row_is_its_own_entry_keyed_by_its_term(tmp_path, monkeypatch):
+    table = "| term | 中文 | what | lesson |\n|---|---|---|---|\n| page | 页 | A unit. | 01 |\n| warp | 线程束 | 32. | 08 |"
+    doc = _tmp_document(tmp_path, monkeypatch, f"# Terms\n\n## Memory\n\n{table}\n\nAfter.\n")
+    doc = documents.Document(doc.name, doc.source, doc.target, rows=True)
+    keys = [key for key, _ in documents._entries(doc)]
+    assert keys == ["terms/0", "memory/0", "memory/1", "memory/page", "memory/warp", "memory/2"]
+    doc.catalog().parent.mkdir(parents=True)
+    found = catalogs.extract(documents._entries(doc), [])
+    for entry, chinese in zip(found, ["# 术语", "## 内存", "| 术语 | 英文 | 含义 | 课次 |\n|---|---|---|---|",
+                                      "| 页 | page | 单位。 | 01 |", "| 线程束 | warp | 32 个。 | 08 |", "之后。"]):
+        entry.msgstr = chinese
+    doc.catalog().write_text(catalogs.render(found, "test"), encoding="utf-8")
+    assert documents.build(doc) == ("# 术语\n\n## 内存\n\n| 术语 | 英文 | 含义 | 课次 |\n|---|---|---|---|\n"
+                                    "| 页 | page | 单位。 | 01 |\n| 线程束 | warp | 32 个。 | 08 |\n\n之后。\n")
+    doc.source.write_text(doc.source.read_text(encoding="utf-8").replace(
+        "| warp |", "| TLB | 快表 | A cache. | 03 |\n| warp |").replace("A unit.", "The unit."), encoding="utf-8")
+    doc.catalog().write_text(documents.catalog_text(doc), encoding="utf-8")
+    state = documents.status(doc)
+    assert state.untranslated == ["memory/tlb"] and state.stale == ["memory/page"], state.words()
+    rows = "| page | 页 | The unit. | 01 |\n| TLB | 快表 | A cache. | 03 |\n| 线程束 | warp | 32 个。 | 08 |\n\n之后。"
+    assert rows in documents.build(doc), "a stale or new row shows in English, in its place in the table"
+
+
 def test_a_lesson_headings_minutes_stay_out_of_the_catalog(tmp_path, monkeypatch):
     doc = _tmp_document(tmp_path, monkeypatch, "# Guide\n\n### 06 · Measure bandwidth (35 min)\n\nText.\n")
     assert ("06--measure-bandwidth/0", "### 06 · Measure bandwidth ({minutes} min)") in documents.keyed(
@@ -100,13 +123,15 @@ def test_the_chinese_site_holds_the_translated_lessons_and_every_page_names_its_
     notebooks, pages, twin = book._edition("zh", None)
     names = {p.name for p in notebooks}
     assert {edition.notebook(e).name for e in edition.declared()} <= names
-    assert documents.GUIDE.target in pages
-    for path in [*notebooks, documents.GUIDE.target]:
+    assert documents.GUIDE.target in pages and documents.GLOSSARY.target in pages
+    assert paths.LESSONS / "glossary.md" not in pages, "the Chinese site shows the Chinese glossary"
+    for path in [*notebooks, documents.GUIDE.target, documents.GLOSSARY.target]:
         assert twin(path) == f"../../lessons/{path.stem}.html", path.name
     english, english_pages, english_twin = book._edition("en", None)
     for path in english:
         assert (english_twin(path) is not None) == (path.name in names), path.name
     assert english_twin(documents.GUIDE.source) == "../zh/lessons/instructor-guide.html"
+    assert english_twin(documents.GLOSSARY.source) == "../zh/lessons/glossary.html"
     assert 'href="../zh/lessons/x.html"' in book.page_note("../zh/lessons/x.html") and "中文" in book.page_note("x")
     assert "English" in book.page_note("../../lessons/x.html", "English")
 
@@ -132,8 +157,8 @@ BUILT = paths.BUILD / "book"
 @pytest.mark.skipif(not (BUILT / "zh" / "index.html").exists(), reason="no built book: `make book` builds both "
                     "editions into build/book/ and build/book/zh/")
 def test_in_the_built_site_every_page_with_a_twin_links_to_it():
-    chinese = {p.stem for p in (BUILT / "zh" / "lessons").glob("*.html")} - {"glossary"}   # bilingual: one page
-    assert {edition.notebook(e).stem for e in edition.declared()} | {"instructor-guide"} <= chinese
+    chinese = {p.stem for p in (BUILT / "zh" / "lessons").glob("*.html")}
+    assert {edition.notebook(e).stem for e in edition.declared()} | {"instructor-guide", "glossary"} <= chinese
     for page in (BUILT / "lessons").glob("*.html"):
         if page.stem in chinese:
             assert f'href="../zh/lessons/{page.stem}.html"' in page.read_text(encoding="utf-8"), page.name

@@ -58,3 +58,25 @@ def test_a_form_inside_a_longer_term_is_not_that_term():
     assert any("线程 (thread)" in line for line in glossary.first_uses(english, "线程束（warp）中每个线程加载一个 float。"))
     missing = glossary.problems(english, "线程束（warp）加载一个 float。")
     assert missing == ["the English uses 'thread': the Chinese must say 线程 (lessons/glossary.md)"]
+
+
+def _rows(path) -> list[list[str]]:
+    """The cells of each table row of a glossary page, header rows and rules aside."""
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) == 4 and cells[0] not in {"term", "术语"} and set(cells[0]) != {"-"}:
+            found.append(cells)
+    return found
+
+
+def test_each_term_of_the_chinese_glossary_is_the_english_glossarys_chinese_term():
+    """The Chinese glossary (lessons/zh/glossary.md) lists the 中文 column's term first (its asides may read
+    differently) and the English term beside it, row for row; a term with no Chinese form keeps its English."""
+    english, chinese = _rows(glossary.GLOSSARY), _rows(edition.NOTEBOOKS / "glossary.md")
+    assert len(chinese) == len(english) > 60
+    for (term, form, _, lesson), (zh_term, zh_english, _, zh_lesson) in zip(english, chinese):
+        assert (zh_english, zh_lesson) == (term, lesson), f"{zh_term}: expected the English term {term!r}"
+        assert glossary._forms(zh_term) == glossary._forms(form or term), (
+            f"{term}: the Chinese glossary says {zh_term!r}, the 中文 column {form!r} (lessons/glossary.md is the "
+            "source of the terms; translate the row in lessons/locale/zh_CN/LC_MESSAGES/glossary.po, then sync)")

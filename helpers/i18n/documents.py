@@ -1,9 +1,12 @@
-"""The course's Markdown documents in Chinese (issue 35): the README's start section (``README.zh-CN.md``) and the
-instructor guide (``lessons/zh/instructor-guide.md``), built from the English by ``python -m helpers sync``.
+"""The course's Markdown documents in Chinese (issue 35): the README's start section (``README.zh-CN.md``), the
+instructor guide (``lessons/zh/instructor-guide.md``) and the glossary (``lessons/zh/glossary.md``, 术语表), built
+from the English by ``python -m helpers sync``.
 
 Each document has a catalog beside the lessons' (``lessons/locale/zh_CN/LC_MESSAGES/<name>.po``), kept in step by
 :func:`helpers.i18n.catalogs.extract` as a lesson's is: one entry per Markdown block (a heading, a paragraph, a list,
-a table, a fenced code block), keyed ``<heading anchor>/<block number in its section>``, and one per phrase of the
+a table, a fenced code block), keyed ``<heading anchor>/<block number in its section>`` (a document translated a
+table row at a time, the glossary, keys each row ``<heading anchor>/<anchor of its first cell>``, so that a new row
+moves no other key), and one per phrase of the
 parts that ``python -m helpers sync`` derives from the registry (the guide's plans), keyed ``string/<name>``. A
 lesson heading's minutes are held as ``{minutes}``. A block without a current translation shows in English; the tests
 fail on a stale one anywhere and on an untranslated one outside the sections a document lists as pending and the
@@ -22,8 +25,8 @@ from .. import lessons, paths
 from . import catalogs, edition
 from .catalogs import PLACEHOLDER, Status, current, fits, read
 
-__all__ = ["Document", "DOCUMENTS", "blocks", "keyed", "catalog_text", "build", "status", "expected", "built",
-           "document", "undeclared_sections"]
+__all__ = ["Document", "DOCUMENTS", "GLOSSARY", "blocks", "keyed", "catalog_text", "build", "status", "expected",
+           "built", "document", "undeclared_sections"]
 
 _MINUTES = re.compile(r"^(### \d\d · .*\()(\d+)( min\))$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
@@ -46,6 +49,7 @@ class Document:
     strings: Callable[[], list[tuple[str, str]]] = field(default=lambda: [])
     twin: str = ""                               # the English's line linking to the Chinese twin (not translated)
     lesson_sections: bool = False                # its ``### NN · `` sections follow the lessons' translation
+    rows: bool = False                           # its tables are translated a row at a time
 
     def catalog(self) -> Path:
         return edition.CATALOGS / f"{self.name}.po"
@@ -66,9 +70,24 @@ def _normalised(text: str) -> str:
     return _PLANS_BLOCK.sub(DERIVED, text, count=1)
 
 
-def blocks(text: str) -> list[str]:
+_RULE = re.compile(r"^\|(\s*:?-+:?\s*\|)+\s*$")
+
+
+def _table_rows(block: str) -> list[str]:
+    """A table block as its head (header row and rule) and its rows, one piece each; any other block whole."""
+    lines = block.split("\n")
+    if len(lines) > 2 and all(line.startswith("|") for line in lines) and _RULE.match(lines[1]):
+        return ["\n".join(lines[:2]), *lines[2:]]
+    return [block]
+
+
+def _is_row(piece: str) -> bool:
+    return piece.startswith("|") and "\n" not in piece
+
+
+def blocks(text: str, rows: bool = False) -> list[str]:
     """The Markdown blocks of ``text``: runs of lines between blank lines, a fenced code block whole, a heading on
-    its own."""
+    its own; with ``rows``, a table's head and each of its rows one block apiece."""
     found: list[str] = []
     run: list[str] = []
     fence = ""
@@ -93,7 +112,7 @@ def blocks(text: str) -> list[str]:
         run.append(line)
     if run:
         found.append("\n".join(run))
-    return found
+    return [piece for block in found for piece in _table_rows(block)] if rows else found
 
 
 def _english(doc: Document) -> str:
@@ -103,14 +122,18 @@ def _english(doc: Document) -> str:
     return text
 
 
-def keyed(text: str) -> list[tuple[str, str]]:
+def keyed(text: str, rows: bool = False) -> list[tuple[str, str]]:
     """(key, block as the catalog holds it) for each block: ``<anchor of the heading above>/<number>``, the heading
-    itself number 0, a lesson heading's minutes as ``{minutes}``."""
+    itself number 0, a lesson heading's minutes as ``{minutes}``; with ``rows``, a table row is its own block, keyed
+    ``<anchor of the heading above>/<anchor of its first cell>``."""
     found, section, number = [], "top", 0
-    for block in blocks(text):
+    for block in blocks(text, rows):
         heading = _HEADING.match(block)
         if heading and "\n" not in block:
             section, number = anchor(re.sub(r"\(\d+ min\)$", "", heading.group(2))), 0
+        elif rows and _is_row(block):
+            found.append((f"{section}/{anchor(block.strip('|').split('|')[0])}", block))
+            continue
         else:
             number += 1
         found.append((f"{section}/{number}", _MINUTES.sub(rf"\g<1>{PLACEHOLDER}\g<3>", block)))
@@ -118,7 +141,7 @@ def keyed(text: str) -> list[tuple[str, str]]:
 
 
 def _entries(doc: Document) -> list[tuple[str, str]]:
-    blocks_ = [(k, b) for k, b in keyed(_english(doc)) if b not in (DERIVED, doc.twin)]
+    blocks_ = [(k, b) for k, b in keyed(_english(doc), doc.rows) if b not in (DERIVED, doc.twin)]
     return blocks_ + [(f"string/{k}", s) for k, s in doc.strings()]
 
 
@@ -127,7 +150,8 @@ def catalog_text(doc: Document) -> str:
     inside = doc.source.is_relative_to(paths.ROOT)
     name = doc.source.relative_to(paths.ROOT).as_posix() if inside else doc.source.name
     about = (f"The Chinese edition of {name} (issue 35): one entry per Markdown block, keyed by its heading's "
-             "anchor and number (msgctxt); string/...: phrases of derived parts.")
+             "anchor and number (msgctxt)" + (", a table row by its first cell's anchor" if doc.rows else "")
+             + "; string/...: phrases of derived parts.")
     return catalogs.render(catalogs.extract(_entries(doc), read(doc.catalog())), about)
 
 
@@ -143,36 +167,35 @@ def translated(doc: Document, key: str, english: str) -> str:
 
 
 def _relink(doc: Document, text: str) -> str:
-    from .notebooks import _relink as relink
-
     if doc.target.parent == doc.source.parent:
         return text
     twins = {edition.notebook(e).name for e in edition.started()} | {d.target.name for d in DOCUMENTS
                                                                        if d.target.parent == doc.target.parent}
-    return relink(text, twins)
+    return edition.relink(text, twins)
 
 
 def build(doc: Document, derived_block: Callable[[], str] | None = None) -> str:
     """The Chinese document's text: each block's current translation, else its English."""
     chinese = translations(doc)
     out = []
-    for (key, english), block in zip(keyed(_english(doc)), blocks(_english(doc))):
+    for (key, english), block in zip(keyed(_english(doc), doc.rows), blocks(_english(doc), doc.rows)):
+        joint = "\n" if doc.rows and _is_row(block) else "\n\n"   # a row follows its table's head or row
         if english == DERIVED:
-            out.append(derived_block() if derived_block else block)
+            out.append((joint, derived_block() if derived_block else block))
             continue
         if english == doc.twin:
-            out.append(doc.back())
+            out.append((joint, doc.back()))
             continue
         found = chinese.get(key)
         if not found or found[0] != english:
-            out.append(block)
+            out.append((joint, block))
             continue
         text = found[1]
         minutes = _MINUTES.match(block)
         if minutes:
             text = text.replace(PLACEHOLDER, minutes.group(2))
-        out.append(_relink(doc, text))
-    return "\n\n".join(out) + "\n" + "".join(f"\n{translated(doc, k, s)}\n" for k, s in doc.strings()
+        out.append((joint, _relink(doc, text)))
+    return "".join(j + t for j, t in out)[2:] + "\n" + "".join(f"\n{translated(doc, k, s)}\n" for k, s in doc.strings()
                                               if k.startswith("after/"))
 
 
@@ -187,7 +210,7 @@ def undeclared_sections(doc: Document) -> tuple[str, ...]:
     if not doc.lesson_sections:
         return ()
     ids = {entry.id for entry in edition.undeclared()}
-    heads = [key.split("/", 1)[0] for key, _ in keyed(_english(doc)) if key.endswith("/0")]
+    heads = [key.split("/", 1)[0] for key, _ in keyed(_english(doc), doc.rows) if key.endswith("/0")]
     return tuple(h for h in heads if (m := _LESSON_SECTION.match(h)) and m.group(1) in ids)
 
 
@@ -261,11 +284,13 @@ README = Document("README", paths.ROOT / "README.md", paths.ROOT / "README.zh-CN
                   strings=_readme_strings, twin=TWIN.format("README.zh-CN.md"))
 GUIDE = Document("instructor-guide", paths.LESSONS / "instructor-guide.md", edition.NOTEBOOKS / "instructor-guide.md",
                  strings=_plans_strings, twin=TWIN.format("zh/instructor-guide.md"), lesson_sections=True)
-DOCUMENTS = (README, GUIDE)
+GLOSSARY = Document("glossary", paths.LESSONS / "glossary.md", edition.NOTEBOOKS / "glossary.md",
+                    twin=TWIN.format("zh/glossary.md"), rows=True)
+DOCUMENTS = (README, GUIDE, GLOSSARY)
 
 
 def document(name: str) -> Document:
-    """The document named ``name`` (README, instructor-guide)."""
+    """The document named ``name`` (README, instructor-guide, glossary)."""
     return next(d for d in DOCUMENTS if d.name == name)
 
 

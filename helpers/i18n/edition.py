@@ -7,12 +7,14 @@ reported as such by ``python -m helpers i18n status`` and by a skipped test each
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .. import lessons, paths
 from . import CHINESE
 
-__all__ = ["TRANSLATED", "CATALOGS", "NOTEBOOKS", "catalog", "notebook", "declared", "undeclared", "started"]
+__all__ = ["TRANSLATED", "CATALOGS", "NOTEBOOKS", "catalog", "notebook", "declared", "undeclared", "started",
+           "relink"]
 
 # Slugs of the lessons whose Chinese edition is complete (course order).
 TRANSLATED: tuple[str, ...] = (
@@ -36,6 +38,13 @@ TRANSLATED: tuple[str, ...] = (
 
 CATALOGS = paths.LESSONS / "locale" / CHINESE / "LC_MESSAGES"   # sphinx-intl's layout beside the documents
 NOTEBOOKS = paths.LESSONS / "zh"                                  # the built Chinese notebooks
+_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|#|/)([^)\s#]+)")
+
+
+def relink(text: str, twins: set[str]) -> str:
+    """A Chinese page's relative links: to a file of ``twins`` (beside it in lessons/zh/) as they are, to any other
+    file one folder up, in lessons/."""
+    return _LINK.sub(lambda m: f"]({m.group(1) if m.group(1) in twins else '../' + m.group(1)}", text)
 
 
 def catalog(entry: lessons.Lesson) -> Path:

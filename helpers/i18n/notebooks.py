@@ -3,28 +3,25 @@
 Code cells stay as they are, except that the first cell starts the session in Chinese (``zc.start(language="zh")``)
 and an exercise's comments are translated (:mod:`.code`);
 each Markdown cell takes its current translation, or stays English where the catalog has none (the tests fail on
-that for a declared lesson). Links to a lesson not yet translated, the glossary and other files point back to
-``lessons/``. ``python -m helpers sync`` writes the built notebooks; the tests check they are current.
+that for a declared lesson). Links to a lesson not yet translated and to other files point back to ``lessons/``;
+links to the Chinese documents beside it (the glossary, the instructor guide) stay in ``lessons/zh/``.
+``python -m helpers sync`` writes the built notebooks; the tests check they are current.
 """
 
 from __future__ import annotations
-
-import re
 
 from .. import lessons
 from . import edition
 from .catalogs import PLACEHOLDER, TIME, current, fits, read
 from .code import is_learner_code
+from .documents import DOCUMENTS
 
 __all__ = ["START", "START_ZH", "build"]
 
 START, START_ZH = "zc.start()", 'zc.start(language="zh")'
-_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|#|/)([^)\s#]+)")
-
-
-def _relink(text: str, twins: set[str]) -> str:
-    """Relative links to files with no Chinese twin point one folder up, to lessons/."""
-    return _LINK.sub(lambda m: f"]({m.group(1) if m.group(1) in twins else '../' + m.group(1)}", text)
+def _documents() -> set[str]:
+    """The names of the Chinese documents beside the Chinese notebooks (the glossary, the instructor guide)."""
+    return {d.target.name for d in DOCUMENTS if d.target.parent == edition.NOTEBOOKS}
 
 
 def build(entry: lessons.Lesson) -> str:
@@ -33,7 +30,7 @@ def build(entry: lessons.Lesson) -> str:
 
     nb = nbformat.read(entry.notebook(), as_version=4)
     translated = {e.msgctxt: (e.msgid, e.msgstr) for e in current(read(edition.catalog(entry)))}
-    twins = {edition.notebook(e).name for e in edition.started()}
+    twins = {edition.notebook(e).name for e in edition.started()} | _documents()
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = "\n".join(START_ZH if line.strip() == START else line for line in cell.source.split("\n"))
@@ -47,6 +44,6 @@ def build(entry: lessons.Lesson) -> str:
             continue                                   # stale (the English changed) or a translation that breaks it
         if minutes:
             chinese = chinese.replace(PLACEHOLDER, minutes.group(2))
-        cell.source = _relink(chinese, twins)
+        cell.source = edition.relink(chinese, twins)
     return nbformat.writes(nb) + "\n"
 

@@ -287,11 +287,12 @@ def _edition(language: str, lessons: Path | None) -> tuple[list[Path], list[Path
 
     if language == "zh":
         notebook_paths = [edition.notebook(e) for e in edition.started() if edition.notebook(e).exists()]
-        pages = [documents.GUIDE.target, paths.LESSONS / "glossary.md"]   # the glossary is bilingual: no twin
-        english = {p.stem for p in course_lessons.notebooks()} | {documents.GUIDE.source.stem}
-        return notebook_paths, pages, lambda p: (f"../../lessons/{p.stem}.html" if p.stem in english
-                                                 and p.name != "glossary.md" else None)
-    chinese = {p.stem for p in edition.NOTEBOOKS.glob("*.ipynb")} | {documents.GUIDE.target.stem}
+        pages = [documents.GUIDE.target, documents.GLOSSARY.target]
+        english = {p.stem for p in course_lessons.notebooks()} | {d.source.stem for d in (documents.GUIDE,
+                                                                                         documents.GLOSSARY)}
+        return notebook_paths, pages, lambda p: f"../../lessons/{p.stem}.html" if p.stem in english else None
+    chinese = {p.stem for p in edition.NOTEBOOKS.glob("*.ipynb")} | {d.target.stem for d in (documents.GUIDE,
+                                                                                              documents.GLOSSARY)}
     notebook_paths = lesson_paths(lessons)
     return notebook_paths, companion_pages(lessons), lambda p: (f"../zh/lessons/{p.stem}.html" if lessons is None
                                                               and p.stem in chinese else None)
@@ -380,8 +381,8 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
 
 
 def _site_links(text: str, folder: Path, zh: bool) -> str:
-    """A page's Markdown links as the site needs them: in the Chinese site a link to a page it holds (the glossary)
-    points to it, and links to files outside the site go to GitHub (:func:`link_repository_files`)."""
+    """A page's Markdown links as the site needs them: in the Chinese site a link to the English glossary points to
+    the Chinese one beside it, and links to files outside the site go to GitHub (:func:`link_repository_files`)."""
     if zh:
         text = re.sub(r"\]\(\.\./glossary\.md", "](glossary.md", text)
     return link_repository_files(text, folder)
@@ -389,7 +390,7 @@ def _site_links(text: str, folder: Path, zh: bool) -> str:
 
 def _point_buttons_at_chinese_files(html: Path) -> None:
     """The Chinese site's launch, edit and source buttons open the Chinese files (lessons/zh/), not the English."""
-    pattern = re.compile(r"(https://[^\"'\s]*?/)lessons/((?:\d\d-[\w-]+\.ipynb)|instructor-guide\.md)")
+    pattern = re.compile(r"(https://[^\"'\s]*?/)lessons/((?:\d\d-[\w-]+\.ipynb)|instructor-guide\.md|glossary\.md)")
     for page in (html / "lessons").glob("*.html"):
         text = page.read_text(encoding="utf-8")
         page.write_text(pattern.sub(r"\g<1>lessons/zh/\g<2>", text), encoding="utf-8")
