@@ -206,6 +206,15 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: 
     return fig
 
 
+def parameter_bytes(declared: int, packed: int, n: int) -> Figure:
+    """The seed kernel's parameter bytes as it declares them beside three ``n``-float arrays passed by value
+    (write-your-first-zero-copy-kernel)."""
+    names = [_("what the kernel declares\n(3 pointers + int)"),
+             _("three {n}-float arrays\npassed by value").format(n=n)]
+    return bars(names, [declared, packed], title=_("Kernel parameter bytes"), ylabel=_("bytes (log scale)"),
+                log=True, fmt="{:,.0f} B")
+
+
 # --------------------------------------------------------------------------- avoid-hazards-on-mapped-memory
 def stale_read(result: Result) -> Figure:
     """The share of a mapped buffer the host saw written while one GPU thread filled it, and after synchronising
@@ -429,8 +438,8 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
     map-pages-on-the-gpu).
 
     With ``gpu_pages`` the GPU's arrows pass through an IOMMU column: the GPU's page tables give DMA (bus)
-    addresses, which an IOMMU (and, in a virtual machine, the hypervisor) translates to DRAM addresses. The
-    frames are the ones /proc/self/pagemap reports (guest-physical in a VM).
+    addresses, which an IOMMU translates to DRAM addresses (in a virtual machine, the physical host's IOMMU, with
+    mappings the hypervisor sets up). The frames are the ones /proc/self/pagemap reports (guest-physical in a VM).
     """
     n = len(virtual_pages)
     known = sorted({f for f in frames if f is not None})
@@ -471,9 +480,10 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
             ax.text(columns["iommu"] + 0.4, top + 0.1, "IOMMU\nDMA addr.\n-> memory", ha="center", fontsize=8)
             ax.text(columns["gpu"] + 1.3, top + 0.1, "GPU virtual pages\n(GPU MMU -> DMA address,\nover PCIe)",
                     ha="center", fontsize=9)
-            ax.text(0.0, -0.45, "The GPU's page tables hold DMA (bus) addresses; an IOMMU, and in a virtual machine the "
-                    "hypervisor, translates them to DRAM.\nIn a VM the frames above are guest-physical. The GPU's side "
-                    "is inferred from a kernel that worked through these pages (lesson 04, section 2).",
+            ax.text(0.0, -0.45, "The GPU's page tables hold DMA (bus) addresses; an IOMMU translates them to DRAM.\n"
+                    "In a VM: the physical host's IOMMU, with mappings the hypervisor sets up; the frames above are "
+                    "guest-physical.\nThe GPU's side follows the rule lesson 04, section 2 measured on allocations "
+                    "of the same kind.",
                     fontsize=7, color="0.35", va="top")
         ax.set_xlim(-0.2, 12.4 if gpu_pages is not None else 7)
         ax.set_ylim(-1.2 if gpu_pages is not None else -0.3, top + 1.4)

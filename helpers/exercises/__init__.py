@@ -110,7 +110,8 @@ def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: st
     is the smaller step), a kernel name not found (``name_note`` is added), or the error itself."""
     text = f"{type(exc).__name__}: {exc}"
     if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
-        return hint(f"{past_end} ({text.splitlines()[0][:300]}){question}", step)
+        return hint(_("{past_end} ({error}){question}").format(past_end=past_end, error=text.splitlines()[0][:300],
+                                                               question=question), step)
     if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
         return hint(_("no kernel named {kernel}: the check looks the kernel up by its name.").format(kernel=kernel),
                     _("keep the first line as given, `extern \"C\" __global__ void {kernel}(...)`{note}.").format(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cpu import CpuBackendError, SourceModule, Trace
+from ..i18n import _
 
 __all__ = ["FUNCTION_NAME", "BROKEN_SOURCE", "ExerciseResult", "trace_copy", "check_fix"]
 
@@ -46,12 +47,13 @@ class ExerciseResult:
     fixed_sectors: int
     ideal_sectors: int
     message: str
+    ran: bool = True   # False when the kernel did not build or run (``message`` then quotes the backend's error)
 
     def __str__(self) -> str:
         return self.message
 
     def _repr_markdown_(self) -> str:
-        return ("**Passed.** " if self.passed else "**Not yet.** ") + self.message
+        return (_("**Passed.** ") if self.passed else _("**Not yet.** ")) + self.message
 
 
 def trace_copy(source: str, function_name: str = FUNCTION_NAME, rows: int = ROWS, cols: int = COLS) -> tuple[np.ndarray, np.ndarray, Trace]:
@@ -71,25 +73,30 @@ def _src_load_sectors(trace: Trace) -> int:
 
 def check_fix(source: str, function_name: str = FUNCTION_NAME) -> ExerciseResult:
     """Run the learner's kernel: does it copy the matrix, reading fewer sectors of src than the broken one?"""
-    _, _, broken = trace_copy(BROKEN_SOURCE)
+    broken = trace_copy(BROKEN_SOURCE)[2]
     broken_sectors = _src_load_sectors(broken)
     ideal = ROWS * COLS * 4 // 32
     try:
         src, dst, trace = trace_copy(source, function_name)
     except CpuBackendError as exc:
-        return ExerciseResult(False, False, broken_sectors, 0, ideal, f"The kernel did not run: {exc}")
+        return ExerciseResult(False, False, broken_sectors, 0, ideal,
+                              _("The kernel did not run: {error}").format(error=exc), ran=False)
     wrong = np.argwhere(dst != src)
     if len(wrong):
         r, c = wrong[0]
         return ExerciseResult(False, False, broken_sectors, _src_load_sectors(trace), ideal,
-                              f"dst differs from src at {len(wrong)} of {src.size} elements (first at row {r}, column {c}): "
-                              "every element must still be copied exactly once.")
+                              _("dst differs from src at {wrong} of {size} elements (first at row {row}, column "
+                                "{column}): every element must still be copied exactly once.").format(
+                                  wrong=len(wrong), size=src.size, row=r, column=c))
     fixed = _src_load_sectors(trace)
     if fixed >= broken_sectors:
         return ExerciseResult(False, True, broken_sectors, fixed, ideal,
-                              f"The copy is right, but the loads from src touch {fixed} sectors, no fewer than the broken "
-                              f"kernel's {broken_sectors}. Make consecutive threads read consecutive floats.")
-    extra = "" if fixed <= ideal else f" (the minimum is {ideal}: there is still room to improve)"
+                              _("The copy is right, but the loads from src touch {fixed} sectors, no fewer than the "
+                                "broken kernel's {broken}. Make consecutive threads read consecutive floats.").format(
+                                  fixed=fixed, broken=broken_sectors))
+    extra = "" if fixed <= ideal else _(" (the minimum is {ideal}: there is still room to improve)").format(
+        ideal=ideal)
     return ExerciseResult(True, True, broken_sectors, fixed, ideal,
-                          f"Correct copy, and the loads from src touch {fixed} sectors instead of {broken_sectors}: "
-                          f"{broken_sectors / fixed:.1f}x fewer bytes over PCIe{extra}.")
+                          _("Correct copy, and the loads from src touch {fixed} sectors instead of {broken}: "
+                            "{times:.1f}x fewer bytes over PCIe{extra}.").format(
+                              fixed=fixed, broken=broken_sectors, times=broken_sectors / fixed, extra=extra))

@@ -163,18 +163,18 @@ def check_coalesce(source: str) -> Feedback:
     result = ex.check_fix(source)
     if not result.passed:
         text = result.message
-        if "did not run" in text and ("outside" in text or "OutOfBounds" in text or "bounds" in text.lower()):
+        if not result.ran and ("outside" in text or "OutOfBounds" in text or "bounds" in text.lower()):
             return _hint(_("a load or store fell outside the matrix. In a row-major matrix a row holds cols "
                            "consecutive elements: for thread t, how many whole rows come before it, and where in its "
                            "row is it? [{error}]").format(error=text[:300]),
                          _("thread t's row is t divided by the row length (cols, not rows), its column what is left "
                            "over."))
-        if "differs" in text:
+        if result.ran and not result.correct:
             return _hint(_("the copy is wrong: {error} Do your r and c name a different element for every t in "
                            "0 .. rows*cols-1?").format(error=text),
                          _("r and c both come from dividing t by the same number, the row length cols: one is the "
                            "quotient, the other the remainder."))
-        if "did not run" in text:
+        if not result.ran:
             return _hint(text, _("read the first error line: it names the line of your source and what the compiler "
                                  "expected there (a missing `;`, a name not declared)."))
         return _hint(_("{error} Which of r and c must change from one thread to the next, for neighbouring threads "

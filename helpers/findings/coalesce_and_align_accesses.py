@@ -116,6 +116,25 @@ def four_against_five(result: Any, groups: dict[tuple[int, int], list[int]]) -> 
     return found
 
 
+# One sentence per shape of (faster, slower, within) > 0, so that each language says only the counts that are not 0
+_COMPARISONS = {
+    (True, False, False): N_("it is faster than all {of}, slower than none, and not told apart from none"),
+    (False, True, False): N_("it is faster than none, slower than all {of}, and not told apart from none"),
+    (False, False, True): N_("it is faster than none, slower than none, and not told apart from all {of}"),
+    (True, True, False): N_("it is faster than {faster}, slower than {slower}, and not told apart from none"),
+    (True, False, True): N_("it is faster than {faster}, slower than none, and not told apart from {within}"),
+    (False, True, True): N_("it is faster than none, slower than {slower}, and not told apart from {within}"),
+    (True, True, True): N_("it is faster than {faster}, slower than {slower}, and not told apart from {within}"),
+    (False, False, False): N_("it is faster than none, slower than none, and not told apart from none"),
+}
+
+
+def _comparison(found: dict[str, Any]) -> str:
+    """How one 4-sector offset compares with the 5-sector ones (:func:`four_against_five`'s row), in words."""
+    shape = (found["faster"] > 0, found["slower"] > 0, found["within"] > 0)
+    return _(_COMPARISONS[shape]).format(**found)
+
+
 def sectors_by_offset(result: Any, trace: Callable[[int, int], Any]) -> Any:
     """The traced sectors and lines per offset, and whether one sector fewer made a read faster in this run."""
     groups = sector_groups(trace)
@@ -123,15 +142,10 @@ def sectors_by_offset(result: Any, trace: Callable[[int, int], Any]) -> Any:
                   [(s, n, ", ".join(map(str, offs))) for (s, n), offs in sorted(groups.items())],
                   caption=_("*traced on the CPU backend*"))
     found = four_against_five(result, groups)
-
-    def many(n: int, of: int) -> str:
-        return _("none") if n == 0 else _("all {of}").format(of=of) if n == of else str(n)
-
     lines = [_("offset {offset} (4 sectors a warp): {rate:.1f} GB/s zero-copy. Of the {of} offsets that touch 5 "
-               "sectors, it is faster than {faster}, slower than {slower}, and not told apart from {within} (the "
-               "course's rule: beyond this run's spread, one sign across the committed records).").format(
-        offset=f["offset"], rate=f["GBps"], of=f["of"], faster=many(f["faster"], f["of"]),
-        slower=many(f["slower"], f["of"]), within=many(f["within"], f["of"])) for f in found]
+               "sectors, {comparison} (the course's rule: beyond this run's spread, one sign across the committed "
+               "records).").format(offset=f["offset"], rate=f["GBps"], of=f["of"], comparison=_comparison(f))
+             for f in found]
     beat = [f["offset"] for f in found if f["faster"] == f["of"]]
     rest = [f["offset"] for f in found if f["faster"] < f["of"]]
     if beat and rest:

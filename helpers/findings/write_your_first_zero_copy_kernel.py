@@ -9,9 +9,22 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..experiments import expect
-from ..i18n import _
+from ..i18n import N_, _
 from ..platform.notes import platform_note
 from ..tables import Table, Text, join
+
+
+_CONTEXT = {"primary": N_("primary"), "created": N_("created")}   # where the contexts table says memory lived
+
+
+def _said(value: Any) -> str:
+    """A yes-or-no answer as the tables show it: True or False in English."""
+    return _("True") if value else _("False")
+
+
+def _context(name: str) -> str:
+    """``primary`` or ``created`` in the chosen language (any other name as it is)."""
+    return _(_CONTEXT.get(name, name))
 
 
 def on_this_machine() -> Text:
@@ -34,9 +47,10 @@ def backend(kernel: Any, gpu_name: str) -> Text:
 
 def pointers(hosts: Sequence[np.ndarray], devices: Sequence[Any], names: str = "abc") -> Table:
     """Each array's host address beside the device pointer the driver gave for it."""
-    rows = [(f"h_{name} / d_{name}", f"{h.ctypes.data:#x}", f"{int(d):#x}", int(d) == h.ctypes.data)
-            for name, h, d in zip(names, hosts, devices)]
-    same = all(row[-1] for row in rows)
+    equal = [int(d) == h.ctypes.data for h, d in zip(hosts, devices)]
+    rows = [(f"h_{name} / d_{name}", f"{h.ctypes.data:#x}", f"{int(d):#x}", _said(same))
+            for name, h, d, same in zip(names, hosts, devices, equal)]
+    same = all(equal)
     return Table([_("array"), _("host address"), _("device pointer"), _("equal")], rows,
                  caption=_("*device pointer == host pointer for all of them*") if same
                  else _("*device pointer == host pointer for not all of them*"))
@@ -75,11 +89,13 @@ def contexts(result: Any) -> Any:
     """Mapped memory used across two contexts, and what importing ``pycuda.autoinit`` did."""
     autoinit = next(r for r in result.rows if "autoinit_context_is_primary" in r)
     said = _("`import pycuda.autoinit` made another context current: {changed}; that context is the primary one: "
-             "{primary} ({origin}).").format(changed=autoinit["autoinit_changed_current"],
-                                            primary=autoinit["autoinit_context_is_primary"], origin=result.origin())
+             "{primary} ({origin}).").format(changed=_said(autoinit["autoinit_changed_current"]),
+                                            primary=_said(autoinit["autoinit_context_is_primary"]),
+                                            origin=result.origin())
     table = Table([_("allocated in"), _("kernel launched from"), "PORTABLE", _("kernel wrote it correctly"),
                    _("error")],
-                  [(r["allocated_in"], r["used_from"], r["portable"], r["correct"], r["error"] or "-")
+                  [(_context(r["allocated_in"]), _context(r["used_from"]), _said(r["portable"]), _said(r["correct"]),
+                    r["error"] or "-")
                    for r in result.rows if r["allocated_in"]])
     return join(f"**{result.describe()}**", Text(said), table)
 

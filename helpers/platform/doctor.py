@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .. import lessons
+from ..i18n import _
 from ..lessons import CXX, PINNED, PROC, ids_of
 from .facts import Facts, GpuFacts
 from .pcie import GT_PER_S, nominal_GBps
@@ -231,63 +232,69 @@ def gpu_effects(gpu: GpuFacts, reference: GpuFacts | None) -> list[Effect]:
     out: list[Effect] = []
     if a.get("INTEGRATED"):
         for lesson in PCIE_LESSONS:
-            out.append(Effect(lesson, "changed", "INTEGRATED = 1: this GPU shares DRAM with the CPU, so no PCIe link "
+            out.append(Effect(lesson, "changed", _("INTEGRATED = 1: this GPU shares DRAM with the CPU, so no PCIe link "
                               "lies between them: memcpy is a DRAM-to-DRAM copy and a zero-copy kernel reads the same "
                               "DRAM. The lesson's PCIe figures and model describe the discrete reference GPU, not "
-                              "this one."))
-        out.append(Effect(_DECIDE, "changed", "INTEGRATED = 1: the verdict differs here. The Best Practices Guide (Zero "
+                              "this one.")))
+        out.append(Effect(_DECIDE, "changed", _(
+                          "INTEGRATED = 1: the verdict differs here. The Best Practices Guide (Zero "
                           "Copy): 'On integrated GPUs (i.e., GPUs with the integrated field of the CUDA device "
                           "properties structure set to 1), mapped pinned memory is always a performance gain because "
-                          "it avoids superfluous copies as integrated GPU and CPU memory are physically the same.'"))
+                          "it avoids superfluous copies as integrated GPU and CPU memory are physically the same.'")))
         if gpu.compute_capability < (7, 2):
             for lesson in (_PINNING, _DECIDE, _WC_REGISTERED):
-                out.append(Effect(lesson, "changed", f"An integrated GPU older than Xavier ({gpu.arch}): on these "
+                out.append(Effect(lesson, "changed", _("An integrated GPU older than Xavier ({arch}): on these "
                                   "Tegra devices pinned memory is not cached for the CPU (CUDA for Tegra), so CPU "
                                   "passes over pinned or mapped arrays are much slower than over ordinary memory; "
-                                  "Xavier and Orin are I/O-coherent."))
+                                  "Xavier and Orin are I/O-coherent.").format(arch=gpu.arch)))
     if a.get("PAGEABLE_MEMORY_ACCESS"):
-        text = ("PAGEABLE_MEMORY_ACCESS = 1 (HMM or ATS): kernels on this GPU can dereference ordinary, unpinned "
+        text = _("PAGEABLE_MEMORY_ACCESS = 1 (HMM or ATS): kernels on this GPU can dereference ordinary, unpinned "
                 "NumPy memory, so a demonstration that an unpinned pointer fails does not fail here. Pinned, mapped "
                 "memory still differs: its pages stay resident, while pageable access may fault or migrate pages "
                 "(Programming Guide, system-allocated memory).")
         out += [Effect(_GPU_PAGES, "changed", text), Effect(_FIRST_KERNEL, "changed", text)]
     if a.get("PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"):
-        out.append(Effect(_PINNING, "changed", "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 1: the Runtime API "
+        out.append(Effect(_PINNING, "changed", _("PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 1: the Runtime API "
                           "(cudaMallocHost) says page-locking may be skipped on such systems, so /proc may not show "
-                          "pinned pages the way the lesson describes."))
+                          "pinned pages the way the lesson describes.")))
     if a.get("UNIFIED_ADDRESSING", 1) == 0:
         for lesson in (_GPU_PAGES, _WC_REGISTERED):
-            out.append(Effect(lesson, "changed", "UNIFIED_ADDRESSING = 0: a mapped allocation's device address "
-                              "differs from its host address; always pass helpers.memory.gpu.device_pointer(array)."))
+            out.append(Effect(lesson, "changed", _("UNIFIED_ADDRESSING = 0: a mapped allocation's device address "
+                              "differs from its host address; always pass helpers.memory.gpu.device_pointer(array).")))
     if a.get("CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", 1) == 0:
         for lesson in (_GPU_PAGES, _WC_REGISTERED):
-            out.append(Effect(lesson, "changed", "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 0 (as on WSL2): registered "
+            out.append(Effect(lesson, "changed", _(
+                              "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 0 (as on WSL2): registered "
                               "memory's host address cannot be used in a kernel; pass the pointer "
-                              "cuMemHostGetDevicePointer returns (helpers.memory.gpu.RegisteredArray.device_pointer)."))
+                              "cuMemHostGetDevicePointer returns "
+                              "(helpers.memory.gpu.RegisteredArray.device_pointer).")))
     if a.get("HOST_NATIVE_ATOMIC_SUPPORTED"):
-        out.append(Effect(_HAZARDS, "changed", "HOST_NATIVE_ATOMIC_SUPPORTED = 1: the link carries atomics natively, so "
+        out.append(Effect(_HAZARDS, "changed", _(
+                          "HOST_NATIVE_ATOMIC_SUPPORTED = 1: the link carries atomics natively, so "
                           "system-scope atomics (atomicAdd_system) on mapped memory are atomic with the CPU's too; on "
-                          "the x86 PCIe reference this attribute is 0."))
+                          "the x86 PCIe reference this attribute is 0.")))
     else:
-        out.append(Effect(_HAZARDS, "note", "HOST_NATIVE_ATOMIC_SUPPORTED = 0: atomics on mapped memory are atomic among "
-                          "GPU threads, but not with the CPU or other devices (Programming Guide, Mapped Memory)."))
+        out.append(Effect(_HAZARDS, "note", _(
+                          "HOST_NATIVE_ATOMIC_SUPPORTED = 0: atomics on mapped memory are atomic among "
+                          "GPU threads, but not with the CPU or other devices (Programming Guide, Mapped Memory).")))
     if not a.get("CONCURRENT_MANAGED_ACCESS", 1):
-        out.append(Effect(_START, "note", "CONCURRENT_MANAGED_ACCESS = 0: managed memory cannot be touched by CPU and "
-                          "GPU at once here; the course does not use managed memory."))
+        out.append(Effect(_START, "note", _(
+                          "CONCURRENT_MANAGED_ACCESS = 0: managed memory cannot be touched by CPU and "
+                          "GPU at once here; the course does not use managed memory.")))
     sms, ref_sms = gpu.sm_count, reference.sm_count if reference else None
     if sms and ref_sms and sms != ref_sms:
-        out.append(Effect(_BANDWIDTH, "note", f"{sms} SMs here ({reference.name if reference else ''} has {ref_sms}): the "
-                          "experiments size their grids from this GPU's SM count, and lesson 06 compares zero-copy "
-                          "with this machine's own memcpy."))
+        out.append(Effect(_BANDWIDTH, "note", _("{sms} SMs here ({gpu} has {ref_sms}): the experiments size their "
+                          "grids from this GPU's SM count, and lesson 06 compares zero-copy with this machine's own "
+                          "memcpy.").format(sms=sms, gpu=reference.name if reference else '', ref_sms=ref_sms)))
     link = gpu.pcie
     if link and link.gen and link.width and not a.get("INTEGRATED"):
         ceiling = link_GBps(link.gen, link.width)
-        text = f"PCIe Gen{link.gen} x{link.width} here" + (f" (a {ceiling:.1f} GB/s signalling ceiling per direction)"
-                                                             if ceiling else "")
+        text = _("PCIe Gen{gen} x{width} here").format(gen=link.gen, width=link.width) + (
+            _(" (a {ceiling:.1f} GB/s signalling ceiling per direction)").format(ceiling=ceiling) if ceiling else "")
         if link.max_gen and link.gen < link.max_gen:
-            text += (f", below the link's Gen{link.max_gen} maximum: an idle GPU lowers its link speed, which rises "
-                     "again under load")
-        out.append(Effect(_BANDWIDTH, "note", text + "."))
+            text += _(", below the link's Gen{max_gen} maximum: an idle GPU lowers its link speed, which rises "
+                      "again under load").format(max_gen=link.max_gen)
+        out.append(Effect(_BANDWIDTH, "note", text + _(".")))
     return out
 
 
@@ -303,43 +310,46 @@ def _machine_effects(facts: Facts, toolkit: list[Finding], pinned: dict[str, Any
     live = facts.mode == "live"
     if not facts.proc_available:
         for lesson in PROC_LESSONS:
-            out.append(Effect(lesson, "changed", "This system has no Linux /proc (macOS and Windows have none): the "
+            out.append(Effect(lesson, "changed", _("This system has no Linux /proc (macOS and Windows have none): the "
                               "cells marked %%linux_only are skipped, and the lesson shows the page tables recorded "
-                              "on the Linux GPU machine instead."))
+                              "on the Linux GPU machine instead.")))
     elif facts.wsl == "wsl2":
         for lesson in PROC_LESSONS:
-            out.append(Effect(lesson, "note", "WSL2 runs Linux in a virtual machine: /proc/self/pagemap shows "
-                              "guest-physical frames."))
+            out.append(Effect(lesson, "note", _("WSL2 runs Linux in a virtual machine: /proc/self/pagemap shows "
+                              "guest-physical frames.")))
     elif not live:
         for lesson in PROC_LESSONS:
-            out.append(Effect(lesson, "note", "The /proc sections run live on this machine; the GPU measurements replay."
-                              if shows_gpu_measurements(lesson) else "Every measurement in this lesson reads this "
-                              "machine's /proc and runs live here; none needs a GPU."))
+            out.append(Effect(lesson, "note", _("The /proc sections run live on this machine; the GPU measurements "
+                              "replay.") if shows_gpu_measurements(lesson) else _("Every measurement in this lesson "
+                              "reads this machine's /proc and runs live here; none needs a GPU.")))
     if facts.cxx is None:
         for lesson in CPU_BACKEND_LESSONS:
-            out.append(Effect(lesson, "blocked", "No C++ compiler for the CPU backend: install one (Debian/Ubuntu: "
-                              "sudo apt-get install g++; macOS: xcode-select --install), or set CXX."))
+            out.append(Effect(lesson, "blocked", _("No C++ compiler for the CPU backend: install one (Debian/Ubuntu: "
+                              "sudo apt-get install g++; macOS: xcode-select --install), or set CXX.")))
     elif not live:
         for lesson in CPU_BACKEND_LESSONS:
             compiler = facts.cxx_identity or facts.cxx
-            out.append(Effect(lesson, "note", f"The CPU backend runs the kernels live here ({compiler})."))
+            out.append(Effect(lesson, "note", _("The CPU backend runs the kernels live here ({compiler}).").format(
+                compiler=compiler)))
     if facts.system in ("win32", "cygwin"):
         for lesson in LESSONS:
-            out.append(Effect(lesson, "note", "Native Windows lacks make, /proc and the compiler set-up the course "
-                              "expects: take the course in WSL2 (README: 'On macOS and Windows')."))
+            out.append(Effect(lesson, "note", _("Native Windows lacks make, /proc and the compiler set-up the course "
+                              "expects: take the course in WSL2 (README: 'On macOS and Windows').")))
     if live:
         if any(f.level == "error" for f in toolkit):
             why = "; ".join(f.text for f in toolkit if f.level == "error")
             for lesson in KERNEL_LESSONS:
-                out.append(Effect(lesson, "blocked", f"Kernels cannot be built or loaded: {why}"))
+                out.append(Effect(lesson, "blocked", _("Kernels cannot be built or loaded: {why}").format(why=why)))
         if pinned["small"]:
             expected = pinned["expected_bytes"]
-            size = f"about {expected / 2**30:.1f} GiB" if expected else "a limited amount"
+            size = _("about {gib:.1f} GiB").format(gib=expected / 2**30) if expected else _("a limited amount")
+            source = "WSL2" if facts.wsl == "wsl2" else _("see python -m helpers doctor")
             for lesson in PINNED_LESSONS:
-                out.append(Effect(lesson, "changed", f"Page-locked memory is limited here ({size}; "
-                                  f"{'WSL2' if facts.wsl == 'wsl2' else 'see python -m helpers doctor'}), and this "
-                                  f"lesson's largest experiment pins {PINNED_NEEDED_BYTES / 2**30:.0f} GiB at once: if "
-                                  "it fails with PinningError, pass smaller sizes (e.g. experiments.memcpy(sizes=...))."))
+                out.append(Effect(lesson, "changed", _(
+                    "Page-locked memory is limited here ({size}; {source}), and this lesson's largest experiment "
+                    "pins {pinned:.0f} GiB at once: if it fails with PinningError, pass smaller sizes (e.g. "
+                    "experiments.memcpy(sizes=...)).").format(size=size, source=source,
+                                                              pinned=PINNED_NEEDED_BYTES / 2**30)))
     return out
 
 

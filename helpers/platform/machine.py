@@ -4,7 +4,8 @@ pageable copies or latencies are read).
 
 A device reaches host memory by DMA (bus) addresses. With an IOMMU, or inside a virtual machine, those
 differ from the frame numbers /proc/self/pagemap shows: in a VM the pagemap frames are guest-physical,
-and the hypervisor's second-level page tables (and the physical host's IOMMU) translate again before DRAM.
+the hypervisor's page tables translate the CPU's accesses again, and the physical host's IOMMU, with mappings
+the hypervisor sets up, the device's DMA addresses.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
+
+from ..i18n import N_, _
 
 # kernel release strings of known micro-VM guests, for records made before the 'virtualization' key existed
 _KERNEL_HINTS = ((re.compile(r"-fc-"), "firecracker"),)
@@ -48,7 +51,7 @@ def detect_virtualization() -> str:
 def plainly(name: str) -> str:
     """A virtualization name as a sentence says it: the detector's ``unknown-hypervisor`` becomes "hypervisor
     unknown", as start-here says it (map-pages-on-the-gpu, use-write-combined-and-registered-memory)."""
-    return name.replace("unknown-hypervisor", "hypervisor unknown")
+    return name.replace("unknown-hypervisor", _("hypervisor unknown"))
 
 
 def iommu_groups() -> int | None:
@@ -85,7 +88,7 @@ def in_vm(provenance: dict[str, Any]) -> bool | None:
 
 
 def address_caveat(provenance: dict[str, Any], *, live: bool = False, brief: bool = False,
-                   deeper: str = "*Going deeper*") -> str:
+                   deeper: str = N_("*Going deeper*")) -> str:
     """One sentence on what the frames, copies and latencies of a run mean on its machine (the first lessons,
     measure-latency).
 
@@ -98,35 +101,39 @@ def address_caveat(provenance: dict[str, Any], *, live: bool = False, brief: boo
     if live:
         name: str | None = detect_virtualization()
         vm = name not in ("none", "unknown")
-        where = "This machine"
+        where = _("This machine")
     else:
         name = virtualization(provenance)
         vm = bool(in_vm(provenance))
-        where = f"The recording machine ({provenance.get('gpu', 'GPU')}, {str(provenance.get('date', ''))[:10]})"
+        where = _("The recording machine ({gpu}, {date})").format(gpu=provenance.get("gpu", "GPU"),
+                                                                  date=str(provenance.get("date", ""))[:10])
     if name is None:
-        return (f"{where} did not record whether it was a virtual machine. If it was, its /proc/self/pagemap frames "
-                "are guest-physical, and the GPU's DMA addresses are translated again by the physical host's IOMMU.")
+        return _("{where} did not record whether it was a virtual machine. If it was, its /proc/self/pagemap frames "
+                 "are guest-physical, and the GPU's DMA addresses are translated again by the physical host's "
+                 "IOMMU.").format(where=where)
     if vm:
-        return (f"{where} is a virtual machine ({plainly(name)}): its /proc/self/pagemap frames are guest-physical, not "
-                "the physical host's; the GPU reaches memory by DMA (bus) addresses that the physical host's IOMMU "
-                "and the hypervisor's page tables translate again, and costs (page faults, pageable copies, "
-                f"latency) may include the virtualization layer.{_iommu_note(live)}")
-    return (f"{where} reports no virtualization ({name}): pagemap frames are physical addresses, though an IOMMU, "
-            f"if enabled, still gives the GPU DMA addresses that differ from them.{_iommu_note(live)}")
+        return _("{where} is a virtual machine ({name}): its /proc/self/pagemap frames are guest-physical, not the "
+                 "physical host's; the GPU reaches memory by DMA (bus) addresses that the physical host's IOMMU "
+                 "translates, with mappings the hypervisor sets up, and costs (page faults, pageable copies, latency) "
+                 "may include the virtualization layer.").format(where=where, name=plainly(name)) + _iommu_note(live)
+    return _("{where} reports no virtualization ({name}): pagemap frames are physical addresses, though an IOMMU, "
+             "if enabled, still gives the GPU DMA addresses that differ from them.").format(
+                 where=where, name=name) + _iommu_note(live)
 
 
-def _frames_caveat(provenance: dict[str, Any], *, live: bool, deeper: str = "*Going deeper*") -> str:
+def _frames_caveat(provenance: dict[str, Any], *, live: bool, deeper: str = N_("*Going deeper*")) -> str:
     """What a run's frame numbers are on its machine, in one short sentence (map-pages-on-the-cpu)."""
-    where = "This machine" if live else "The recording machine"
+    where = _("This machine") if live else _("The recording machine")
+    deeper = _(deeper)   # the default, N_("*Going deeper*"), in the chosen language; a caller's is translated already
     name = detect_virtualization() if live else None
     vm = (None if name == "unknown" else name != "none") if live else in_vm(provenance)
     if vm is None:
-        return (f"{where} did not record whether it was a virtual machine; if it was, its frame numbers are "
-                f"physical only as the VM sees them ({deeper}).")
+        return _("{where} did not record whether it was a virtual machine; if it was, its frame numbers are "
+                 "physical only as the VM sees them ({deeper}).").format(where=where, deeper=deeper)
     if vm:
-        return (f"{where} is a virtual machine: its frame numbers are physical only as the VM sees them "
-                f"({deeper}).")
-    return f"{where} is no virtual machine: its frame numbers are physical addresses."
+        return _("{where} is a virtual machine: its frame numbers are physical only as the VM sees them "
+                 "({deeper}).").format(where=where, deeper=deeper)
+    return _("{where} is no virtual machine: its frame numbers are physical addresses.").format(where=where)
 
 
 def _iommu_note(live: bool) -> str:
@@ -134,5 +141,7 @@ def _iommu_note(live: bool) -> str:
         return ""
     groups = iommu_groups()
     if groups is None:
-        return " (The OS kernel here does not say whether an IOMMU is in use.)"
-    return f" (The OS kernel here shows {groups} IOMMU group(s){': an IOMMU is in use' if groups else ''}.)"
+        return _(" (The OS kernel here does not say whether an IOMMU is in use.)")
+    if groups:
+        return _(" (The OS kernel here shows {groups} IOMMU group(s): an IOMMU is in use.)").format(groups=groups)
+    return _(" (The OS kernel here shows {groups} IOMMU group(s).)").format(groups=groups)
