@@ -93,6 +93,7 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda entry: (entry >> 63, entry)), phrase="flag bits"),
         Typical(fixed(lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) * 4096)), phrase="physical address"),
         Typical(fixed(lambda entry: (entry >> 63, float(entry & ((1 << 55) - 1)))), phrase="integer operators"),
+        Typical(fixed(lambda entry: (entry >> 63, hex(entry & ((1 << 55) - 1)))), phrase="not a string"),
         Typical(fixed(lambda entry: entry >> 63), phrase="pair"),
         # issue 31: the pair the wrong way round was told its PFN, then to build the mask it had built
         Typical(fixed(lambda entry: (entry & ((1 << 55) - 1), entry >> 63)), ("present, pfn",),

@@ -37,6 +37,21 @@ def _offset_then_either_way(address, pfns):
     return all(abs(pfns[i] - pfns[i - 1]) == 1 for i in range(1, len(pfns)))
 
 
+def _offsets_only(address, pfns):
+    """Each frame at its page's offset in some 2 MiB block, never that the frames are consecutive (issue 31)."""
+    return all(p % 512 == (address // PAGE + i) % 512 for i, p in enumerate(pfns))
+
+
+def _first_frame_only(address, pfns):
+    """The first frame's offset alone (issue 31: was told the frames must ascend)."""
+    return pfns[0] % 512 == (address // PAGE) % 512
+
+
+def _bytes_for_pages(address, pfns):
+    """The address's offset in bytes compared with a frame's in pages (issue 31: was told not to require alignment)."""
+    return pfns[0] % 512 == address % 512 and all(p == pfns[0] + i for i, p in enumerate(pfns))
+
+
 def _ascending_only(address, pfns):
     return all(p == pfns[0] + i for i, p in enumerate(pfns))
 
@@ -132,7 +147,11 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                                  pfns[(address - start) // PAGE] * PAGE + address % PAGE + 0.0)),
                 phrase="integer arithmetic"),
         Typical(fixed(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE + address % PAGE),
-                phrase="no frame")],
+                phrase="no frame"),
+        # issue 31: hex(...) as cell 4 and the walk's table show it; was told the page, then the answer it gave
+        Typical(fixed(_with_none(lambda address, start, pfns:
+                                 hex(pfns[(address - start) // PAGE] * PAGE + address % PAGE))),
+                phrase="not a string")],
     ("03", "could_be_huge"): [
         Typical(fixed(lambda address, pfns: address % (2 << 20) == 0), ("pfns[0] + i",),
                 lambda: [(a, p) for _, a, p in lesson03._huge_cases()]),
@@ -141,5 +160,8 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(_ascending_only), phrase="wrong place in their 2 MiB block"),
         Typical(fixed(_aligned_only), phrase="check every page"),
         Typical(fixed(_requires_alignment), phrase="middle of a huge page"),
+        Typical(fixed(_offsets_only), phrase="same block"),
+        Typical(fixed(_first_frame_only), phrase="check every page"),
+        Typical(fixed(_bytes_for_pages), phrase="which unit"),
         Typical(fixed(lambda address, pfns: 1), phrase="True or False")],
 }

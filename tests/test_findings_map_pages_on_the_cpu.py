@@ -64,17 +64,18 @@ def test_the_zero_page_sentence_says_its_count_of_frames_in_words_that_agree():
     assert "map only 2 frames" in two and "(s)" not in two
 
 
-def test_the_replay_note_names_the_gpu_its_conclusions_hold_for():
-    """Issue 31: "... of the recorded NVIDIA H200. Its conclusions hold as written for it." left "its" unclear."""
+def test_the_replay_note_names_the_gpu_only_where_the_conclusions_are_the_gpus():
+    """Issue 31: lesson 03's conclusions are about this machine's OS pages, yet its note said they "hold as written
+    for the NVIDIA H200"; lesson 02's copy bandwidths are the GPU's, so its note names the GPU it holds for."""
     from helpers.platform.facts import Facts
     from helpers.platform.notes import platform_note, reference_gpu
 
     replay = Facts(mode="replay", mode_cause="no-pycuda", mode_reason="test", gpu=None, virtualization="none",
                    cxx="/usr/bin/g++", cxx_identity="g++", proc_available=True)
-    note = platform_note("03", facts=replay)
     gpu = reference_gpu().name
-    assert f"This lesson's conclusions hold as written for the {gpu}." in note, note
-    assert "for it" not in note and "Its " not in note, note
+    note = platform_note("03", facts=replay)
+    assert gpu not in note and "/proc sections run live" in note, note
+    assert f"This lesson's conclusions hold as written for the {gpu}." in platform_note("02", facts=replay)
 
 
 def test_pinned_buffer_quotes_the_row_and_flips_with_it():
@@ -124,13 +125,21 @@ def test_huge_page_settings_read_the_files_given(tmp_path):
     thp.mkdir(parents=True)
     (thp / "enabled").write_text("always [madvise] never\n")
     text = said.huge_page_settings(tmp_path)
-    assert "Huge page size here: 2 MiB" in text and "`Hugepagesize: 2048 kB`, where kB means KiB" in text
-    assert "`always [madvise] never`" in text
+    assert "`always [madvise] never`; the bracketed one is active: huge pages only where a program asks" in text
+    assert "no 1 GiB pages" in text and "offered in `/sys/kernel/mm/hugepages/`: none" in text
+    for size, count in ((2048, 0), (1048576, 4)):      # /sys/kernel/mm/hugepages/: one folder per size
+        (tmp_path / f"sys/kernel/mm/hugepages/hugepages-{size}kB").mkdir(parents=True)
+        (tmp_path / f"sys/kernel/mm/hugepages/hugepages-{size}kB/nr_hugepages").write_text(f"{count}\n")
+    text = said.huge_page_settings(tmp_path)
+    assert "2 MiB (0 set aside), 1 GiB (4 set aside)" in text and "no 1 GiB" not in text
+    (thp / "enabled").write_text("[always] madvise never\n")
+    assert "is active: huge pages wherever the OS kernel can" in said.huge_page_settings(tmp_path)
 
 
 def test_one_size_is_written_in_one_unit():
     """Issue 31: 2 MiB, never "2048 KiB" beside "2 MiB" in the text."""
     assert said.size_in_words(2 << 20) == "2 MiB" and said.size_in_words(64 << 10) == "64 KiB"
+    assert said.size_in_words(1 << 30) == "1 GiB"
     row = experiments.reference("pagemap_pinned").one(allocation="cudaHostAlloc mapped")
     if row["mapping_bytes"] % (1 << 20) == 0:
         assert "KiB" not in str(said.pinned_buffer(experiments.reference("pagemap_pinned"))).split("mapping")[1]

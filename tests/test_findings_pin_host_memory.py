@@ -79,5 +79,5 @@ def test_the_machine_note_says_this_lessons_measurements_run_live_in_replay():
                    cxx="/usr/bin/g++", cxx_identity="g++", proc_available=True)
     note = platform_note("01", facts=replay)
     assert "runs live here" in note and "replay" not in note.lower(), note
-    other = platform_note("03", facts=dataclasses.replace(replay))
+    other = platform_note("02", facts=dataclasses.replace(replay))
     assert "the GPU measurements replay" in other and "GPU measurements shown are those of the recorded" in other

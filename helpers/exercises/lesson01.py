@@ -220,6 +220,11 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
                            "present bit second. In which order does the exercise ask for the pair?").format(
                 entry=entry, first=want_pfn, second=pfn),
                          _("keep your two values, swap their order: the pair is (present, pfn), present first."))
+        if isinstance(pfn, str):
+            return _hint(_("return an int, not a string: for {entry:#018x} your PFN is {pfn!r}, the text hex() "
+                           "makes for reading. Can the program compute with text?").format(entry=entry, pfn=pfn),
+                         _("return the number itself, without hex(); wrap the call in hex() only where you "
+                           "want to read it."))
         if isinstance(pfn, float):
             return _hint(_("your PFN is a float: a float has only 53 bits, too few for a 64-bit entry. Which of the "
                            "integer operators takes bits out of an integer and keeps it exact?"),

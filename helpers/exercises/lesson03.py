@@ -54,6 +54,12 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
             if is_placeholder(got):
                 return _not_yet(_("physical_address returns `...`: replace it with the byte's physical address."))
             want = _physical(address, start, pfns)
+            if isinstance(got, str):
+                return _hint(_("return an int, not a string: you returned {got!r}, the text hex() makes for "
+                               "reading. Can the program compute with text, or compare it with an address?").format(
+                                 got=got),
+                             _("return the number itself, without hex(); wrap the call in hex() only where you "
+                               "want to read it."))
             if isinstance(got, float):
                 return _hint(_("you returned a float: a float has 53 bits, too few for an exact address. Which "
                                "operations keep integer arithmetic exact?"),
@@ -120,11 +126,14 @@ def _huge_cases() -> list[tuple[str, int, list[int]]]:
     block = 0x103C00                           # 2 MiB-aligned frame block (multiple of 512)
     cases = [
         (N_("aligned, ascending from the block's start"), base, [block + i for i in range(16)]),
+        # before the descending case, so a rule that checks only the first frame meets its own hint (issue 31)
+        (N_("aligned address, scattered frames"), base, [block, block + 40, block + 3, block + 900]),
         # the first frame at the first page's offset (15), so only the direction can refuse it (issue 31)
         (N_("descending consecutive frames"), base + 15 * PAGE, [block + 15 - i for i in range(16)]),
         (N_("ascending consecutive frames, at the wrong offset in their block"), base, [block + 7 + i for i in range(16)]),
         (N_("ascending with one break"), base, [block + i for i in range(8)] + [block + 100 + i for i in range(8)]),
-        (N_("aligned address, scattered frames"), base, [block, block + 40, block + 3, block + 900]),
+        # every frame at its page's offset, the second in the next block: offsets alone accept it (issue 31)
+        (N_("right offsets, frames in different 2 MiB blocks"), base, [block, block + PER_HUGE + 1]),
         (N_("pairs of consecutive frames"), base + 2 * PAGE, [block + 2, block + 3, block + 700, block + 701]),
         (N_("starts at page 5 of its 2 MiB range, frames at 5 of their block"), base + 5 * PAGE,
          [block + 5 + i for i in range(16)]),
@@ -166,12 +175,24 @@ def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedb
                          _("a 2 MiB block holds {PER_HUGE} frames and a 2 MiB range {PER_HUGE} virtual pages: find "
                            "where the first frame sits in its block, and where the first page sits in its range.").format(
                              PER_HUGE=PER_HUGE))
+        if label.startswith("right offsets"):
+            return _hint(_("for '{label}' each frame sits at its page's offset in a 2 MiB block, but not in the "
+                           "same block. One 2 MiB entry maps one block: besides the offsets, what must hold "
+                           "between neighbouring frames?").format(label=_(label)),
+                         _("the frames must be consecutive too: page i's frame is the first page's frame plus i, "
+                           "for every i."))
         if label.startswith("starts at page 5"):
+            if could_be_huge(address, [pfns[0] - 5 + i for i in range(len(pfns))]):
+                return _hint(_("your rule refuses a buffer at page 5 of its 2 MiB range whose first frame is "
+                               "frame 5 of its block, and accepts it with frame 0. A frame number counts pages: "
+                               "in which unit does your rule count the address?"),
+                             _("the page number is `address // PAGE`: compare it modulo {PER_HUGE} with the first "
+                               "frame modulo {PER_HUGE}.").format(PER_HUGE=PER_HUGE))
             return _hint(_("a buffer may start in the middle of a huge page: does the address itself have to be 2 "
                            "MiB-aligned, or only the pages' positions in their range and the frames' in their "
                            "block to agree?"),
-                         _("do not require a 2 MiB-aligned address: compare the first page's offset in its 2 MiB "
-                           "range with its frame's offset in its block."))
+                         _("do not require a 2 MiB-aligned address: the first page's number is `address // PAGE`; "
+                           "compare its offset in its 2 MiB range with its frame's offset in its block."))
         if want is False and got:
             return _hint(_("for '{label}' you said a huge page is possible, but the frames rule it out. Did you "
                            "check every page, not only the alignment or the first frame?").format(label=_(label)),

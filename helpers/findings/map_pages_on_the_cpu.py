@@ -25,7 +25,9 @@ _DIRECTIONS = (N_("ascending"), N_("descending"))   # the directions of pages.fr
 
 
 def size_in_words(nbytes: int) -> str:
-    """A size in one unit per scale: "2 MiB", "64 KiB" (never "2048 KiB")."""
+    """A size in one unit per scale: "1 GiB", "2 MiB", "64 KiB" (never "2048 KiB")."""
+    if nbytes and nbytes % (1 << 30) == 0:
+        return f"{nbytes >> 30} GiB"
     return f"{nbytes >> 20} MiB" if nbytes and nbytes % (1 << 20) == 0 else f"{nbytes // 1024} KiB"
 
 
@@ -62,7 +64,7 @@ def walk(frames: Sequence[pages.Frame], per_page: int = pages.PAGE_SIZE // 4) ->
     if frames and not any(f.pfn for f in frames):
         shown.append(Text(_("Linux shows frame numbers in `/proc/self/pagemap` only to a process with "
                             "CAP_SYS_ADMIN (root): since Linux 4.2 it zeroes them for everyone else, because "
-                            "knowing where data sit physically helps attacks such as Rowhammer ([pagemap "
+                            "knowing where data sit physically helps attacks on memory ([pagemap "
                             "documentation](https://docs.kernel.org/admin-guide/mm/pagemap.html)). Presence bits "
                             "stay visible.")))
     return join(*shown)
@@ -159,16 +161,36 @@ def two_views(view1: np.ndarray, view2: np.ndarray) -> Table:
     return Table([_("view"), _("virtual address"), _("first element"), _("frames")], rows, caption=_("*live, this machine*"))
 
 
+_THP_MODES = {   # /sys/kernel/mm/transparent_hugepage/enabled's modes, as the transhuge documentation gives them
+    "always": N_("huge pages wherever the OS kernel can"),
+    "madvise": N_("huge pages only where a program asks with `madvise(MADV_HUGEPAGE)`"),
+    "never": N_("no huge pages"),
+}
+
+
+def _pool(folder: Path) -> str:
+    count = folder / "nr_hugepages"
+    return count.read_text().strip() if count.exists() else "?"
+
+
 def huge_page_settings(root: Path = Path("/")) -> Text:
-    """This machine's huge-page size (/proc/meminfo) and transparent-huge-page setting."""
-    meminfo = dict(line.split(":", 1) for line in (root / "proc/meminfo").read_text().splitlines() if ":" in line)
+    """This machine's transparent-huge-page mode, in words, and the explicit huge-page sizes its OS kernel offers
+    (/sys/kernel/mm/hugepages/: one folder per size), 1 GiB among them or not."""
     thp = root / "sys/kernel/mm/transparent_hugepage/enabled"
-    setting = thp.read_text().strip() if thp.exists() else _("not available")
-    field = meminfo.get("Hugepagesize", "").split()
-    size = (_("{size_in_words} (/proc/meminfo's `Hugepagesize: {value} kB`, where kB means KiB)").format(
-                size_in_words=size_in_words(int(field[0]) * 1024), value=field[0]) if len(field) == 2 and field[0].isdigit() and field[1] == "kB" else _("not reported"))
-    return Text(_("Huge page size here: {size}; transparent huge pages: `{setting}` (the bracketed word is the "
-                  "active setting).").format(size=size, setting=setting))
+    setting = thp.read_text().strip() if thp.exists() else ""
+    mode = setting.split("[")[1].split("]")[0] if "[" in setting else ""
+    items = [(_("transparent huge pages: `{setting}`; the bracketed one is active: {meaning} "
+                "([transhuge](https://docs.kernel.org/admin-guide/mm/transhuge.html))").format(
+                  setting=setting, meaning=_(_THP_MODES[mode])) if mode in _THP_MODES
+              else _("transparent huge pages: not available"))]
+    folders = root / "sys/kernel/mm/hugepages"
+    sizes = {int(f.name[10:-2]) * 1024: f for f in (folders.iterdir() if folders.is_dir() else ())
+             if f.name.startswith("hugepages-") and f.name.endswith("kB") and f.name[10:-2].isdigit()}
+    offered = _(", ").join(_("{size} ({count} set aside)").format(size=size_in_words(size), count=_pool(sizes[size]))
+                           for size in sorted(sizes))
+    items.append(_("explicit huge pages (hugetlbfs) offered in `/sys/kernel/mm/hugepages/`: {offered}{no_gib}").format(
+        offered=offered or _("none"), no_gib="" if 1 << 30 in sizes else _("; no 1 GiB pages")))
+    return bullets(items)
 
 
 def _pinned(pinning: Result) -> dict[str, Any]:
