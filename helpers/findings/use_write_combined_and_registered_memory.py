@@ -19,7 +19,7 @@ from ..exercises.lesson13 import (machine_runs, reads_apart, reads_needed_rule, 
 from ..experiments.mapping import explain_register_error
 from ..experiments.quiet import band
 from ..memory import gpu, pages
-from ..platform.notes import HOLDS, platform_note
+from ..platform.notes import HOLDS, holds, platform_note
 from ..platform.provenance import driver_version
 from ..i18n import _
 from ..tables import Table, Text, bullets, join
@@ -28,16 +28,14 @@ from . import computed_from
 LESSON = "use-write-combined-and-registered-memory"
 SIDES = [(side, op) for side in ("cpu", "gpu") for op in ("read", "write")]
 WC_KINDS = ("cudaHostAlloc mapped", "cudaHostAlloc mapped + write-combined")
-
-
-HOLD = HOLDS    # the note's sentence, up to the GPU's name: replaced whole (to its full stop) below
+HOLD = HOLDS    # the note's sentence in English, up to the GPU's name (holds(): in the chosen language)
 
 
 def this_machine(provenance: dict[str, Any] | None = None) -> Text:
     """What this machine changes in the lesson, beside the reference GPU; in replay, the recording machine named, and
     that section 1's write-combining result is that machine's (a virtual machine's), not every host's."""
-    note = platform_note(LESSON)
-    if HOLD not in note:
+    note, hold = platform_note(LESSON), holds()   # hold: the note's sentence up to the GPU's name, replaced whole
+    if hold not in note:
         return Text(note)
     if provenance is None:
         from ..records import reference_record
@@ -46,7 +44,7 @@ def this_machine(provenance: dict[str, Any] | None = None) -> Text:
     said = (_("This lesson's figures hold for {recording_machine}. Section 1's CPU reads of write-combined memory "
               "show what that machine gave the CPU; registration and the flags hold as measured.").format(
                 recording_machine=recording_machine(provenance)))
-    return Text(re.sub(re.escape(HOLD) + r"[^\n]*?\.(?=\s|$)", lambda _match: said, note, count=1))
+    return Text(re.sub(re.escape(hold) + r"[^\n]*?[.。](?=\s|$)", lambda _match: said, note, count=1))
 
 
 def ratios(wc: Any) -> dict[tuple[str, str], float]:
