@@ -11,14 +11,22 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import records
+from ..i18n import N_, _
 from ..lessons import find, ids, lesson_id
 from .doctor import PROC_LESSONS, diagnose, gpu_effects, lesson_effects, shows_gpu_measurements
 from .facts import Facts, GpuFacts, current, gpu_from_record
 
-__all__ = ["platform_note", "reference_gpu", "recorded_linux_view", "HOLDS"]
+__all__ = ["platform_note", "reference_gpu", "recorded_linux_view", "HOLDS", "holds"]
 
 # the replay note's sentence where the recorded GPU changes nothing, up to the GPU's name and a full stop
 HOLDS = "This lesson's conclusions hold as written for the "
+_STATUS = {"blocked": N_("blocked"), "changed": N_("changed")}   # how _overview names a lesson's state
+_HOLDS_SENTENCE = N_("This lesson's conclusions hold as written for the {gpu}.")
+
+
+def holds() -> str:
+    """:data:`HOLDS` in the chosen language, up to the GPU's name (use-write-combined-and-registered-memory)."""
+    return _(_HOLDS_SENTENCE).split("{gpu}")[0]
 
 
 @lru_cache(maxsize=1)
@@ -64,22 +72,35 @@ def _lesson(lesson: str | int) -> str:
     return found.id
 
 
+def _sentences(*texts: str) -> str:
+    """Sentences one after another: a space between them in English, none in Chinese."""
+    joined = texts[0]
+    for text in texts[1:]:
+        joined = _("{sentence} {next}").format(sentence=joined, next=text)
+    return joined
+
+
 def _where(facts: Facts) -> str:
     plat = diagnose(facts)["platform"]
-    gpu = f"{facts.gpu.name}, " if facts.gpu is not None and facts.mode == "live" else ""
-    return f"{gpu}{', '.join(plat['names'])}"
+    names = [_("container") if name == "container" else _("VM ({name})").format(name=name[4:-1])
+             if name.startswith("VM (") else name for name in plat["names"]]
+    if facts.gpu is not None and facts.mode == "live":
+        names.insert(0, facts.gpu.name)
+    return _(", ").join(names)
 
 
 def _overview(facts: Facts, reference: GpuFacts | None) -> str:
     lessons = diagnose(facts, reference)["lessons"]
-    odd = [f"{lesson} ({entry['status']})" for lesson, entry in lessons.items()
-           if entry["status"] not in ("live", "replay")]
+    odd = _(", ").join(_("{lesson} ({status})").format(lesson=lesson, status=_(_STATUS.get(e["status"], e["status"])))
+                       for lesson, e in lessons.items() if e["status"] not in ("live", "replay"))
     if facts.mode == "live":
-        head = "every lesson runs live as written" if not odd else "lessons run live, except " + ", ".join(odd)
+        head = (_("lessons run live, except {odd}").format(odd=odd) if odd
+                else _("every lesson runs live as written"))
     else:
-        head = "every GPU measurement replays the recorded " + (reference.name if reference else "GPU") + (
-            "" if not odd else "; besides, " + ", ".join(odd))
-    return f"{head}. Each lesson concerned says why; `python -m helpers doctor` lists everything."
+        gpu = reference.name if reference else "GPU"
+        head = (_("every GPU measurement replays the recorded {gpu}; besides, {odd}").format(gpu=gpu, odd=odd)
+                if odd else _("every GPU measurement replays the recorded {gpu}").format(gpu=gpu))
+    return _("{head}. Each lesson concerned says why; `python -m helpers doctor` lists everything.").format(head=head)
 
 
 def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuFacts | None = None) -> str:
@@ -93,22 +114,23 @@ def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuF
     facts = facts or current()
     reference = reference or reference_gpu()
     found = lesson_effects(facts, reference)[key]
-    where = f"On this machine ({_where(facts)})"
+    where = _("On this machine ({where}): ").format(where=_where(facts))
     parts = []
     if start:
-        parts.append(f"{where}: {_overview(facts, reference)}")
+        parts.append(where + _overview(facts, reference))
     if (facts.mode != "live" and reference is not None and not start and shows_gpu_measurements(key)
             and not _os_only(key)):
         recorded = [e.text for e in gpu_effects(reference, None) if e.lesson == key]
-        parts.append(f"Replay: the GPU measurements shown are those of the recorded {reference.name}. "
-                     + (f"For the {reference.name}: {' '.join(recorded)}" if recorded
-                        else f"{HOLDS}{reference.name}."))
+        parts.append(_sentences(
+            _("Replay: the GPU measurements shown are those of the recorded {gpu}.").format(gpu=reference.name),
+            _("For the {gpu}: {notes}").format(gpu=reference.name, notes=_sentences(*recorded)) if recorded
+            else _(_HOLDS_SENTENCE).format(gpu=reference.name)))
     texts = [e.text for e in found]
     if texts:
-        parts.append(("" if start else f"{where}: ") + " ".join(texts))
+        parts.append(("" if start else where) + _sentences(*texts))
     elif facts.mode == "live" and not start:
-        parts.append(f"{where}: nothing in this lesson depends on a difference from the reference "
-                     f"{reference.name if reference else 'GPU'}; it runs as written.")
+        parts.append(where + _("nothing in this lesson depends on a difference from the reference {gpu}; it runs "
+                               "as written.").format(gpu=reference.name if reference else "GPU"))
     if key in PROC_LESSONS and not facts.proc_available:
         parts.append(recorded_linux_view())
     return "\n".join(parts)
