@@ -24,58 +24,59 @@ from ..tables import Shown, Table, Text, bullets, join
 
 # attribute: (the driver API's one-line description, why this course cares); {slug} names a lesson (:func:`_named`)
 MEANING: dict[str, tuple[str, str]] = {
-    "CAN_MAP_HOST_MEMORY": ("Device can map host memory into CUDA address space",
+    "CAN_MAP_HOST_MEMORY": (N_("Device can map host memory into CUDA address space"),
                             N_("Zero-copy needs it: 0 means no mapped memory at all, and the course replays.")),
-    "UNIFIED_ADDRESSING": ("Device shares a unified address space with the host",
+    "UNIFIED_ADDRESSING": (N_("Device shares a unified address space with the host"),
                            N_("1: a mapped allocation has the same address on CPU and GPU ({map-pages-on-the-gpu}).")),
-    "INTEGRATED": ("Device is integrated with host memory",
+    "INTEGRATED": (N_("Device is integrated with host memory"),
                    N_("0: a discrete GPU. Mapped data live in host memory across the bus; a load goes there unless an "
                    "SM's L1 still holds the line from an earlier read (on this PCIe H200 the L2 did not keep mapped "
                    "memory: {keep-enough-bytes-in-flight}; a GPU on a coherent link, such as Grace Hopper, may "
                    "cache it: {take-zero-copy-beyond-one-pcie-gpu}).")),
     "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": (
-        "Device can access host registered memory at the same virtual address as the CPU",
+        N_("Device can access host registered memory at the same virtual address as the CPU"),
         N_("Registered memory ({use-write-combined-and-registered-memory}) keeps its host address on the GPU.")),
     "READ_ONLY_HOST_REGISTER_SUPPORTED": (
-        "Device supports using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY to register memory that must "
-        "be mapped as read-only to the GPU",
+        N_("Device supports using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY to register memory that "
+           "must be mapped as read-only to the GPU"),
         N_("Memory the process may only read can be registered ({take-zero-copy-beyond-one-pcie-gpu}).")),
     "GPU_DIRECT_RDMA_SUPPORTED": (
-        "Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages",
+        N_("Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages"),
         N_("Another device (a network card) may read this GPU's memory directly "
            "({take-zero-copy-beyond-one-pcie-gpu}).")),
     "HOST_REGISTER_SUPPORTED": (
-        "Device supports host memory registration via cudaHostRegister",
+        N_("Device supports host memory registration via cudaHostRegister"),
         N_("Existing arrays can be pinned in place ({use-write-combined-and-registered-memory}).")),
     "PAGEABLE_MEMORY_ACCESS": (
-        "Device supports coherently accessing pageable memory without calling cudaHostRegister on it",
+        N_("Device supports coherently accessing pageable memory without calling cudaHostRegister on it"),
         N_("0: a kernel cannot touch ordinary NumPy memory; it must be pinned and mapped first.")),
     "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES": (
-        "Device accesses pageable memory via the host's page tables",
+        N_("Device accesses pageable memory via the host's page tables"),
         N_("0: the GPU keeps its own page tables for host memory ({map-pages-on-the-cpu} and "
            "{map-pages-on-the-gpu}).")),
-    "HOST_NATIVE_ATOMIC_SUPPORTED": ("Link between the device and the host supports native atomic operations",
+    "HOST_NATIVE_ATOMIC_SUPPORTED": (N_("Link between the device and the host supports native atomic operations"),
                                      N_("Whether atomics on mapped memory are native on the link "
                                      "({avoid-hazards-on-mapped-memory} tests them).")),
-    "CONCURRENT_MANAGED_ACCESS": ("Device can coherently access managed memory concurrently with the CPU",
+    "CONCURRENT_MANAGED_ACCESS": (N_("Device can coherently access managed memory concurrently with the CPU"),
                                   N_("About managed (unified) memory, which this course does not use; shown for "
                                   "contrast.")),
-    "ASYNC_ENGINE_COUNT": ("Number of asynchronous engines",
+    "ASYNC_ENGINE_COUNT": (N_("Number of asynchronous engines"),
                            N_("Copy engines: DMA copies that can overlap kernels "
                            "({overlap-copies-with-streams}: chunked copies).")),
-    "MULTIPROCESSOR_COUNT": ("Number of multiprocessors on device",
+    "MULTIPROCESSOR_COUNT": (N_("Number of multiprocessors on device"),
                              N_("SMs; the experiments size their grids to fill every one.")),
-    "MAX_THREADS_PER_MULTIPROCESSOR": ("Maximum resident threads per multiprocessor",
+    "MAX_THREADS_PER_MULTIPROCESSOR": (N_("Maximum resident threads per multiprocessor"),
                                        N_("With the SM count, bounds the resident threads. It bounds threads, not "
                                        "loads in flight: those also depend on the loads each thread issues "
                                        "({keep-enough-bytes-in-flight}).")),
-    "L2_CACHE_SIZE": ("Size of L2 cache in bytes",
+    "L2_CACHE_SIZE": (N_("Size of L2 cache in bytes"),
                       N_("Bandwidth buffers must be far larger than this ({measure-bandwidth}).")),
-    "COMPUTE_CAPABILITY_MAJOR": ("Major compute capability version number", N_("The GPU's architecture generation.")),
-    "COMPUTE_CAPABILITY_MINOR": ("Minor compute capability version number", ""),
-    "PCI_BUS_ID": ("PCI bus identifier of the device", N_("Where the GPU sits on the PCIe bus.")),
-    "PCI_DEVICE_ID": ("PCI device (also known as slot) identifier of the device", ""),
-    "TOTAL_MEMORY_BYTES": ("(cuDeviceTotalMem, not an attribute) device memory in bytes",
+    "COMPUTE_CAPABILITY_MAJOR": (N_("Major compute capability version number"),
+                                 N_("The GPU's architecture generation.")),
+    "COMPUTE_CAPABILITY_MINOR": (N_("Minor compute capability version number"), ""),
+    "PCI_BUS_ID": (N_("PCI bus identifier of the device"), N_("Where the GPU sits on the PCIe bus.")),
+    "PCI_DEVICE_ID": (N_("PCI device (also known as slot) identifier of the device"), ""),
+    "TOTAL_MEMORY_BYTES": (N_("(cuDeviceTotalMem, not an attribute) device memory in bytes"),
                            N_("Zero-copy's first use: data that does not fit here ({decide-when-zero-copy-wins}).")),
 }
 
