@@ -97,11 +97,11 @@ def test_a_glossary_row_is_its_own_entry_keyed_by_its_term(tmp_path, monkeypatch
     assert keys == ["terms/0", "memory/0", "memory/1", "memory/page", "memory/warp", "memory/2"]
     doc.catalog().parent.mkdir(parents=True)
     found = catalogs.extract(documents._entries(doc), [])
-    for entry, chinese in zip(found, ["# 术语", "## 内存", "| 术语 | 英文 | 含义 | 课次 |\n|---|---|---|---|",
+    for entry, chinese in zip(found, ["# 术语", "## 内存", "| 术语 | 英文 | 含义 | 课 |\n|---|---|---|---|",
                                       "| 页 | page | 单位。 | 01 |", "| 线程束 | warp | 32 个。 | 08 |", "之后。"]):
         entry.msgstr = chinese
     doc.catalog().write_text(catalogs.render(found, "test"), encoding="utf-8")
-    assert documents.build(doc) == ("# 术语\n\n## 内存\n\n| 术语 | 英文 | 含义 | 课次 |\n|---|---|---|---|\n"
+    assert documents.build(doc) == ("# 术语\n\n## 内存\n\n| 术语 | 英文 | 含义 | 课 |\n|---|---|---|---|\n"
                                     "| 页 | page | 单位。 | 01 |\n| 线程束 | warp | 32 个。 | 08 |\n\n之后。\n")
     doc.source.write_text(doc.source.read_text(encoding="utf-8").replace(
         "| warp |", "| TLB | 快表 | A cache. | 03 |\n| warp |").replace("A unit.", "The unit."), encoding="utf-8")

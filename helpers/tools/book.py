@@ -195,6 +195,7 @@ def footer() -> str:
 CSS = """\
 .cell_output { overflow-x: auto; }
 article td, article th { overflow-wrap: break-word; }
+section#glossary td:first-child { word-break: keep-all; }   /* the glossary's Chinese terms break at commas only */
 article code.literal, article code.literal .pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 article div.math { overflow-x: auto; overflow-y: hidden; }
 article math[display="block"] { font-size: 1.15em; }
