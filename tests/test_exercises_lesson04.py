@@ -34,6 +34,14 @@ def test_the_solution_passes_and_says_why_uva_makes_the_addresses_equal():
     assert "same virtual page numbers" in feedback.message and "offset" in feedback.message
 
 
+@pytest.mark.usefixtures("replay")
+def test_a_correct_address_in_replay_names_the_cpu_backend_as_what_gave_d_a():
+    """Issue 31: in replay no driver gave d_a; the message says the CPU backend did, and what the driver does live."""
+    feedback = exercises.check("04", "device_address", _solution("device_address"))
+    assert feedback.correct and "the CPU backend gave the host address" in feedback.message, feedback
+    assert "Here the driver's d_a" not in feedback.message
+
+
 def test_strides_are_accepted_too():
     feedback = exercises.check("04", "device_address", lambda a, i, d_a: d_a + i * a.strides[0])
     assert feedback.correct, feedback
@@ -50,7 +58,8 @@ def test_a_wrong_address_on_mapped_memory_never_reaches_the_kernel():
     def only_wrong_on_mapped_memory(a, i, d_a):
         calls.append(d_a)
         right = d_a + i * a.itemsize
-        return right if len(calls) <= len(lesson04.address_cases()) else d_a + 10 * a.nbytes
+        arithmetic = 2 * len(lesson04.address_cases())   # each case twice: as given, and with other values stored
+        return right if len(calls) <= arithmetic else d_a + 10 * a.nbytes
 
     feedback = exercises.check("04", "device_address", only_wrong_on_mapped_memory)
     assert feedback.status == "hint" and "outside the array" in feedback.message, feedback
@@ -122,9 +131,34 @@ def test_hypervisor_and_devicemap_are_explained_where_first_used():
     text = " ".join(" ".join(_markdown_04()).split())
     first = text.lower().index("hypervisor")
     assert text[first - 2:first + 12] == "**hypervisor**" and first < text.index("## 2.")
-    assert re.search(r"the software on the physical host .{0,60}that runs virtual machines", text[first:first + 200])
+    assert re.search(r"the software on the physical host\b.{0,60}that runs virtual machines", text[first:first + 200])
     devicemap = text.index("`DEVICEMAP`")
     assert "PyCUDA's name for `cudaHostAllocMapped`" in text[devicemap:devicemap + 60]
+
+def test_one_account_of_what_translates_the_gpus_dma_addresses_in_a_vm():
+    """Issue 31: the lesson, the caveat under its buffer (machine.py) and the figure's footnote say it one way: the
+    physical host's IOMMU, with mappings the hypervisor sets up (not the hypervisor's page tables, which are the
+    CPU's second translation)."""
+    from helpers.display import plots
+    from helpers.platform import machine
+
+    account = "the physical host's IOMMU"
+    lesson = " ".join(" ".join(_markdown_04()).split())
+    caveat = machine.address_caveat({"virtualization": "kvm", "gpu": "GPU", "date": "2026-12-04"})
+    figure = plots.page_mapping([1, 2], [3, 4], gpu_pages=[1, 2])
+    footnote = " ".join(" ".join(t.get_text() for t in figure.axes[0].texts if "DMA (bus)" in t.get_text()).split())
+    for where, text in (("lesson", lesson), ("address_caveat", caveat), ("footnote", footnote)):
+        said = text[text.index(account):text.index(account) + 100]
+        assert "with mappings the hypervisor sets up" in said, (where, said)
+    assert "hypervisor's page tables" not in caveat + footnote
+
+
+def test_the_figure_is_backed_by_a_kernel_on_the_same_kind_of_allocation_not_this_buffer():
+    """Issue 31: section 2's kernel ran on address_identity's allocations, not on the buffer drawn."""
+    text = " ".join(" ".join(_markdown_04()).split())
+    assert "a CUDA kernel worked through an allocation of the same kind" in text
+    assert "read the result from those frames" not in text
+
 
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
@@ -163,7 +197,11 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda a, i, d_a: d_a + i * a.itemsize / 1), ("i * a.itemsize",),
                 phrase="not a whole number"),
         Typical(fixed(lambda a, i, d_a: d_a + 2 * i * a.itemsize), ("i * a.itemsize",),
-                phrase="does the mapping change that distance")],
+                phrase="does the mapping change that distance"),
+        # the element's value, not its position
+        Typical(fixed(lambda a, i, d_a: d_a + a[i]), ("i * a.itemsize",), phrase="not where it lies"),
+        Typical(fixed(lambda a, i, d_a: hex(d_a + i * a.itemsize)), ("i * a.itemsize",),
+                phrase="return the int, not its hex text")],
     ("04", "same_address"): [
         Typical(fixed(lambda allocation, attributes: True), ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',),
                 _same_address_cases, phrase="without UNIFIED_ADDRESSING"),

@@ -81,7 +81,8 @@ def test_the_buffer_says_equal_or_different_and_where(pagemap):
     live = _live_copy(pagemap)
     text = findings.buffer(host, host + 4096, [None, 2], live)
     assert "**different**" in text and "live on Some GPU" in text and "hidden" in text
-    assert "recorded on" in findings.figure_title(pagemap) and "live on" in findings.figure_title(live)
+    assert "recorded on" in findings.figure_title(pagemap, 8, 16) and "live on" in findings.figure_title(live, 8, 16)
+    assert "the first 8 of its 16 pages" in findings.figure_title(pagemap, 8, 16)   # issue 31: it says what it draws
 
 
 def test_what_you_saw_counts_the_rows(identity, pagemap):

@@ -45,12 +45,35 @@ def _is_integer(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def _reads_the_value(device_address: Callable[..., Any], a: np.ndarray, i: int, d_a: int, got: Any) -> bool:
+    """True when the answer changes with what the array holds, the address and index left alone: it used a[i]'s value,
+    not its position."""
+    saved = a.copy()
+    try:
+        a[:] = 1e9 if a.dtype.kind == "f" else np.iinfo(a.dtype).max // 2
+        other = device_address(a, i, d_a)
+        return bool(other != got)
+    except Exception:   # the learner's code may not take other values: then this is not the mistake to name
+        return False
+    finally:
+        a[:] = saved
+
+
 def _arithmetic(device_address: Callable[..., Any]) -> Feedback | None:
     """The first wrong case's hint, or None when every case is right."""
     for a, i, d_a in address_cases():
         got = device_address(a, i, d_a)
         if is_placeholder(got):
             return _not_yet(_("device_address returns `...`: return the address a kernel would use for a[i]."))
+        if _reads_the_value(device_address, a, i, d_a, got):
+            return _hint(_("your address changed when only the values stored in the array changed: a[i] is the "
+                           "element's value, not where it lies. Where in memory does a[i] start?"),
+                         _("leave the array's contents out: the address depends only on d_a, the index and the size "
+                           "of one element."))
+        if isinstance(got, str):
+            return _hint(_("device_address returned str, the text of an address: return the int, not its hex "
+                           "text. A kernel's pointer argument is a number."),
+                         _("drop hex(...) and return the integer itself; hex() is only for showing an address."))
         if not _is_integer(got):
             return _hint(_("device_address returned {name}, not a whole number. An address is an integer count of "
                            "bytes; which operations keep it one?").format(name=type(got).__name__),
@@ -138,7 +161,12 @@ def check_device_address(device_address: Callable[[np.ndarray, int, int], int]) 
         return problem
     where = (_("on the GPU, through mapped memory") if live else
              _("on the CPU backend; live, a GPU kernel does the same through mapped memory"))
-    if same:
+    if same and not live:
+        why = (_("Here the CPU backend gave the host address a.ctypes.data as d_a, as a driver with unified "
+                 "addressing (UVA) does: live, the driver maps the pinned pages at the same virtual page numbers in "
+                 "the GPU's page table as in the CPU's, and a page table translates the page, never the offset "
+                 "inside it, so every element's device address is its host address."))
+    elif same:
         why = (_("Here the driver's d_a was the host address a.ctypes.data itself: with unified addressing (UVA) "
                  "the driver maps the pinned pages at the same virtual page numbers in the GPU's page table as in "
                  "the CPU's, and a page table translates the page, never the offset inside it, so every element's "
@@ -253,7 +281,8 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                                    "cuMemHostRegister (cuMemHostGetDevicePointer's reference)?").format(
                                      can_use=can_use, got=got),
                                  _("registered memory keeps its host address only where that attribute is "
-                                   "non-zero: for allocation names starting with 'registered', return what it says."))
+                                   "non-zero. Give the registered allocation (section 2's table spells its name) a "
+                                   "case of its own that reads the attribute."))
                 if kind.startswith("pinned, no DEVICEMAP"):
                     return _hint(_("you predicted {got} for {kind!r}. Does the DEVICEMAP flag matter once "
                                    "addressing is unified? Section 2's table has a row for it.").format(
@@ -304,6 +333,6 @@ def compare_prediction(predicted: Any, identity: Any) -> str:
                                   if len(same) == len(rows) else "")
     if predicted < len(same):
         return text + (_("More than you expected. Which rows surprised you: the one allocated without the "
-                         "DEVICEMAP flag, or the registered NumPy buffer? Section 3 says when each keeps its "
-                         "address."))
+                         "DEVICEMAP flag, or the registered NumPy buffer? Section 1 names what decides each; the note "
+                         "under the table looks at both."))
     return text + _("Fewer than you expected: section 3 says which kinds need more than unified addressing.")

@@ -70,9 +70,10 @@ def buffer(host: int, device: int, frames: Sequence[int | None], pagemap: Any) -
     return Text(text)
 
 
-def figure_title(pagemap: Any) -> str:
-    """The mapping figure's title, with where its frames come from."""
-    return _("One pinned buffer, two page tables ({origin})").format(origin=pagemap.origin())
+def figure_title(pagemap: Any, shown: int, total: int) -> str:
+    """The mapping figure's title: how many of the buffer's pages it draws, and where its frames come from."""
+    return _("One pinned buffer, two page tables: the first {shown} of its {total} pages\n({origin})").format(
+        shown=shown, total=total, origin=pagemap.origin())
 
 
 def what_you_saw(identity: Any, host: int, device: int, pagemap: Any) -> Text:
