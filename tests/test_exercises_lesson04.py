@@ -78,7 +78,8 @@ def test_the_prediction_says_no_prediction_on_the_placeholder_and_compares_a_num
     untouched = exercises.compare("04", ..., identity)
     assert "no prediction" in untouched and f"{equal} of {len(identity.rows)}" in untouched
     assert "Right" in exercises.compare("04", equal, identity)
-    assert "More than you expected" in exercises.compare("04", equal - 1, identity)
+    more = exercises.compare("04", equal - 1, identity)
+    assert "More than you expected" in more and "Section 1 names what decides each" in more   # issue 31: where it is
     assert "whole number" in exercises.compare("04", "five", identity)
     assert isinstance(lesson04.compare_prediction(..., identity), str)
 
@@ -158,6 +159,17 @@ def test_the_figure_is_backed_by_a_kernel_on_the_same_kind_of_allocation_not_thi
     text = " ".join(" ".join(_markdown_04()).split())
     assert "a CUDA kernel worked through an allocation of the same kind" in text
     assert "read the result from those frames" not in text
+
+
+def test_the_registered_rules_second_hint_leaves_the_learner_a_step():
+    """Issue 31: the smaller step for a rule that reads only UNIFIED_ADDRESSING does not dictate the missing line."""
+    def unified_only(allocation, attributes):
+        return bool(attributes["UNIFIED_ADDRESSING"])
+
+    exercises.check("04", "same_address", unified_only)
+    second = exercises.check("04", "same_address", unified_only).message
+    step = second.split("Next step:")[1]
+    assert "a case of its own" in step and "return what it says" not in step and "startswith" not in step, second
 
 
 # --------------------------------------------------------------------------- typical wrong answers
