@@ -165,3 +165,20 @@ def test_in_the_built_site_every_page_with_a_twin_links_to_it():
     for stem in chinese:
         text = (BUILT / "zh" / "lessons" / f"{stem}.html").read_text(encoding="utf-8")
         assert f'href="../../lessons/{stem}.html"' in text, stem
+
+
+def test_each_edition_of_the_book_declares_its_language():
+    """Sphinx writes ``language`` into every page's <html lang>: zh-CN for the Chinese site, so browsers and screen
+    readers choose Chinese fonts and voices; en for the English one."""
+    from helpers.tools import book
+
+    assert "language: zh_CN" in book._config("t", "zh")
+    assert "language: en" in book._config("t")
+
+
+@pytest.mark.skipif(not (BUILT / "zh" / "index.html").exists(), reason="no built book: `make book` builds both "
+                    "editions into build/book/ and build/book/zh/")
+def test_the_built_chinese_pages_say_they_are_chinese():
+    for page in [BUILT / "zh" / "index.html", *(BUILT / "zh" / "lessons").glob("*.html")]:
+        assert '<html lang="zh-CN"' in page.read_text(encoding="utf-8"), page.name
+    assert '<html lang="en"' in (BUILT / "index.html").read_text(encoding="utf-8")

@@ -137,12 +137,13 @@ def give_figures_alt_text(nb: Any, name: str = "lesson") -> int:
     return len(alt_text.image_outputs(nb))
 
 
-def _config(title: str) -> str:
+def _config(title: str, language: str = "en") -> str:
     # Offline: no intersphinx inventories, no analytics, nothing fetched (formulas are MathML from
     # helpers.tools.maths, not MathJax from a CDN); the repository, issue, edit and launch
     # buttons are plain links to the one repository named in CITATION.cff (helpers.tools.repository). Markdown outputs
     # (the course's tables and findings) are rendered as GitHub-flavoured Markdown, which has tables; myst-nb's
-    # default, CommonMark, has none and would show a table as a paragraph of pipes.
+    # default, CommonMark, has none and would show a table as a paragraph of pipes. Sphinx's ``language`` sets each
+    # page's <html lang> (zh-CN for the Chinese edition, so browsers and screen readers pick Chinese fonts and voices).
     return f"""\
 title: "{title}"
 author: "{AUTHORS}"
@@ -170,6 +171,7 @@ sphinx:
   extra_extensions: [helpers.tools.maths]
   config:
     html_math_renderer: mathml
+    language: {"zh_CN" if language == "zh" else "en"}
     intersphinx_mapping: {{}}
     html_show_copyright: false
     nb_merge_streams: true
@@ -340,7 +342,7 @@ def build(output: Path | None = None, progress: bool = True, lessons: Path | Non
     (source / "_static").mkdir()
     (source / "_static" / "course.css").write_text(CSS + webfont.css(webfont.file_name()), encoding="utf-8")
     (source / "_static" / webfont.SCRIPT_NAME).write_text(webfont.SCRIPT, encoding="utf-8")
-    (source / "_config.yml").write_text(_config(_zh_title() if zh else "CUDA zero-copy memory"), encoding="utf-8")
+    (source / "_config.yml").write_text(_config(_zh_title() if zh else "CUDA zero-copy memory", language), encoding="utf-8")
     for page in pages:
         text = _TWIN_LINE.sub("", page.read_text(encoding="utf-8"), count=1)
         if twin(page):
