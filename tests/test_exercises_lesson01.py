@@ -37,11 +37,31 @@ def test_the_mlock_prediction_says_no_prediction_then_compares():
     assert "could not read" in exercises.compare("01", "all", 4)
 
 
-def test_the_smaller_step_counts_one_page_in_the_singular():
-    rounds_down = lesson01.check_pages_spanned(lambda address, nbytes, page_size: nbytes // page_size)
-    assert "touches 1 page there" in rounds_down.step, rounds_down.step
-    many = lesson01.check_pages_spanned(lambda address, nbytes, page_size: 1)
-    assert "touches 16 pages there" in many.step, many.step
+def test_the_same_mistake_failing_on_another_case_gets_the_smaller_step():
+    """Issue 31: two off-by-one tries that fail on different cases (16 pages, then 1 page) are one kind of mistake;
+    the second gets the smaller step. The steps name no case's value, so grading does not depend on the case."""
+    exercises.reset_tries()
+    first = exercises.check("01", "pages_spanned", _off_by_one_pages)
+    second = exercises.check("01", "pages_spanned", lambda a, n, p: (a + n) // p - a // p)
+    assert "address 0x7f0000000000, nbytes = 1," in second.message, second     # another case than the first try's
+    assert "off-by-one" in first.message and "Next step:" in second.message, second
+    exercises.reset_tries()
+    by_two = exercises.check("01", "decode_entry", lambda e: (e >> 63, e >> 1))
+    by_three = exercises.check("01", "decode_entry", lambda e: (e >> 63, e >> 3))
+    assert "Next step:" not in by_two.message and "Next step:" in by_three.message, by_three
+
+
+def test_a_two_item_list_is_a_pair_and_the_pfn_shows_in_hex():
+    """Issue 31: `return [present, pfn]` is a pair; a return that is no pair shows its integers in hex."""
+    assert exercises.check("01", "decode_entry", lambda e: [e >> 63 & 1, e & ((1 << 55) - 1)]).correct
+    said = lesson01.check_decode_entry(lambda e: (e >> 63, e & 0xFFFF, 0))
+    assert "you returned (1, 0x1234, 0)" in said.message, said.message
+
+
+def test_a_prediction_out_of_range_is_said_to_be():
+    for guess in (5, -1):
+        said = exercises.compare("01", guess, 4)
+        assert f"you predicted {guess}, out of range" in said and "0 to 4" in said, said
 
 
 def test_an_off_by_one_is_named_even_where_rounding_down_gives_the_same_number():
@@ -90,6 +110,12 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda entry: (entry >> 63, entry >> 1)), ("(1 << 55) - 1",),
                 lambda: [(e,) for e in lesson01.ENTRY_CASES]),
         Typical(fixed(lambda entry: (bool(entry >> 62 & 1), entry & ((1 << 55) - 1))), phrase="bit 62"),
+        # issue 31: every wrong present flag was told it read bit 62; each hint names the bit actually read
+        Typical(fixed(lambda entry: (entry & 1, entry & ((1 << 55) - 1))), phrase="you read bit 0"),
+        Typical(fixed(lambda entry: (entry >> 64, entry & ((1 << 55) - 1))), phrase="false for every entry"),
+        Typical(fixed(lambda entry: (not (entry >> 63), entry & ((1 << 55) - 1))), phrase="opposite of bit 63"),
+        Typical(fixed(lambda entry: (entry, entry & ((1 << 55) - 1))), phrase="whenever any bit"),
+        Typical(fixed(lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) >> 12)), phrase="divided the frame number"),
         Typical(fixed(lambda entry: (entry >> 63, entry)), phrase="flag bits"),
         Typical(fixed(lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) * 4096)), phrase="physical address"),
         Typical(fixed(lambda entry: (entry >> 63, float(entry & ((1 << 55) - 1)))), phrase="integer operators"),

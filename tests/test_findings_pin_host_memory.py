@@ -81,3 +81,17 @@ def test_the_machine_note_says_this_lessons_measurements_run_live_in_replay():
     assert "runs live here" in note and "replay" not in note.lower(), note
     other = platform_note("02", facts=dataclasses.replace(replay))
     assert "the GPU measurements replay" in other and "GPU measurements shown are those of the recorded" in other
+
+
+def test_the_machine_note_of_a_vm_says_its_frames_are_guest_physical():
+    """Issue 31: a VM's note says what the VM changes here, and what a hypervisor is."""
+    from helpers.platform.facts import Facts
+    from helpers.platform.notes import platform_note
+
+    vm = Facts(mode="replay", mode_cause="no-pycuda", mode_reason="test", gpu=None, virtualization="kvm",
+               cxx="/usr/bin/g++", cxx_identity="g++", proc_available=True)
+    note = platform_note("01", facts=vm)
+    assert "guest-physical" in note and "the hypervisor, the software that runs the VM" in note, note
+    bare = Facts(mode="replay", mode_cause="no-pycuda", mode_reason="test", gpu=None, virtualization="none",
+                 cxx="/usr/bin/g++", cxx_identity="g++", proc_available=True)
+    assert "guest-physical" not in platform_note("01", facts=bare)

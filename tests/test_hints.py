@@ -260,3 +260,16 @@ def _hint_calls(path: Path) -> list[tuple[int, str, int]]:
 def test_every_hint_in_a_check_is_graded(path):
     ungraded = [f"line {line} ({function})" for line, function, args in _hint_calls(path) if args < 2]
     assert not ungraded, f"{path.name}: hints without a smaller step: {', '.join(ungraded)}"
+
+
+@pytest.mark.parametrize("lesson, name, i", [w for w in WRONG if TYPICAL[w[0], w[1]][w[2]].cases is not None],
+                         ids=[i for w, i in zip(WRONG, WRONG_IDS) if TYPICAL[w[0], w[1]][w[2]].cases is not None])
+def test_a_hint_is_graded_by_words_that_hold_on_every_case(lesson, name, i):
+    """Issue 31: the kind a hint's grade counts holds no value of the case it failed on (a page count, an entry, a
+    model's figure), so the same mistake failing on another case still gets the smaller step."""
+    typical = TYPICAL[(lesson, name)][i]
+    values, echoed = key_values(lesson, name, typical)
+    kind = exercises.mistake_kind(exercises.check(lesson, name, typical.wrong(), **typical.context))
+    case = [v for v in values + echoed if _numeric(v) and abs(v) > 1]
+    stated = [n for n in numbers(kind) if any(_close(n, v) for v in case)]
+    assert not stated, f"{lesson}/{name}: the hint's kind holds the case's values {stated}: {kind!r}"

@@ -211,6 +211,16 @@ def graded_message(feedback: Feedback, count: int, lesson: str, name: str) -> st
     return " ".join(parts)
 
 
+_CASE_VALUE = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?)")
+
+
+def mistake_kind(feedback: Feedback) -> str:
+    """The kind of mistake a hint names, which its grade counts: its step (else its question) with every number
+    written as ``#``, so the same mistake failing on another case (another page count, entry or size) is the same
+    kind (pin-host-memory)."""
+    return _CASE_VALUE.sub("#", feedback.step or feedback.message)
+
+
 def _graded(feedback: Feedback, lesson: str, name: str) -> Feedback:
     """Count the try and grade the hint by the tries of the same mistake (its step names the kind); a correct answer
     sets the counts back to zero."""
@@ -221,7 +231,7 @@ def _graded(feedback: Feedback, lesson: str, name: str) -> Feedback:
     if feedback.status != "hint":
         return Feedback(feedback.status, feedback.message, where)
     _TRIES[key] += 1
-    kind = (lesson, name, feedback.step or feedback.message)
+    kind = (lesson, name, mistake_kind(feedback))
     _KINDS[kind] += 1
     return replace(feedback, message=graded_message(feedback, _KINDS[kind], lesson, name), exercise=where,
                    tries=_TRIES[key])

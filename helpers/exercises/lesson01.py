@@ -95,8 +95,6 @@ def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbyt
     """pin-host-memory: the hint for the rule a wrong ``pages_spanned`` follows, on its first wrong case."""
     where = _("address {address:#x}, nbytes = {nbytes}, page_size = {size}: you returned {got}").format(
         address=address, nbytes=nbytes, size=size, got=got)
-    touches = (_("the buffer touches {want} page there") if want == 1
-               else _("the buffer touches {want} pages there")).format(want=want)
     rule = _rule(pages_spanned, address, nbytes, size, got, want)
     if rule == "page_size":
         return _hint(_("right for 4 KiB pages, but you ignored page_size ({where}). Other systems use larger "
@@ -105,31 +103,29 @@ def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbyt
     if rule == "off-by-one":
         return _hint(_("{where}: an off-by-one. Which address does the last byte have, and do you count both the "
                        "first and the last page?").format(where=where),
-                     _("{touches}. The bytes are [address, address + nbytes): the last one is not at "
-                       "address + nbytes, and a count from page p to page q, both included, is q - p + 1.").format(
-                         touches=touches))
+                     _("the bytes are [address, address + nbytes): the last one is not at address + nbytes, "
+                       "and a count from page p to page q, both included, is q - p + 1."))
     if rule == "ignores the start":
         return _hint(_("{where}. Your count uses nbytes and page_size only, so it ignores where the buffer starts: "
                        "the same bytes can touch one page more when they start late in a page. Which page holds "
                        "the first byte, and which the last?").format(where=where),
-                     _("{touches}. Find the page number of the first byte (address // page_size) and of the last "
-                       "byte, then count the pages from one to the other.").format(touches=touches))
+                     _("find the page number of the first byte (address // page_size) and of the last byte, then "
+                       "count the pages from one to the other."))
     if rule == "rounds down":
         return _hint(_("{where}. nbytes // page_size rounds down and ignores where the buffer starts: a page is "
                        "touched even if only one of its bytes is used. Which page holds the first byte, and which "
                        "the last?").format(where=where),
-                     _("{touches}. Find the page number of the first byte (address // page_size) and of the last "
-                       "byte, then count the pages from one to the other.").format(touches=touches))
+                     _("find the page number of the first byte (address // page_size) and of the last byte, then "
+                       "count the pages from one to the other."))
     if rule == "rounds up":
         return _hint(_("{where}. Rounding nbytes up is right only for a buffer that starts on a page boundary: "
                        "one that starts inside a page can spill into one more. What decides the pages touched, "
                        "the size alone or where the first and the last byte fall?").format(where=where),
-                     _("{touches}. Count from the page of the first byte, address // page_size, to the page of "
-                       "the last byte.").format(touches=touches))
+                     _("count from the page of the first byte, address // page_size, to the page of the last "
+                       "byte."))
     return _hint(_("{where}. Which page holds the buffer's first byte, which its last, and how many pages lie "
                    "from one to the other, both included?").format(where=where),
-                 _("{touches}. The first byte's page is address // page_size; the last byte is at "
-                   "address + nbytes - 1.").format(touches=touches))
+                 _("the first byte's page is address // page_size; the last byte is at address + nbytes - 1."))
 
 
 def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedback:
@@ -201,6 +197,72 @@ def _own_entries() -> list[tuple[int, bool, int | None]]:
     return [(entry, frame.present, frame.pfn) for entry, frame in zip(raw, pages.frames(buffer.ctypes.data, buffer.nbytes))]
 
 
+def _shown(value: Any, small: int = 10) -> str:
+    """``value`` as a hint shows it: integers from ``small`` up in hex, as the entries are written, inside a tuple or
+    list too; anything else as Python writes it."""
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_shown(v, small) for v in value)
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+    if isinstance(value, Integral) and not isinstance(value, bool) and abs(int(value)) >= small:
+        return f"{int(value):#x}"
+    return repr(value)
+
+
+# How a wrong present flag was read, each tried on every case before one case decides (a single entry cannot tell
+# bit 62 from bit 0 or from "any bit set"): (name, the flag that reading gives).
+READINGS: tuple[tuple[str, Callable[[int], bool]], ...] = (
+    ("bit 62", lambda e: bool(e >> 62 & 1)),
+    ("bit 0", lambda e: bool(e & 1)),
+    ("any bit", lambda e: e != 0),
+    ("never", lambda e: False),
+    ("inverted", lambda e: not e >> 63 & 1),
+)
+
+
+def _reading(decode_entry: Callable[[int], Any]) -> str | None:
+    """The reading of the present flag that ``decode_entry`` follows on every case, else None."""
+    try:
+        flags = [bool(decode_entry(e)[0]) for e in ENTRY_CASES]
+    except Exception:  # noqa: BLE001 - a function that fails somewhere follows no reading
+        return None
+    return next((name for name, read in READINGS if flags == [read(e) for e in ENTRY_CASES]), None)
+
+
+def _present_hint(decode_entry: Callable[[int], Any], entry: int, present: Any, want: bool) -> Feedback:
+    """pin-host-memory: the hint for a wrong present flag, naming the bit the learner's function actually read."""
+    reading = _reading(decode_entry)
+    shown = _shown(present)
+    if reading == "bit 62":
+        return _hint(_("for {entry:#018x} you read bit 62, *swapped*. Which bit does the pagemap layout above "
+                       "the exercise give *present*?").format(entry=entry),
+                     _("present is the top bit of the 64: shift the entry right until that bit is bit 0, "
+                       "then keep only bit 0."))
+    if reading == "bit 0":
+        return _hint(_("for {entry:#018x} your present flag is {present}: you read bit 0, the lowest bit of the "
+                       "PFN. Which bit is *present* in the layout above the exercise?").format(entry=entry,
+                                                                                               present=shown),
+                     _("`& 1` keeps bit 0 alone: shift bit 63 down to bit 0 with `>>` first, then mask."))
+    if reading == "any bit":
+        return _hint(_("for {entry:#018x} your present flag is {present}: it is true whenever any bit of the entry "
+                       "is set, so it reads the whole entry, not one bit. Which single bit is *present*?").format(
+                           entry=entry, present=shown),
+                     _("present is one bit, bit 63: shift it down to bit 0 with `>>`, then keep it alone with "
+                       "`& 1`."))
+    if reading == "never":
+        return _hint(_("your present flag is false for every entry, even for {entry:#018x}, whose bit 63 is set. "
+                       "How far must bit 63 move to become bit 0: does your shift move it out of the number?").format(
+                           entry=entry),
+                     _("a shift by 64 drops all 64 bits; bit 63 reaches bit 0 with a shift one smaller."))
+    if reading == "inverted":
+        return _hint(_("your present flag is the opposite of bit 63 on every entry ({present} for {entry:#018x}). "
+                       "Does a set bit 63 mean a frame is there, or that none is?").format(entry=entry,
+                                                                                          present=shown),
+                     _("a set bit 63 means present: drop the `not` (or `== 0`) that turns it round."))
+    return _hint(_("for {entry:#018x} present should be {want}. Which bit of the entry says whether a frame "
+                   "backs the page?").format(entry=entry, want=want),
+                 _("present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`."))
+
+
 def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedback:
     """pin-host-memory: ``decode_entry(entry)`` returns (present, PFN) from a 64-bit ``/proc/self/pagemap`` entry."""
     if is_placeholder(decode_entry):
@@ -209,9 +271,9 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
         got = decode_entry(entry)
         if is_placeholder(got):
             return _not_yet(_("decode_entry returns `...`: replace it with the pair (present, pfn)."))
-        if not (isinstance(got, tuple) and len(got) == 2):
+        if not (isinstance(got, (tuple, list)) and len(got) == 2):   # a two-item list is a pair too
             return _hint(_("return a pair (present, pfn); for {entry:#018x} you returned {got}.").format(
-                entry=entry, got=repr(got)),
+                entry=entry, got=_shown(got)),
                          _("end with `return present, pfn`: Python makes the pair from the two names."))
         present, pfn = got
         want_present, want_pfn = decoded(entry)
@@ -230,19 +292,7 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
                            "integer operators takes bits out of an integer and keeps it exact?"),
                          _("use the integer operators `>>` (shift) and `&` (mask), never `/` or `**` with floats."))
         if bool(present) != want_present:
-            if bool(present) == bool(entry >> 62 & 1):
-                return _hint(_("for {entry:#018x} you read bit 62, *swapped*. Which bit does the pagemap layout above "
-                               "the exercise give *present*?").format(entry=entry),
-                             _("present is the top bit of the 64: shift the entry right until that bit is bit 0, "
-                               "then keep only bit 0."))
-            if bool(present) == bool(entry & 1) or bool(present) == (entry != 0):
-                return _hint(_("for {entry:#018x} your present flag is {present}: it is one bit alone, not the low "
-                               "bits or the whole entry. Which bit is it in the layout above the exercise?").format(
-                    entry=entry, present=bool(present)),
-                             _("present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`."))
-            return _hint(_("for {entry:#018x} present should be {want}. Which bit of the entry says whether a frame "
-                           "backs the page?").format(entry=entry, want=want_present),
-                         _("present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`."))
+            return _present_hint(decode_entry, entry, present, want_present)
         if not want_present:
             continue                         # the low bits of an absent page are not a PFN: any value passes
         if pfn == want_pfn:
@@ -253,19 +303,24 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
                          _("the PFN is 55 bits wide (bits 0 to 54, both included), one more than your mask keeps: "
                            "build the mask with that many ones."))
         if pfn == entry or pfn == entry & ((1 << 63) - 1) or pfn == entry & ((1 << 62) - 1):
-            return _hint(_("for {entry:#018x} your PFN still holds flag bits (55-63: soft-dirty, exclusive, "
-                           "file/shared, swapped, present). Which bits belong to the frame number?").format(
+            return _hint(_("for {entry:#018x} your PFN still holds flag bits (55-63: present, swapped and other "
+                           "flags the pagemap documentation lists). Which bits belong to the frame number?").format(
                 entry=entry),
                          _("keep bits 0-54 only: AND the entry with a mask whose low 55 bits are ones."))
+        if want_pfn >= 4096 and pfn == want_pfn >> 12:
+            return _hint(_("for {entry:#018x} you returned the PFN {pfn}: you divided the frame number by 4096. "
+                           "Section 1 divides a physical *address* by 4096 to get a PFN; what do bits 0-54 of "
+                           "the entry already hold?").format(entry=entry, pfn=_shown(pfn)),
+                         _("bits 0-54 already are the frame number: keep them with the mask, and no shift or "
+                           "division after it."))
         if pfn == want_pfn * 4096 or pfn == want_pfn << 12:
             return _hint(_("that is the physical address (PFN x 4096). What does the exercise ask for: the frame's "
                            "address or its number?"),
                          _("return the frame number itself, bits 0-54, without multiplying by the page size."))
-        shown = f"{int(pfn):#x}" if isinstance(pfn, Integral) else repr(pfn)   # in hex, as the entry
         return _hint(_("for {entry:#018x} you returned the PFN {pfn}. Which bits of the entry hold the frame "
-                       "number, and how do you keep only those?").format(entry=entry, pfn=shown),
-                     _("the PFN here is {want:#x}: AND the entry with a mask of ones over bits 0-54.").format(
-                         want=want_pfn))
+                       "number, and how do you keep only those?").format(entry=entry, pfn=_shown(pfn, small=0)),
+                     _("print the entry in binary, f\"{e:064b}\", with your PFN below it: the PFN is the last 55 "
+                       "digits, and an AND with a mask of 55 ones keeps exactly those."))
     extra = ""
     own = _own_entries()
     if own:
@@ -293,7 +348,7 @@ def compare_prediction(predicted: Any, present: int, total: int = 4) -> str:
     (``present``, read from /proc/self/pagemap), against the learner's ``predicted``."""
     if is_placeholder(predicted):
         return _("no prediction: replace `...` with how many of the 4 untouched pages you expect to have a frame "
-                 "right after mlock, then run the two cells again.")
+                 "right after mlock, then run the prediction cell and this one again.")
     try:
         guess = int(predicted)
     except (TypeError, ValueError):
@@ -304,6 +359,9 @@ def compare_prediction(predicted: Any, present: int, total: int = 4) -> str:
            _("Here mlock left {left} of them without a frame; on Linux it normally faults them all in.").format(
                left=total - present))
     verdict = _("as you predicted") if guess == present else _("you predicted {guess}").format(guess=guess)
+    if not 0 <= guess <= total:
+        verdict = _("you predicted {guess}, out of range: of {total} pages, 0 to {total} can have one").format(
+            guess=guess, total=total)
     return _("Right after mlock, {present} of {total} untouched pages had a frame ({verdict}). {why}").format(
         present=present, total=total, verdict=verdict, why=why)
 

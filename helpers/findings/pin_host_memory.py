@@ -40,9 +40,10 @@ def first_touch(array: Any, before: Sequence[pages.Frame], after: Sequence[pages
             from ..experiments import reference
 
             recorded = reference("pagemap_pinned")
-        frames = ("frame numbers are hidden from this process (not root: the OS kernel zeroes them; the presence "
-                  f"bits stay real). Read as root in {recording_machine(recorded.provenance)} for a touched 64 KiB "
-                  f"pageable buffer: {recorded.one(allocation='pageable, touched')['pfns']}")
+        frames = _("frame numbers are hidden from this process (not root: the OS kernel zeroes them; the presence "
+                   "bits stay real). Read as root in {machine} for a touched 64 KiB pageable buffer: {pfns}").format(
+                       machine=recording_machine(recorded.provenance),
+                       pfns=recorded.one(allocation="pageable, touched")["pfns"])
     touched = _("every") if _present(after) == n else _("{present} of {n}").format(present=_present(after), n=n)
     return bullets([
         _("{nbytes} bytes at `{address:#x}`, {n} pages of {page} bytes.").format(

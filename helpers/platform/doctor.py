@@ -322,6 +322,11 @@ def _machine_effects(facts: Facts, toolkit: list[Finding], pinned: dict[str, Any
             out.append(Effect(lesson, "note", _("The /proc sections run live on this machine; the GPU measurements "
                               "replay.") if shows_gpu_measurements(lesson) else _("Every measurement in this lesson "
                               "reads this machine's /proc and runs live here; none needs a GPU.")))
+    if facts.proc_available and facts.wsl != "wsl2" and facts.virtualization not in ("none", "unknown", ""):
+        for lesson in PROC_LESSONS:
+            out.append(Effect(lesson, "note", _("In this virtual machine (VM) the frames /proc/self/pagemap shows "
+                              "are the VM's own (guest-physical): the hypervisor, the software that runs the VM, "
+                              "maps them to the physical host's RAM.")))
     if facts.cxx is None:
         for lesson in CPU_BACKEND_LESSONS:
             out.append(Effect(lesson, "blocked", _("No C++ compiler for the CPU backend: install one (Debian/Ubuntu: "
