@@ -98,6 +98,9 @@ def test_compare_prediction():
     assert "within a factor of 2" in lesson14.compare_prediction(500, 600.0)
     assert "Far more than you guessed" in lesson14.compare_prediction(10, 600.0)
     assert "Less than you guessed" in lesson14.compare_prediction(5000, 600.0)
+    for typed in ("50", -5):      # what was typed is named, with what to type instead: not "no prediction"
+        said = lesson14.compare_prediction(typed, 600.0)
+        assert f"you gave {typed!r}" in said and "positive number" in said and "No prediction" not in said
 
 
 def test_compare_prediction_from_the_results():

@@ -55,6 +55,9 @@ def test_compare_prediction():
     assert "within 10 points" in lesson15.compare_prediction(0.9, 0.97)
     assert "less than you expected" in lesson15.compare_prediction(0.5, 0.97)
     assert "more than you expected" in lesson15.compare_prediction(1.0, 0.6)
+    for typed in ("80%", -0.5):   # what was typed is named, with what to type instead: not "no prediction"
+        said = lesson15.compare_prediction(typed, 0.97)
+        assert f"you gave {typed!r}" in said and "e.g. 0.8" in said and "No prediction" not in said
 
 
 def test_compare_prediction_from_the_result():

@@ -15,6 +15,7 @@ from matplotlib.ticker import NullFormatter
 
 from ..experiments import quiet
 from ..experiments.result import Result
+from ..i18n import _
 from ..tables import Table, table
 from .plots import _size_label, _source_note, course_style, plain_log_axis
 
@@ -27,7 +28,7 @@ def _spread(seconds: list[float]) -> str:
 
 def managed_table(result: Result) -> Table:
     """GB/s delivered by each kind of memory, per size and number of passes (managed experiment)."""
-    return table(["memory", "size", "passes", "GB/s (median)", "spread of the repeats"],
+    return table([_("memory"), _("size"), _("passes"), _("GB/s (median)"), _("spread of the repeats")],
                  [(r["memory"], _size_label(r["nbytes"]), r["passes"], f"{r['GBps']:.1f}", _spread(r["seconds"]))
                   for r in result.rows])
 
@@ -56,9 +57,9 @@ def managed_figure(result: Result) -> Figure:
         ax.set_xticks(ticks, [str(k) for k in ticks])             # 1, 2, 4, 8: not 2^0 ... 2^3
         ax.xaxis.set_minor_formatter(NullFormatter())
         plain_log_axis(ax)                                          # 10, 20, 50, 100: not 2x10^1, nor 8, 9, 10...
-        ax.set_xlabel("passes over the data (the CPU wrote it just before)")
-        ax.set_ylabel("delivered GB/s")
-        ax.set_title(f"Reading {_size_label(largest)} the CPU has just written")
+        ax.set_xlabel(_("passes over the data (the CPU wrote it just before)"))
+        ax.set_ylabel(_("delivered GB/s"))
+        ax.set_title(_("Reading {size} the CPU has just written").format(size=_size_label(largest)))
         ax.legend(fontsize=8)
         _source_note(fig, result)
     return fig
@@ -66,7 +67,7 @@ def managed_figure(result: Result) -> Figure:
 
 def registration_table(result: Result) -> Table:
     """Whether each memory registered with and without the read-only flag, and its read rate."""
-    return table(["memory", "READ_ONLY flag", "registered", "GPU read GB/s", "driver said"],
+    return table([_("memory"), _("READ_ONLY flag"), _("registered"), _("GPU read GB/s"), _("driver said")],
                  [(r["memory"], r["read_only_flag"], r["registered"],
                    f"{r['GBps']:.1f}" if r.get("GBps") else "-", r["error"] or "-") for r in result.rows])
 
@@ -80,19 +81,19 @@ def cpu_traffic_figure(result: Result) -> Figure:
         rates = [r["GBps"] for r in rows]
         low = [r["nbytes"] / max(r["seconds"]) / 1e9 for r in rows]
         high = [r["nbytes"] / min(r["seconds"]) / 1e9 for r in rows]
-        line, = ax_gpu.plot(threads, rates, marker="o", label="zero-copy read kernel")
-        ax_gpu.fill_between(threads, low, high, color=line.get_color(), alpha=0.2, label="fastest to slowest repeat")
+        line, = ax_gpu.plot(threads, rates, marker="o", label=_("zero-copy read kernel"))
+        ax_gpu.fill_between(threads, low, high, color=line.get_color(), alpha=0.2, label=_("fastest to slowest repeat"))
         ax_gpu.set_ylim(0, max(high) * 1.15)
-        ax_gpu.set_xlabel("CPU threads copying memory meanwhile")
-        ax_gpu.set_ylabel("GPU reads of mapped memory, GB/s")
+        ax_gpu.set_xlabel(_("CPU threads copying memory meanwhile"))
+        ax_gpu.set_ylabel(_("GPU reads of mapped memory, GB/s"))
         ax_gpu.legend(fontsize=8)
         busy = [r for r in rows if r["cpu_threads"]]
         ax_cpu.plot([r["cpu_threads"] for r in busy], [r["cpu_GBps_alone"] for r in busy], marker="s",
-                    linestyle="--", label="CPU threads alone")
+                    linestyle="--", label=_("CPU threads alone"))
         ax_cpu.plot([r["cpu_threads"] for r in busy], [r["cpu_GBps_with_kernel"] for r in busy], marker="^",
-                    label="while the kernel reads")
-        ax_cpu.set_xlabel("CPU threads copying memory")
-        ax_cpu.set_ylabel("CPU copy traffic, GB/s (read + written)")
+                    label=_("while the kernel reads"))
+        ax_cpu.set_xlabel(_("CPU threads copying memory"))
+        ax_cpu.set_ylabel(_("CPU copy traffic, GB/s (read + written)"))
         ax_cpu.set_ylim(bottom=0)
         ax_cpu.legend(fontsize=8)
         _source_note(fig, result)
@@ -102,8 +103,8 @@ def cpu_traffic_figure(result: Result) -> Figure:
 def cpu_traffic_table(result: Result) -> Table:
     """The kernel's rate and the CPU's, per number of CPU threads."""
     base = result.one(cpu_threads=0)["GBps"]
-    return table(["CPU threads", "kernel GB/s", "share of the kernel's rate alone", "spread of the repeats",
-                  "CPU GB/s alone", "CPU GB/s with the kernel"],
+    return table([_("CPU threads"), _("kernel GB/s"), _("share of the kernel's rate alone"), _("spread of the repeats"),
+                  _("CPU GB/s alone"), _("CPU GB/s with the kernel")],
                  [(r["cpu_threads"], f"{r['GBps']:.1f}", f"{r['GBps'] / base:.0%}", _spread(r["seconds"]),
                    f"{r['cpu_GBps_alone']:.1f}" if r["cpu_threads"] else "-",
                    f"{r['cpu_GBps_with_kernel']:.1f}" if r["cpu_threads"] else "-")
@@ -134,13 +135,17 @@ def compare_rows(result: Result, a: str, b: str, *, key: str = "memory", **where
     """Compare the rates of the rows whose ``key`` is ``a`` and ``b`` (and match ``where``): a difference is
     claimed only when the ranges of their repeats do not overlap (the course's measurement rule)."""
     row_a, row_b = result.one(**{key: a}, **where), result.one(**{key: b}, **where)
-    (low_a, _, high_a), (low_b, _, high_b) = quiet.band(row_a, "GBps"), quiet.band(row_b, "GBps")
+    (low_a, _mid_a, high_a), (low_b, _mid_b, high_b) = quiet.band(row_a, "GBps"), quiet.band(row_b, "GBps")
     ratio = row_b["GBps"] / row_a["GBps"]
-    head = (f"{b}: {row_b['GBps']:.1f} GB/s ({low_b:.1f} to {high_b:.1f} over {len(row_b['seconds'])} repeats); "
-            f"{a}: {row_a['GBps']:.1f} GB/s ({low_a:.1f} to {high_a:.1f}).")
+    head = _("{b}: {rate_b:.1f} GB/s ({low_b:.1f} to {high_b:.1f} over {count} repeats); "
+             "{a}: {rate_a:.1f} GB/s ({low_a:.1f} to {high_a:.1f}).").format(
+        b=b, rate_b=row_b["GBps"], low_b=low_b, high_b=high_b, count=len(row_b["seconds"]),
+        a=a, rate_a=row_a["GBps"], low_a=low_a, high_a=high_a)
     if not quiet.differ(row_a, row_b, "GBps"):
-        verdict = f"The ranges overlap: on {result.gpu} this run cannot tell the two apart (ratio {ratio:.3f})."
+        verdict = _("The ranges overlap: on {gpu} this run cannot tell the two apart (ratio {ratio:.3f}).").format(
+            gpu=result.gpu, ratio=ratio)
     else:
-        verdict = (f"The ranges do not overlap: on {result.gpu}, {b} delivered {ratio:.2f}x the rate of {a}.")
+        verdict = _("The ranges do not overlap: on {gpu}, {b} delivered {ratio:.2f}x the rate of {a}.").format(
+            gpu=result.gpu, b=b, ratio=ratio, a=a)
     return Sentence(f"{head} {verdict}")
 

@@ -125,7 +125,8 @@ def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
                             else ("^" if direction == "htod" else "v"), alpha=1 if direction == "htod" else 0.55,
                             label=f"{direction} {host_memory}{suffix}")
         _size_axis(ax, result.column("nbytes"))
-        ax.set(xlabel="bytes per copy", ylabel="GB/s (1e9 B/s)", title="cudaMemcpy: page-locked against pageable")
+        ax.set(xlabel=_("bytes per copy"), ylabel="GB/s (1e9 B/s)",
+               title=_("cudaMemcpy: page-locked against pageable"))
         ax.legend(ncol=2)
         _source_note(fig, result, reference)
     return fig
@@ -140,14 +141,14 @@ def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
             (memcpy.select(direction="dtoh", host_memory="pinned"), "GBps", "memcpy DtoH pinned", "C0", ":"),
             (memcpy.select(direction="htod", host_memory="pageable"), "GBps", "memcpy HtoD pageable", "C3", "-"),
             (memcpy.select(direction="dtoh", host_memory="pageable"), "GBps", "memcpy DtoH pageable", "C3", ":"),
-            (kernels.select(memory="zero_copy", op="read"), "GBps", "zero-copy read kernel", "C1", "-"),
-            (kernels.select(memory="zero_copy", op="write"), "GBps", "zero-copy write kernel", "C1", ":"),
-            (kernels.select(memory="device", op="read"), "GBps", "device-memory read kernel", "C2", "-"),
-            (kernels.select(memory="device", op="write"), "GBps", "device-memory write kernel", "C2", ":"),
+            (kernels.select(memory="zero_copy", op="read"), "GBps", _("zero-copy read kernel"), "C1", "-"),
+            (kernels.select(memory="zero_copy", op="write"), "GBps", _("zero-copy write kernel"), "C1", ":"),
+            (kernels.select(memory="device", op="read"), "GBps", _("device-memory read kernel"), "C2", "-"),
+            (kernels.select(memory="device", op="write"), "GBps", _("device-memory write kernel"), "C2", ":"),
         ]
         for ax, skip_device in ((ax_link, True), (ax_all, False)):
             for rows, key, label, color, style in series:
-                if skip_device and "device-memory" in label:
+                if skip_device and color == "C2":   # the device-memory kernels
                     continue
                 # not by colour alone; the dotted one of each pair (the other direction, which runs at about the
                 # same rate) is hollow and larger, so where the two coincide both stay visible
@@ -155,9 +156,9 @@ def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
                 ax.plot([r["nbytes"] for r in rows], [r[key] for r in rows], style, color=color, label=label,
                         marker={"C0": "o", "C3": "^", "C1": "s", "C2": "D"}[color], **hollow)
             _size_axis(ax, memcpy.column("nbytes"))
-            ax.set(xlabel="bytes moved")
-        ax_link.set(ylabel="GB/s", title="Over PCIe (linear scale)")
-        ax_all.set(yscale="log", title="With device memory (log scale)")
+            ax.set(xlabel=_("bytes moved"))
+        ax_link.set(ylabel="GB/s", title=_("Over PCIe (linear scale)"))
+        ax_all.set(yscale="log", title=_("With device memory (log scale)"))
         plain_log_axis(ax_all)
         ax_all.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))   # outside: it hid the device-memory curves
         _source_note(fig, memcpy, kernels)
@@ -171,14 +172,17 @@ def inflight(result: Result, link_GBps: float | None = None, latency_ns: float |
         for name, color, style in (("read_float4", "C0", "o-"), ("read_float4_x4", "C1", "s--")):
             rows = sorted(result.select(kernel=name), key=lambda r: r["bytes_in_flight"])
             ax.plot([r["bytes_in_flight"] for r in rows], [r["GBps"] for r in rows], style, color=color,
-                    label=f"{name} ({rows[0]['loads_per_thread']} load(s) of 16 B per thread)")
+                    label=_("{name} ({loads} load(s) of 16 B per thread)").format(
+                        name=name, loads=rows[0]["loads_per_thread"]))
         if latency_ns:
             x = np.logspace(np.log10(min(result.column("bytes_in_flight"))), np.log10(max(result.column("bytes_in_flight"))))
-            ax.plot(x, x / latency_ns, "k:", label=f"Little's law: bytes in flight / {latency_ns:.0f} ns")
+            ax.plot(x, x / latency_ns, "k:",
+                    label=_("Little's law: bytes in flight / {ns:.0f} ns").format(ns=latency_ns))
         if link_GBps:
-            ax.axhline(link_GBps, color="0.5", ls="--", label=f"pinned memcpy HtoD {link_GBps:.1f} GB/s")
-        ax.set(xscale="log", yscale="log", xlabel="bytes the GPU asks for at once (threads x loads x 16 B)",
-               ylabel="GB/s", title="Zero-copy reads need many requests in flight")
+            ax.axhline(link_GBps, color="0.5", ls="--",
+                       label=_("pinned memcpy HtoD {rate:.1f} GB/s").format(rate=link_GBps))
+        ax.set(xscale="log", yscale="log", xlabel=_("bytes the GPU asks for at once (threads x loads x 16 B)"),
+               ylabel="GB/s", title=_("Zero-copy reads need many requests in flight"))
         ax.set_ylim(top=(link_GBps or max(result.column("GBps"))) * 2)
         plain_log_axis(ax, "x")
         plain_log_axis(ax)
@@ -219,24 +223,25 @@ def parameter_bytes(declared: int, packed: int, n: int) -> Figure:
 def stale_read(result: Result) -> Figure:
     """The share of a mapped buffer the host saw written while one GPU thread filled it, and after synchronising
     (avoid-hazards-on-mapped-memory)."""
-    labels = [f"{r['after_launch_ms']:.1f} ms" + ("\nafter sync" if r["synchronized"] else "") for r in result.rows]
+    labels = [f"{r['after_launch_ms']:.1f} ms" + (_("\nafter sync") if r["synchronized"] else "") for r in result.rows]
     values = [100 * r["filled"] / r["n"] for r in result.rows]
-    return bars(labels, values, title="What the host saw in a mapped buffer while one GPU thread filled it",
-                ylabel="% of elements written", note=result, fmt="{:.0f}%")
+    return bars(labels, values, title=_("What the host saw in a mapped buffer while one GPU thread filled it"),
+                ylabel=_("% of elements written"), note=result, fmt="{:.0f}%")
 
 
 # --------------------------------------------------------------------------- measure-latency
 def latency(result: Result, reference: Result | None = None) -> Figure:
     """Nanoseconds per dependent load, by memory (measure-latency)."""
-    names = {"l2": "L2-resident\n(device memory)", "device": "device memory\n(HBM)", "zero_copy": "zero-copy\n(host over PCIe)"}
+    names = {"l2": _("L2-resident\n(device memory)"), "device": _("device memory\n(HBM)"),
+             "zero_copy": _("zero-copy\n(host over PCIe)")}
     labels, values = [], []
-    for run, _, suffix in _each(result, reference):
+    for run, _style, suffix in _each(result, reference):
         for memory in ("l2", "device", "zero_copy"):
             labels.append(names[memory] + ("\n" + suffix.strip(" ()") if suffix else ""))
             # the zero-copy table out of the CPU's caches (records before 2026-12-02-2 have one zero-copy row)
             rows = [r for r in run.select(memory=memory) if r.get("cpu_cache", "evicted") == "evicted"]
             values.append(rows[0]["load_ns"])
-    return bars(labels, values, title="One dependent load after another", ylabel="ns per load", log=True,
+    return bars(labels, values, title=_("One dependent load after another"), ylabel=_("ns per load"), log=True,
                 note=result, fmt="{:.0f} ns")
 
 
@@ -247,26 +252,29 @@ def latency_footprint(result: Result, l2_bytes: int | None = None) -> Figure:
     """
     with course_style():
         fig, ax = plt.subplots(figsize=(7.5, 3.8))
-        for memory, color, label in (("device", "C2", "device memory"), ("zero_copy", "C1", "zero-copy")):
+        for memory, color, label in (("device", "C2", _("device memory")), ("zero_copy", "C1", _("zero-copy"))):
             rows = sorted(result.select(memory=memory), key=lambda r: r["nbytes"])
             if not rows:
                 continue
             sizes = [r["nbytes"] for r in rows]
             low, mid, high = zip(*(load_ns_spread(r) for r in rows))
             ax.fill_between(sizes, low, high, color=color, alpha=0.25, linewidth=0)
-            ax.plot(sizes, mid, "-" if memory == "device" else "--", color=color, label=f"{label} (median; band: lowest to highest repeat)")
+            ax.plot(sizes, mid, "-" if memory == "device" else "--", color=color,
+                    label=_("{label} (median; band: lowest to highest repeat)").format(label=label))
             for warm, marker in ((True, "o"), (False, "s")):
                 chosen = [(size, m) for size, m, r in zip(sizes, mid, rows) if r["warm"] == warm]
                 ax.plot([c[0] for c in chosen], [c[1] for c in chosen], marker, color=color,
                         fillstyle="full" if warm else "none")
-        warmed = ("warm: whole cycle chased first, same launch" if any("warm_steps" in r for r in result.rows)
-                  else "warmed: whole cycle chased first (earlier launch)")
+        warmed = (_("warm: whole cycle chased first, same launch") if any("warm_steps" in r for r in result.rows)
+                  else _("warmed: whole cycle chased first (earlier launch)"))
         ax.plot([], [], "ko", label=warmed)
-        ax.plot([], [], "ks", fillstyle="none", label="cold: no line visited twice")
+        ax.plot([], [], "ks", fillstyle="none", label=_("cold: no line visited twice"))
         if l2_bytes:
-            ax.axvline(l2_bytes, color="0.5", linestyle=":", label=f"L2 size ({_size_label(l2_bytes)})")
+            ax.axvline(l2_bytes, color="0.5", linestyle=":",
+                       label=_("L2 size ({size})").format(size=_size_label(l2_bytes)))
         _size_axis(ax, result.column("nbytes"))
-        ax.set(yscale="log", xlabel="buffer chased", ylabel="ns per load", title="Latency against footprint")
+        ax.set(yscale="log", xlabel=_("buffer chased"), ylabel=_("ns per load"),
+               title=_("Latency against footprint"))
         plain_log_axis(ax)
         ax.legend(fontsize=7.5)
         _source_note(fig, result)
@@ -279,15 +287,16 @@ def caching_bars(result: Result) -> Figure:
     (keep-enough-bytes-in-flight). Each bar is the median; the black tick spans the lowest to the highest repeat."""
     link = result.one(memory="memcpy_htod_pinned")
     size = max(result.column("nbytes", memory="zero_copy"))
-    labels, rates, colors = ["pinned memcpy\n(the link)"], [link], ["0.5"]
+    labels, rates, colors = [_("pinned memcpy\n(the link)")], [link], ["0.5"]
     for pattern, color in (("same_sm", "C0"), ("other_sm", "C3")):
         for load in ("ldg", "ldca", "ldcg", "ldcv"):
-            labels.append(f"__{load}\n{pattern.replace('_', ' ')}")
+            labels.append(f"__{load}\n" + {"same_sm": _("same SM"), "other_sm": _("other SM")}[pattern])
             rates.append(result.one(memory="zero_copy", nbytes=size, load=load, pattern=pattern))
             colors.append(color)
     values = [r["delivered_GBps"] for r in rates]
-    fig = bars(labels, values, title=f"Re-reading {_size_label(size)} of mapped memory in one kernel", colors=colors,
-               ylabel="GB/s delivered to the threads", log=True, note=result, fmt="{:.0f}")
+    fig = bars(labels, values, colors=colors, ylabel=_("GB/s delivered to the threads"),
+               title=_("Re-reading {size} of mapped memory in one kernel").format(size=_size_label(size)),
+               log=True, note=result, fmt="{:.0f}")
     ax = fig.axes[0]
     # delivered bytes over each repeat's seconds: the fastest repeat gives the highest rate
     highs = [v * float(np.median(r["seconds"])) / min(r["seconds"]) for v, r in zip(values, rates)]
@@ -339,20 +348,20 @@ def allocation_spread(points: Sequence[tuple[str, str, Sequence[float]]], source
     markers = {"link": "o", "requests": "s"}
     with course_style():
         fig, ax = plt.subplots(figsize=(11, 3.6))
-        for i, (_, bound, deviations) in enumerate(points):
+        for i, (_label, bound, deviations) in enumerate(points):
             ax.plot([i] * len(deviations), [100 * d for d in deviations], markers[bound], color=colours[bound],
                     alpha=0.8, markersize=5)
             ax.plot([i, i], [100 * min(deviations), 100 * max(deviations)], "-", color=colours[bound], linewidth=1)
-        for bound, words in (("link", "link-bound (the model's link term is the largest)"),
-                             ("requests", "request-bound (requests or halves of lines are)")):
+        for bound, words in (("link", _("link-bound (the model's link term is the largest)")),
+                             ("requests", _("request-bound (requests or halves of lines are)"))):
             ax.plot([], [], markers[bound], color=colours[bound], label=words)
         ax.axhline(0, color="0.5", linewidth=0.8)
         ax.set_xticks(range(len(points)), [label.replace("stride ", "s").replace("offset ", "o")
-                                           for label, _, _ in points], rotation=90, fontsize=7)
-        ax.set(ylabel="rate on each allocation\nagainst the median (%)",
-               title=f"The same kernel on three fresh buffers ({source})")
+                                           for label, _bound, _d in points], rotation=90, fontsize=7)
+        ax.set(ylabel=_("rate on each allocation\nagainst the median (%)"),
+               title=_("The same kernel on three fresh buffers ({source})").format(source=source))
         ax.legend(loc="lower left", fontsize=8)
-        fig.text(0.01, 0.01, "s = stride, o = offset (floats)", fontsize=7, color="0.4")
+        fig.text(0.01, 0.01, _("s = stride, o = offset (floats)"), fontsize=7, color="0.4")
     return fig
 
 
@@ -368,13 +377,14 @@ def end_to_end(result: Result, reference: Result | None = None) -> Figure:
                 times[method] = np.array([_median(r) for r in rows])
                 ns = [r["n"] for r in rows]
                 ax_time.plot(ns, times[method] * 1e6, style, marker="o" if method == "copy" else "s", color=color,
-                             label=("explicit copies + kernel" if method == "copy" else "zero-copy kernel") + suffix)
+                             label=(_("explicit copies + kernel") if method == "copy"
+                                    else _("zero-copy kernel")) + suffix)
             ax_ratio.plot(ns, times["copy"] / times["zero_copy"], style, marker="o", color="C4", label=f"copy / zero-copy{suffix}")
-        ax_time.set(xscale="log", yscale="log", xlabel="n (floats per array)", ylabel="microseconds, median",
-                    title="c = a + b, host data in, host result out")
+        ax_time.set(xscale="log", yscale="log", xlabel=_("n (floats per array)"), ylabel=_("microseconds, median"),
+                    title=_("c = a + b, host data in, host result out"))
         ax_ratio.axhline(1, color="0.3", lw=1)
-        ax_ratio.set(xscale="log", xlabel="n (floats per array)", ylabel="time ratio (>1: zero-copy faster)",
-                     title="Speed-up of zero-copy")
+        ax_ratio.set(xscale="log", xlabel=_("n (floats per array)"), ylabel=_("time ratio (>1: zero-copy faster)"),
+                     title=_("Speed-up of zero-copy"))
         ax_time.set_xscale("log", base=2)
         ax_ratio.set_xscale("log", base=2)
         plain_log_axis(ax_time)
@@ -388,13 +398,13 @@ def reuse(result: Result) -> Figure:
     """Time against how many kernels use the same inputs (decide-when-zero-copy-wins)."""
     with course_style():
         fig, ax = plt.subplots()
-        for method, color, label in (("copy", "C0", "copy once, then k kernels on device memory"),
-                                     ("zero_copy", "C1", "k zero-copy kernels")):
+        for method, color, label in (("copy", "C0", _("copy once, then k kernels on device memory")),
+                                     ("zero_copy", "C1", _("k zero-copy kernels"))):
             rows = sorted(result.select(method=method), key=lambda r: r["uses"])
             ax.plot([r["uses"] for r in rows], [_median(r) * 1e3 for r in rows], "o-" if method == "copy" else "s--",
                     color=color, label=label)
-        ax.set(xlabel="k, kernels that read the same inputs", ylabel="milliseconds, median",
-               title=f"Data used k times (n = {result.rows[0]['n']:,} floats per array)")
+        ax.set(xlabel=_("k, kernels that read the same inputs"), ylabel=_("milliseconds, median"),
+               title=_("Data used k times (n = {n:,} floats per array)").format(n=result.rows[0]["n"]))
         ax.legend()
         _source_note(fig, result)
     return fig
@@ -403,12 +413,12 @@ def reuse(result: Result) -> Figure:
 def out_of_core(result: Result) -> Figure:
     """Milliseconds for c = a + b over a data set larger than the device-memory budgets: zero-copy in place, chunked
     copies, chunked copies on two streams (decide-when-zero-copy-wins)."""
-    names = {"zero_copy": "zero-copy", "chunked": "chunked", "chunked_overlap": "chunked +\n2 streams"}
-    labels = [names[r["method"]] + (f"\n{r['budget_bytes'] >> 20} MiB budget" if r["budget_bytes"] else
-                                     "\nno device buffer") for r in result.rows]
+    names = {"zero_copy": _("zero-copy"), "chunked": _("chunked"), "chunked_overlap": _("chunked +\n2 streams")}
+    labels = [names[r["method"]] + (_("\n{mib} MiB budget").format(mib=r["budget_bytes"] >> 20) if r["budget_bytes"]
+                                     else _("\nno device buffer")) for r in result.rows]
     total = result.rows[0]["total_bytes"]
-    return bars(labels, [_median(r) * 1e3 for r in result.rows], ylabel="milliseconds, median", note=result,
-                title=f"c = a + b over {total / 2**30:.1f} GiB of host data", fmt="{:.1f} ms")
+    return bars(labels, [_median(r) * 1e3 for r in result.rows], ylabel=_("milliseconds, median"), note=result,
+                title=_("c = a + b over {gib:.1f} GiB of host data").format(gib=total / 2**30), fmt="{:.1f} ms")
 
 
 def write_combined(result: Result) -> Figure:
@@ -418,13 +428,14 @@ def write_combined(result: Result) -> Figure:
     labels, spans, colors = [], [], []
     for side in ("cpu", "gpu"):
         for op in ("read", "write"):
-            for allocation, short, color in (("mapped", "ordinary", "C0"), ("mapped + write-combined", "WC", "C3")):
-                labels.append(f"{side.upper()} {op}\n{short}")
+            for allocation, short, color in (("mapped", _("ordinary"), "C0"), ("mapped + write-combined", "WC", "C3")):
+                labels.append(f"{side.upper()} " + {"read": _("read"), "write": _("write")}[op] + f"\n{short}")
                 spans.append(band(result.one(allocation=allocation, side=side, op=op), "GBps"))
                 colors.append(color)
     low, values, high = (np.array(column) for column in zip(*spans))
-    fig = bars(labels, values, title="Ordinary mapped memory against write-combined (WC)\n"
-               "bar: median; tick: slowest to fastest repeat", ylabel="GB/s", colors=colors, note=result,
+    fig = bars(labels, values, title=_("Ordinary mapped memory against write-combined (WC)\n"
+                                           "bar: median; tick: slowest to fastest repeat"),
+               ylabel="GB/s", colors=colors, note=result,
                fmt="{:.1f}")
     fig.axes[0].errorbar(np.arange(len(values)), values, yerr=[values - low, high - values], fmt="none", ecolor="k",
                          elinewidth=1, capsize=3)

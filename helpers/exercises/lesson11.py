@@ -119,7 +119,8 @@ class SimDriver:
                                    "the device here?").format(role=role, name=type(what).__name__),
                                  _("da, db and dc, from the chunk's buffer set buffers[i % 2]."))
         elif kind == "host" and not isinstance(what, np.ndarray):
-            self.problem = _hint(f"the {role} must be host memory; you passed {what!r}."[:400],
+            said = _("the {role} must be host memory; you passed {what!r}.")
+            self.problem = _hint(said.format(role=role, what=what)[:400],
                                  _("pass a slice of a host array, such as a[first:last]."))
         elif kind == "host" and isinstance(what, np.ndarray) and what.dtype != np.float32:
             self.problem = _hint(_("the {role} is {dtype}, not float32. Where did the conversion come from?").format(
@@ -340,7 +341,7 @@ def check_transfer_seconds(transfer_seconds: Callable[[int, float, bool], float]
     for n, rate in TRANSFER_CASES:
         got = {both: transfer_seconds(n, rate, both) for both in (False, True)}
         if any(is_placeholder(v) for v in got.values()):
-            return _not_yet(_("transfer_seconds has no body yet (it returns None): return the seconds."))
+            return _not_yet(_("transfer_seconds returns `None`: replace its `...` with the seconds."))
         if not all(isinstance(v, (int, float, np.floating, np.integer)) for v in got.values()):
             return _hint(_("return a number of seconds; you returned {value!r}.").format(value=got[False]),
                          _("compute the bytes, divide by the bytes per second, and return that number."))

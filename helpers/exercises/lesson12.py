@@ -91,10 +91,11 @@ def check_model_seconds(model_seconds: Callable[..., tuple[float, float]], *, me
     for case in MODEL_CASES:
         got = model_seconds(*case)
         if is_placeholder(got):
-            return _not_yet(_("model_seconds has no body yet (it returns None): return (copy seconds, zero-copy "
-                              "seconds)."))
+            return _not_yet(_("model_seconds returns `None`: replace its `...` with the pair (copy seconds, "
+                              "zero-copy seconds)."))
         if not (isinstance(got, (tuple, list)) and len(got) == 2 and all(_number(v) for v in got)):
-            return _hint(f"return a pair of numbers (copy seconds, zero-copy seconds); you returned {got!r}."[:300],
+            said = _("return a pair of numbers (copy seconds, zero-copy seconds); you returned {got!r}.")
+            return _hint(said.format(got=got)[:300],
                          _("end with `return copy, zero_copy`: Python makes the pair from the two values."))
         problem = _model_hint(got, case)
         if problem:
@@ -164,11 +165,11 @@ def check_break_even_k(break_even_k: Callable[[float, float, float], Any], *, me
     for link, device, zc in BREAK_EVEN_CASES:
         got = break_even_k(link, device, zc)
         if is_placeholder(got):
-            return _not_yet(_("break_even_k has no body yet (it returns None): return a whole number of uses."))
+            return _not_yet(_("break_even_k returns `None`: replace its `...` with a whole number of uses."))
         want = break_even_k_rule(link, device, zc)
         bound = (1 / link) / (1 / zc - 1 / device)
         if not _number(got):
-            return _hint(f"return a number of uses; you returned {got!r}."[:300],
+            return _hint(_("return a number of uses; you returned {got!r}.").format(got=got)[:300],
                          _("return one whole number, k."))
         if not float(got).is_integer():
             return _hint(_("you returned {got:.3f}: k counts kernel launches, a whole number. Which whole number "
@@ -229,12 +230,12 @@ def compare_prediction(predicted: Any, reuse: Any) -> Text:
     except (TypeError, ValueError):
         return Text(_("Write your prediction as a number, e.g. 4 (you wrote {predicted!r}). This run: {said}.").format(
                         predicted=predicted, said=said))
-    text = f"You predicted k = {guess:g}; {said}. "
+    text = _("You predicted k = {guess:g}; {said}. ").format(guess=guess, said=said)
     if first is None:
         return Text(text + _("Zero-copy held out over every k measured here: its per-use cost was close to the "
                              "copy's."))
     if guess == first:
-        return Text(text + "Right.")
+        return Text(text + _("Right."))
     if guess > first:
         return Text(text + _("Copying won sooner than you thought: each zero-copy use moves the same 12n bytes "
                              "over the link that the one copy moves, so one extra use already costs most of a "

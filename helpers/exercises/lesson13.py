@@ -211,7 +211,8 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
                 got=_returned(got)))
         if not (isinstance(got, (tuple, list)) and len(got) == 2 and all(
                 isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in got)):
-            return _hint(f"return a pair of whole numbers of bytes (before, after); you returned {got!r}."[:300],
+            said = _("return a pair of whole numbers of bytes (before, after); you returned {got!r}.")
+            return _hint(said.format(got=got)[:300],
                          _("end with `return before, after`, both counted with integer arithmetic (% and //)."))
         before, after = (int(v) for v in got)
         want_before, want_after = neighbours_pinned_rule(address, nbytes, page)

@@ -659,11 +659,15 @@ def compare_prediction(predicted: Any, atomics: Any, latency: Any = None) -> str
                    per_warp=per_warp, load=load)
                + (_(": about one PCIe round trip per update, the updates one after another.")
                   if 0.5 <= per_warp / load <= 2 else "."))
-    if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
+    if is_placeholder(predicted):
         return _("No prediction was made (predicted_atomic_ratio is still `...`). {seen}{why}").format(
                    seen=seen, why=why)
+    if (isinstance(predicted, (bool, np.bool_)) or not isinstance(predicted, (int, float, np.integer, np.floating))
+            or not np.isfinite(predicted) or predicted <= 0):
+        return _("A prediction here is a positive number, how many times as long as on device memory (e.g. 50), "
+                 "without quotes; you gave {predicted!r}. {seen}{why}").format(predicted=predicted, seen=seen, why=why)
     gap = predicted / ratio
-    text = f"You predicted {float(predicted):,.0f}x. {seen}"
+    text = _("You predicted {predicted:,.0f}x. {seen}").format(predicted=float(predicted), seen=seen)
     if 0.5 <= gap <= 2:
         return text + _(" Your guess was within a factor of 2.") + why
     if gap < 0.5:

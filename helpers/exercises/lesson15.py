@@ -211,16 +211,20 @@ def compare_prediction(predicted: Any, traffic: Any) -> str:
     alone) with the run: ``traffic`` is the cpu_traffic result (or the share itself). Works on the untouched ``...``."""
     if hasattr(traffic, "one"):
         share = share_with_threads(traffic)
-        where = f"measured live on {traffic.gpu}" if traffic.live else f"recorded on {traffic.gpu}"
+        where = (_("measured live on {gpu}") if traffic.live else _("recorded on {gpu}")).format(gpu=traffic.gpu)
         seen = (_("Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
                   "({where}).").format(share=share, where=where))
     else:
         share = float(traffic)
         seen = _("Measured: with 8 CPU threads copying memory, the kernel read at {share:.0%} of its rate alone.").format(
                    share=share)
-    if is_placeholder(predicted) or not isinstance(predicted, (int, float, np.integer, np.floating)) or predicted <= 0:
+    if is_placeholder(predicted):
         return _("No prediction was made (predicted_share_with_8_threads is still `...`). {seen}").format(seen=seen)
-    text = f"You predicted {float(predicted):.0%}. {seen} "
+    if (isinstance(predicted, (bool, np.bool_)) or not isinstance(predicted, (int, float, np.integer, np.floating))
+            or not np.isfinite(predicted) or predicted <= 0):
+        return _("A prediction here is a positive number, a share of the kernel's rate alone (e.g. 0.8 for 80%), "
+                 "without quotes; you gave {predicted!r}. {seen}").format(predicted=predicted, seen=seen)
+    text = _("You predicted {predicted:.0%}. {seen} ").format(predicted=float(predicted), seen=seen)
     if abs(predicted - share) <= 0.1:
         return text + _("Your guess was within 10 points of the run.")
     if predicted < share:

@@ -83,12 +83,14 @@ class Result:
     def describe(self) -> str:
         """One sentence that says where the numbers come from."""
         if self.live:
-            return f"{self.name}: measured live on {self.gpu} just now." + self._contention_note()
+            return (_("{name}: measured live on {gpu} just now.").format(name=self.name, gpu=self.gpu)
+                    + self._contention_note())
         p = self.provenance
         if self.class_record:
-            return (f"{self.name}: measured on this GPU ({self.gpu}) at {self.class_record} by the instructor's run "
-                    f"({self.record_file}), shown to the whole class." + (f" {self.replay_reason}"
-                                                                          if self.replay_reason else ""))
+            return (_("{name}: measured on this GPU ({gpu}) at {time} by the instructor's run ({file}), shown "
+                      "to the whole class.").format(name=self.name, gpu=self.gpu, time=self.class_record,
+                                                    file=self.record_file)
+                    + (f" {self.replay_reason}" if self.replay_reason else ""))
         said = _("{name}: REPLAY of a measurement recorded on {gpu} on {date} (driver {driver}, CUDA {cuda}, "
                  "PyCUDA {pycuda}; data/{file}), not on this machine.").format(
             name=self.name, gpu=self.gpu, date=p.get("date", "?")[:10], driver=p.get("driver_version"),
@@ -118,8 +120,9 @@ class Result:
         if not others:
             return ""
         named = ", ".join(f"pid {p['pid']} ({p['name']})" for p in others[:3]) + (", ..." if len(others) > 3 else "")
-        return (f" Note: {len(others)} process(es) outside the course's measurement queue held this GPU while it ran "
-                f"({named}); if they were busy, these figures may be lower than on an idle GPU.")
+        return _(" Note: {count} process(es) outside the course's measurement queue held this GPU while it ran "
+                 "({named}); if they were busy, these figures may be lower than on an idle GPU.").format(
+            count=len(others), named=named)
 
 
 def _numbers(value: Any) -> bool:

@@ -98,7 +98,7 @@ def sparse(strided: Any) -> Any:
           "{cap:.2f} GB/s of useful data, near {link:.1f} / {far} = {link2:.2f}; zero-copy delivered "
           "{zero_far:.2f}, fetching only the lines the reads touch{spread}.").format(
             nbytes=nbytes >> 20, link=link, value=strides[0], far=far, cap=cap, link2=link / far, zero_far=zero_far, spread=spread),
-        f"Read once, {sparse_said(strided)} ({strided.origin(dated=True)}).",
+        _("Read once, {said} ({origin}).").format(said=sparse_said(strided), origin=strided.origin(dated=True)),
     ])
     return join(table, said)
 

@@ -241,7 +241,7 @@ def what_you_saw(latency: Any) -> Text:
     factor = r["zero-copy / device memory"]
     walk = {m: 1e6 * v * 1e-9 for m, v in n.items()}
     return bullets([
-        f"Data from: {latency.describe()}",
+        _("Data from: {source}").format(source=latency.describe()),
         _("One dependent load: zero-copy {zero_copy:,.0f} ns, device memory {device:,.0f} ns, L2 {l2:,.0f} ns.").format(
             zero_copy=n['zero_copy'], device=n['device'], l2=n['l2']),
         _("Zero-copy is {factor:.1f}x device memory ({log10:.2f} orders of magnitude) and {zero_copy___l2:.1f}x "

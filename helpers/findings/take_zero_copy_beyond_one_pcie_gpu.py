@@ -11,7 +11,7 @@ from ..tables import Text
 
 def kernel_share(traffic: Result, threads: int = 8) -> Text:
     """One sentence: what ``threads`` copying CPU threads left the kernel, live or recorded (the result says)."""
-    where = f"measured live on {traffic.gpu}" if traffic.live else f"recorded on {traffic.gpu}"
+    where = (_("measured live on {gpu}") if traffic.live else _("recorded on {gpu}")).format(gpu=traffic.gpu)
     share = share_with_threads(traffic, threads)
     return Text(_("With {threads} CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
                   "({where}).").format(threads=threads, share=share, where=where))
@@ -29,4 +29,4 @@ def whats_next(slug: str = "take-zero-copy-beyond-one-pcie-gpu") -> Text:
                       "doctor` says what your machine changes.").format(
                         n_ids=len(ids), lesson_id=lessons.lesson_id('decide-when-zero-copy-wins'), name=lessons.lesson('decide-when-zero-copy-wins').notebook().name))
     following = lessons.lesson(ids[ids.index(here) + 1])
-    return Text(f"Next: [{following.label}]({following.notebook().name}).")
+    return Text(_("Next: [{label}]({name}).").format(label=following.label, name=following.notebook().name))
