@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..i18n import _
 from ..records import Record
 
 
@@ -72,16 +73,20 @@ def gap_sentence(mine: dict[str, Any], reference: dict[str, Any], labels: list[t
     ratios = {label.rsplit(", ", 1)[0]: mine[key] / reference[key] for key, label in labels
               if mine.get(key) and reference.get(key)}
     if not ratios:
-        return "The two runs share no headline figure, so there is nothing to compare."
+        return _("The two runs share no headline figure, so there is nothing to compare.")
     if not live and mine["date"] == reference["date"]:
-        return "Both columns come from the one recorded run there is, so every ratio is 1."
+        return _("Both columns come from the one recorded run there is, so every ratio is 1.")
     far = max(ratios, key=lambda name: abs(math.log(ratios[name])))
     rest = [ratio for name, ratio in ratios.items() if name != far]
-    others = f"; the other {len(rest)} lie between {min(rest):.2f}x and {max(rest):.2f}x" if rest else ""
-    found = f"Furthest from 1: {far}, at {ratios[far]:.2f}x the reference{others}."
+    others = _("; the other {count} lie between {low:.2f}x and {high:.2f}x").format(
+        count=len(rest), low=min(rest), high=max(rest)) if rest else ""
+    found = _("Furthest from 1: {far}, at {ratio:.2f}x the reference{others}.").format(
+        far=far, ratio=ratios[far], others=others)
     if live:
-        return (f"{found} A ratio far from 1 means that your system differs from the reference (a Gen4 link carries "
-                "about half of Gen5's rate, for example) or that a measurement went wrong; the figures above show which.")
-    return (f"In replay both columns are recorded {reference['gpu']} runs ({mine['date'][:10]} against "
-            f"{reference['date'][:10]}), so the last column is how far the recorded figures moved between two runs, "
-            f"not your system against the reference. {found}")
+        return _("{found} A ratio far from 1 means that your system differs from the reference (a Gen4 link "
+                 "carries about half of Gen5's rate, for example) or that a measurement went wrong; the figures above "
+                 "show which.").format(found=found)
+    return _("In replay both columns are recorded {gpu} runs ({mine} against {reference}), so the last column is "
+             "how far the recorded figures moved between two runs, not your system against the reference. "
+             "{found}").format(gpu=reference["gpu"], mine=mine["date"][:10], reference=reference["date"][:10],
+                               found=found)

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import kernels
 from ..errors import PinningError
+from ..i18n import _
 from ..memory import driver_api, gpu, pages
 from ..memory.timing import time_gpu, time_host
 from .buffers import BLOCK, NEVER, device, full_grid, mapped
@@ -202,14 +203,14 @@ def explain_register_error(row: Row) -> str:
         return ""
     cause = row.get("cause") or ""
     if row.get("error", "").startswith("SystemError") and "base" in cause:
-        return ("PyCUDA's `register_host_memory` failed with a `SystemError`: the driver was not at fault. PyCUDA's "
-                "wrapper tried to set the NumPy array's `base` a second time, which NumPy 2 refuses "
-                f"(`{cause}`). This is a PyCUDA bug seen with some PyCUDA and NumPy versions on some platforms. The "
-                "lesson registers memory through the driver's `cuMemHostRegister` instead (`zc.gpu.RegisteredArray`, "
-                "through ctypes), which works.")
-    return (f"PyCUDA's `register_host_memory` failed ({row.get('error')}"
-            + (f"; cause: {cause}" if cause else "") + "). The lesson registers memory through the driver's "
-            "`cuMemHostRegister` instead (`zc.gpu.RegisteredArray`, through ctypes).")
+        return _("PyCUDA's `register_host_memory` failed with a `SystemError`: the driver was not at fault. "
+                 "PyCUDA's wrapper tried to set the NumPy array's `base` a second time, which NumPy 2 refuses "
+                 "(`{cause}`). This is a PyCUDA bug seen with some PyCUDA and NumPy versions on some platforms. The "
+                 "lesson registers memory through the driver's `cuMemHostRegister` instead "
+                 "(`zc.gpu.RegisteredArray`, through ctypes), which works.").format(cause=cause)
+    return _("PyCUDA's `register_host_memory` failed ({error}{cause}). The lesson registers memory through the "
+             "driver's `cuMemHostRegister` instead (`zc.gpu.RegisteredArray`, through ctypes).").format(
+        error=row.get("error"), cause=_("; cause: {cause}").format(cause=cause) if cause else "")
 
 
 def _register_with_pycuda(array: np.ndarray, flags: Any) -> np.ndarray:

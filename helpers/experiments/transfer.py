@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import kernels
+from ..i18n import _
 from ..memory.timing import time_gpu, time_host
 from ..sharing.gpu_queue import measurement_slot
 from .buffers import BLOCK, NEVER, device, full_grid, mapped, pinned, seconds_row
@@ -340,10 +341,10 @@ def platform_class(attributes: dict[str, Any]) -> str:
     """The platform class a GPU's attributes name, for scoping a claim (keep-enough-bytes-in-flight): integrated, a
     hardware-coherent link, or a discrete GPU on PCIe."""
     if attributes.get("INTEGRATED"):
-        return "an integrated GPU (it shares the CPU's memory)"
+        return _("an integrated GPU (it shares the CPU's memory)")
     if attributes.get("PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"):
-        return "a GPU on a hardware-coherent link to the CPU (such as Grace Hopper's NVLink-C2C)"
-    return "a discrete GPU on PCIe"
+        return _("a GPU on a hardware-coherent link to the CPU (such as Grace Hopper's NVLink-C2C)")
+    return _("a discrete GPU on PCIe")
 
 
 def caching_verdict(result: Result, attributes: dict[str, Any]) -> str:
@@ -358,46 +359,51 @@ def caching_verdict(result: Result, attributes: dict[str, Any]) -> str:
         return float(result.one(memory=memory, nbytes=size, load=load, pattern=pattern)["delivered_GBps"])
 
     ldg, ldcg = rate("ldg", "same_sm"), rate("ldcg", "same_sm")
-    same = (f"same-SM re-reads through `__ldg` ran at {ldg:,.0f} GB/s ({ldg / link:.0f}x the link's {link:.1f} GB/s), "
-            f"through `__ldcg`, which bypasses the L1, at {ldcg:,.1f} GB/s ({ldcg / link:.2f}x the link)")
+    same = _("same-SM re-reads through `__ldg` ran at {ldg:,.0f} GB/s ({times:.0f}x the link's {link:.1f} GB/s), "
+             "through `__ldcg`, which bypasses the L1, at {ldcg:,.1f} GB/s ({times_cg:.2f}x the link)").format(
+        ldg=ldg, times=ldg / link, link=link, ldcg=ldcg, times_cg=ldcg / link)
     if not found["controlled"]:
         other = max(r["delivered_GBps"] for r in result.select(memory="zero_copy", pattern="other_sm"))
         return "\n".join([
-            f"- This record predates the controlled other-SM design. In its other-SM rows nothing kept an SM from "
-            f"re-reading lines it had read before (over a 1 MiB buffer's 512 passes every block read every line), so "
-            f"an SM's L1 could serve re-reads there (they reached up to {other:.1f} GB/s, {other / link:.2f}x the "
-            "link): those rows cannot tell the L1 from the L2. Record again on a GPU "
-            "(`python -m helpers record --only caching`) for the control.",
-            f"- What it does show, on {where}: {same}. A cache on the GPU served the same-SM `__ldg` re-reads; "
-            + ("the L2 did not serve the `__ldcg` ones." if ldcg <= link else "the `__ldcg` ones ran above the link, "
-               "so the L2 served them."),
+            _("- This record predates the controlled other-SM design. In its other-SM rows nothing kept an SM from "
+              "re-reading lines it had read before (over a 1 MiB buffer's 512 passes every block read every line), "
+              "so an SM's L1 could serve re-reads there (they reached up to {other:.1f} GB/s, {times:.2f}x the "
+              "link): those rows cannot tell the L1 from the L2. Record again on a GPU "
+              "(`python -m helpers record --only caching`) for the control.").format(other=other, times=other / link),
+            _("- What it does show, on {where}: {same}. A cache on the GPU served the same-SM `__ldg` re-reads; ").format(
+                where=where, same=same)
+            + (_("the L2 did not serve the `__ldcg` ones.") if ldcg <= link
+               else _("the `__ldcg` ones ran above the link, so the L2 served them.")),
         ])
     other = [r for r in result.select(memory="zero_copy", pattern="other_sm", design=REREAD_DESIGN)]
     worst = max(r["delivered_GBps"] for r in other)
     device_other = min(rate(load, "other_sm", "device") for load in ("ldca", "ldcg"))
-    lines = [f"- On {where}: {same}."]
+    lines = [_("- On {where}: {same}.").format(where=where, same=same)]
     if not found["valid_other_sm"]:
-        lines.append("- In this run some SM ran two blocks (`sm_rereads` above 0), so the other-SM rows are not a "
-                     "clean control: no verdict on the L2 from them. Run the cell again on a quiet GPU.")
-    lines.append(f"- The check: every other-SM re-read (each line re-read only by SMs that never read it, read from "
-                 f"`%smid`) delivered {'at most' if found['other_sm_within_link'] else 'more than'} the link's rate: "
-                 f"up to {worst:.1f} GB/s against {link:.1f} GB/s "
-                 f"({'PASS' if found['other_sm_within_link'] else 'FAIL: something on the GPU served them'}).")
-    lines.append(f"- The positive control: on device memory the same other-SM re-reads delivered at least "
-                 f"{device_other:,.0f} GB/s through `__ldca` and `__ldcg`: "
-                 + ("where the L2 keeps lines, this design shows it." if found["device_l2"] else
-                    "not above the link, so this run cannot show an L2 even where one keeps lines: no verdict on the L2."))
+        lines.append(_("- In this run some SM ran two blocks (`sm_rereads` above 0), so the other-SM rows are not a "
+                       "clean control: no verdict on the L2 from them. Run the cell again on a quiet GPU."))
+    within = found["other_sm_within_link"]
+    lines.append(_("- The check: every other-SM re-read (each line re-read only by SMs that never read it, read from "
+                   "`%smid`) delivered {bound} the link's rate: up to {worst:.1f} GB/s against {link:.1f} GB/s "
+                   "({passed}).").format(bound=_("at most") if within else _("more than"), worst=worst, link=link,
+                                         passed="PASS" if within else _("FAIL: something on the GPU served them")))
+    lines.append(_("- The positive control: on device memory the same other-SM re-reads delivered at least "
+                   "{device_other:,.0f} GB/s through `__ldca` and `__ldcg`: ").format(device_other=device_other)
+                 + (_("where the L2 keeps lines, this design shows it.") if found["device_l2"] else
+                    _("not above the link, so this run cannot show an L2 even where one keeps lines: no verdict on "
+                      "the L2.")))
     if found["l2"]:
-        verdict = ("the L2 served re-reads of mapped memory: \"not cached on the GPU\" does not hold here.")
+        verdict = _("the L2 served re-reads of mapped memory: \"not cached on the GPU\" does not hold here.")
     elif not found["valid_other_sm"] or not found["device_l2"]:
-        verdict = ("a cache on the GPU served same-SM re-reads" if found["l1"] else "no cache served same-SM re-reads")
-        verdict += "; this run gives no verdict on the L2."
+        verdict = (_("a cache on the GPU served same-SM re-reads") if found["l1"]
+                   else _("no cache served same-SM re-reads"))
+        verdict += _("; this run gives no verdict on the L2.")
     elif found["l1"]:
-        verdict = ("the SM's L1 / read-only cache kept mapped host memory for re-reads by the SM that fetched it "
-                   "(`__ldg`, `__ldca`); the L2 did not keep it (`__ldcg` re-reads, and re-reads by SMs that had "
-                   "never read the line, came at most at the link's rate). \"Not cached on the GPU\" is wrong for "
-                   "the L1 and right for the L2, here.")
+        verdict = _("the SM's L1 / read-only cache kept mapped host memory for re-reads by the SM that fetched it "
+                    "(`__ldg`, `__ldca`); the L2 did not keep it (`__ldcg` re-reads, and re-reads by SMs that had "
+                    "never read the line, came at most at the link's rate). \"Not cached on the GPU\" is wrong for "
+                    "the L1 and right for the L2, here.")
     else:
-        verdict = "no cache on the GPU served re-reads of mapped memory: the guide's statement holds here."
-    lines.append(f"- **Verdict for {where}:** {verdict}")
+        verdict = _("no cache on the GPU served re-reads of mapped memory: the guide's statement holds here.")
+    lines.append(_("- **Verdict for {where}:** {verdict}").format(where=where, verdict=verdict))
     return "\n".join(lines)

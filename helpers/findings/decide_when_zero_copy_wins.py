@@ -206,10 +206,11 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int], s
     inflight = reference("inflight")
     few = int(min(inflight.column("threads")))
     few_rate = inflight.one(kernel="read_float4", threads=few)["GBps"]
-    ref = f"recorded {inflight.gpu}"
-    e2e_tag = f"{_lesson('overlap-copies-with-streams').label} section 2 ({e2e.origin(dated=True)})"
+    ref = _("recorded {gpu}").format(gpu=inflight.gpu)
+    e2e_tag = _("{lesson} section 2 ({origin})").format(lesson=_lesson("overlap-copies-with-streams").label,
+                                                        origin=e2e.origin(dated=True))
     rows = [
-        (_("GPU integrated with host memory (INTEGRATED = 1)"), "use zero-copy",
+        (_("GPU integrated with host memory (INTEGRATED = 1)"), _("use zero-copy"),
          _("Best Practices Guide, Zero Copy: always a gain there, memory is physically the same; but on Tegra "
            "before compute capability 7.2 (no I/O coherence) the CPU does not cache pinned memory (CUDA for "
            "Tegra), so CPU work on it is slow. This GPU: INTEGRATED = {integrated}").format(
@@ -220,13 +221,14 @@ def decision_table(reuse: Any, ooc: Any, e2e: Any, attributes: dict[str, int], s
         (_("Small transfers, few kernels"), _("zero-copy"),
          _("{e2e_tag}: at n = 2^{bit_length}, one launch against four operations: copy / zero-copy time = "
            "{value:.2f}").format(e2e_tag=e2e_tag, bit_length=small.bit_length() - 1, value=speedup[small])),
-        (_("Same data used k times"), f"copy once if k >= {first}" if first else _("zero-copy for every k measured"),
+        (_("Same data used k times"), _("copy once if k >= {first}").format(first=first) if first
+         else _("zero-copy for every k measured"),
          _("section 1 ({origin}, n = 2^{bit_length}): fitted lines cross at k = {k_even:.2f}; the same k at any n "
            "large enough that fixed costs (launches, each copy's setup) are small beside the bytes, not at n = "
            "2^{bit_length2} (the row above)").format(
              origin=reuse.origin(dated=True), bit_length=int(reuse.params['n']).bit_length() - 1, k_even=k_even, bit_length2=small.bit_length() - 1)),
         (_("Data larger than the device-memory budget, pinnable"),
-         "zero-copy (simplest)" if zero <= best or not ways_apart(ooc, best_key) else
+         _("zero-copy (simplest)") if zero <= best or not ways_apart(ooc, best_key) else
          _("overlapped chunks, or zero-copy for simplicity ({zero:.2f}x their time)").format(zero=zero / best),
          _("section 2 ({origin}): zero-copy {zero:.1f} ms, best chunked {best:.1f} ms").format(
              origin=ooc.origin(dated=True), zero=zero * 1e3, best=best * 1e3)),

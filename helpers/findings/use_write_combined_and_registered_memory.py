@@ -136,8 +136,8 @@ def flags(identity: Any) -> Any:
     if "DEVICEMAP" not in unasked:
         return table
     return join(table, Text(
-        "With unified addressing every page-locked allocation is mapped (Runtime API, Unified Addressing), so the one "
-        "made without `DEVICEMAP` reports it too."))
+        _("With unified addressing every page-locked allocation is mapped (Runtime API, Unified Addressing), so the "
+          "one made without `DEVICEMAP` reports it too.")))
 
 
 def addresses(identity: Any, attributes: dict[str, int]) -> Any:
@@ -169,9 +169,9 @@ def registration(reg: Any) -> Text:
         a = aligned[0]
         pycuda += (_(" On {nbytes} MiB of page-aligned memory from `aligned_empty` with `DEVICEMAP` it ").format(
                        nbytes=a['nbytes'] >> 20)
-                   + ("worked." if a["works"] else _("failed the same way: alignment is not the reason.")))
+                   + (_("worked.") if a["works"] else _("failed the same way: alignment is not the reason.")))
     return bullets([
-        f"Figures {reg.origin(dated=True)}.",
+        _("Figures {origin}.").format(origin=reg.origin(dated=True)),
         pycuda,
         _("Registering and unregistering {nbytes} MiB took {median:.1f} ms: {per_gib:.0f} ms per GiB.").format(
             nbytes=cost['nbytes'] >> 20, median=float(np.median(cost['seconds'])) * 1e3, per_gib=per_gib * 1e3),

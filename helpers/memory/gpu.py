@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import PinningError, RegistrationError
+from ..i18n import _
 from ..mode import require_live
 from ..sharing import pinned_budget
 from . import driver_api
@@ -316,20 +317,21 @@ class RegisteredArray:
 
 def _check_registrable(array: Any) -> None:
     if not isinstance(array, np.ndarray):
-        raise RegistrationError(f"Only numpy arrays can be registered, not {type(array).__name__}.")
+        raise RegistrationError(_("Only numpy arrays can be registered, not {kind}.").format(
+            kind=type(array).__name__))
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
         raise RegistrationError(
-            "This array is not contiguous (a strided view?): cuMemHostRegister pins one address range. "
-            "Register the whole array it views, or a contiguous copy (np.ascontiguousarray)."
+            _("This array is not contiguous (a strided view?): cuMemHostRegister pins one address range. "
+              "Register the whole array it views, or a contiguous copy (np.ascontiguousarray).")
         )
     if array.nbytes == 0:
-        raise RegistrationError("This array is empty; there is nothing to register.")
+        raise RegistrationError(_("This array is empty; there is nothing to register."))
     misaligned = array.ctypes.data % PAGE_SIZE
     if misaligned or array.nbytes % PAGE_SIZE:
         raise RegistrationError(
-            f"The array starts {misaligned} bytes past a page boundary or its size ({array.nbytes} B) is not a "
-            f"multiple of the {PAGE_SIZE}-byte page. The driver pins whole pages, so a partial page would pin "
-            "the neighbouring data too. Create it with zc.pages.page_aligned_empty and a size that is a "
-            "whole number of pages."
+            _("The array starts {misaligned} bytes past a page boundary or its size ({nbytes} B) is not a "
+              "multiple of the {page}-byte page. The driver pins whole pages, so a partial page would pin "
+              "the neighbouring data too. Create it with zc.pages.page_aligned_empty and a size that is a "
+              "whole number of pages.").format(misaligned=misaligned, nbytes=array.nbytes, page=PAGE_SIZE)
         )
 
