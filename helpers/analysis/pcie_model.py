@@ -106,6 +106,7 @@ import numpy as np
 
 from ..cpu.trace import LINE_BYTES, SECTOR_BYTES, Trace
 from ..errors import CourseError
+from ..i18n import _
 
 __all__ = ["Model", "Counts", "Prediction", "Row", "ModelError", "calibrate", "compare_with_record", "check",
            "Race", "CountRow", "pattern_counts", "compare_counts", "fit_race", "counts_summary",
@@ -481,13 +482,13 @@ class Model:
 
     def describe(self) -> str:
         """One line with the parameters, for a lesson to print."""
-        halves = "" if self.half_line_rate <= 0 else (
-            f"at most {self.half_line_rate / 1e9:.3g} G 64-byte halves of lines/s "
-            f"({HALF_LINE_BYTES * self.half_line_rate / 1e9:.1f} GB/s in whole halves), ")
-        return (f"link {self.link_GBps:.1f} GB/s, {self.overhead_bytes:.0f} bytes per read request beyond its data, "
-                f"at most {self.request_rate / 1e9:.3g} G read requests/s, {halves}launch "
-                f"{self.launch_seconds * 1e6:.1f} us (at least {self.launch_floor_seconds * 1e6:.1f} us; "
-                f"{self.calibrated_on})")
+        halves = "" if self.half_line_rate <= 0 else _(
+            "at most {rate:.3g} G 64-byte halves of lines/s ({gbps:.1f} GB/s in whole halves), ").format(
+            rate=self.half_line_rate / 1e9, gbps=HALF_LINE_BYTES * self.half_line_rate / 1e9)
+        return _("link {link:.1f} GB/s, {h:.0f} bytes per read request beyond its data, at most {rate:.3g} G read "
+                 "requests/s, {halves}launch {launch:.1f} us (at least {floor:.1f} us; {fitted})").format(
+            link=self.link_GBps, h=self.overhead_bytes, rate=self.request_rate / 1e9, halves=halves,
+            launch=self.launch_seconds * 1e6, floor=self.launch_floor_seconds * 1e6, fitted=self.calibrated_on)
 
     def parameters(self) -> dict[str, Any]:
         """The parameters as a JSON-ready dict."""
@@ -722,7 +723,7 @@ def _fit(link: float, seconds: np.ndarray, payload: np.ndarray, requests: np.nda
     h, r, q, t0 = best(np.linspace(0.0, 256.0, 33), np.logspace(7, 11, 41), np.logspace(7, 11, 41),
                        np.linspace(floor, t_max, steps))
     dh, dr, dt = 8.0, 0.1, (t_max - floor) / max(steps - 1, 1)
-    for _ in range(16):  # shrink the grid around the best point
+    for _round in range(16):  # shrink the grid around the best point
         around = np.linspace(-2, 2, 9)
         h, r, q, t0 = best(np.clip(h + dh * around, 0, None), r * 10 ** (dr * around), q * 10 ** (dr * around),
                            np.clip(t0 + dt * around, floor, t_max))
@@ -749,8 +750,11 @@ def calibrate(record: Any) -> Model:
                        np.array([SECTOR_BYTES * counts[i].request_sectors for i in take]),
                        np.array([counts[i].requests for i in take]), np.array([counts[i].half_lines for i in take]),
                        floor)
-    return Model(link, h, r, t0, floor, f"fitted on the {'+'.join(FIT_SWEEPS)} sweep of {_identity(rec)}"
-                 + ("" if counted == "counted" else " (the record has no counters: race of two warps assumed 50/50)"),
+    return Model(link, h, r, t0, floor,
+                 _("fitted on the {sweeps} sweep of {record}").format(sweeps="+".join(FIT_SWEEPS),
+                                                                      record=_identity(rec))
+                 + ("" if counted == "counted"
+                    else _(" (the record has no counters: race of two warps assumed 50/50)")),
                  race, q)
 
 
@@ -778,7 +782,7 @@ def compare_with_record(record: Any, model: Model | None = None) -> list[Row]:
     same = model.calibrated_on.split(" (")[0].endswith(f" of {_identity(rec)}") and "date" in rec.get("provenance", {})
     rows = []
     for p in sweep_points(rec):
-        seconds, _ = model.cost(_counts(p, model.race))
+        seconds, _bound = model.cost(_counts(p, model.race))
         measured, predicted = p.useful_bytes / p.seconds / 1e9, p.useful_bytes / seconds / 1e9
         rows.append(Row(p.kind, p.kernel, p.stride, p.offset, float(measured), float(predicted),
                         float((predicted - measured) / measured), same and p.kind in FIT_SWEEPS))
@@ -1092,20 +1096,21 @@ def read_counts(rows: list[CountRow]) -> str:
     """The reading of the counters (model-zero-copy-reads), as Markdown bullets computed from ``rows`` (no figure
     typed)."""
     aligned = [r.counted_requests / r.lines for r in rows if r.offset_floats % 32 == 0]
-    out = [f"- Aligned patterns (every stride, `float` and `float4`): {min(aligned):.3f}-{max(aligned):.3f} PCIe read "
-           "requests per line touched."]
-    groups = (("offsets 1 to 7 (the lower warp needs only a sector the upper warp needs too)", range(1, 8)),
-              ("offsets 8, 16, 24 (the two warps need disjoint sectors)", (8, 16, 24)),
-              ("other offsets 9 to 23 (overlapping spans)", [o for o in range(9, 24) if o % 8]),
-              ("offsets 25 to 31 (the upper warp needs only a sector the lower warp needs too)", range(25, 32)))
+    out = [_("- Aligned patterns (every stride, `float` and `float4`): {low:.3f}-{high:.3f} PCIe read requests "
+             "per line touched.").format(low=min(aligned), high=max(aligned))]
+    groups = ((_("offsets 1 to 7 (the lower warp needs only a sector the upper warp needs too)"), range(1, 8)),
+              (_("offsets 8, 16, 24 (the two warps need disjoint sectors)"), (8, 16, 24)),
+              (_("other offsets 9 to 23 (overlapping spans)"), [o for o in range(9, 24) if o % 8]),
+              (_("offsets 25 to 31 (the upper warp needs only a sector the lower warp needs too)"), range(25, 32)))
     for label, offsets in groups:
         found = _per_line(rows, offsets)
         if found:
-            out.append(f"- {label}: {found[0]:.3f}-{found[1]:.3f} requests per line, {found[0] / 2:.3f}-"
-                       f"{found[1] / 2:.3f} per warp-line (a warp's share of a line: two warps share every line).")
+            out.append(_("- {label}: {low:.3f}-{high:.3f} requests per line, {low2:.3f}-{high2:.3f} per warp-line "
+                         "(a warp's share of a line: two warps share every line).").format(
+                label=label, low=found[0], high=found[1], low2=found[0] / 2, high2=found[1] / 2))
     ratios = [r.l2_requests / r.counted_requests for r in rows]
-    out.append(f"- The L2's sysmem request counter: {min(ratios):.2f}-{max(ratios):.2f}x the PCIe read requests, "
-               "for every pattern.")
+    out.append(_("- The L2's sysmem request counter: {low:.2f}-{high:.2f}x the PCIe read requests, for every "
+                 "pattern.").format(low=min(ratios), high=max(ratios)))
     return "\n".join(out)
 
 
@@ -1114,8 +1119,8 @@ def header_table(record: Any) -> tuple[Any, float]:
     from ..tables import table
 
     rows = header_bytes(record)
-    shown = table(["stride", "sectors per line (trace)", "pcie__read_bytes / (32 B x span)",
-                   "bytes per completion beyond its data"],
+    shown = table([_("stride"), _("sectors per line (trace)"), _("pcie__read_bytes / (32 B x span)"),
+                   _("bytes per completion beyond its data")],
                   [(h["stride"], f"{h['sectors_per_line']:.0f}", f"{h['read_over_span']:.4f}",
                     f"{h['bytes_per_completion_beyond_data']:.2f}") for h in rows])
     return shown, float(np.median([h["bytes_per_completion_beyond_data"] for h in rows]))
@@ -1123,15 +1128,17 @@ def header_table(record: Any) -> tuple[Any, float]:
 
 def explain_h(model: Model, header: float) -> str:
     """The fitted ``h`` against the counted completion header, in words (model-zero-copy-reads)."""
-    text = (f"Fitted h = {model.overhead_bytes:.1f} B per request, in units of the pinned copy's payload "
-            f"({model.link_GBps:.1f} GB/s); counted: {header:.1f} B of header per completion. A 128-byte line costs "
-            f"{(128 + model.overhead_bytes) / 128:.3f}x its data in the copy's units, {(128 + header) / 128:.3f}x "
-            "counted by pcie__read_bytes. ")
+    text = _("Fitted h = {h:.1f} B per request, in units of the pinned copy's payload ({link:.1f} GB/s); counted: "
+             "{header:.1f} B of header per completion. A 128-byte line costs {fitted:.3f}x its data in the copy's "
+             "units, {counted:.3f}x counted by pcie__read_bytes. ").format(
+        h=model.overhead_bytes, link=model.link_GBps, header=header, fitted=(128 + model.overhead_bytes) / 128,
+        counted=(128 + header) / 128)
     if model.overhead_bytes < header:
-        return text + ("h is below the counted header: the copy's own packets carry more than 128 bytes each, so its "
-                       "payload rate is further below the wire rate than a small completion's uncounted framing costs.")
-    return text + (f"h exceeds the counted header by {model.overhead_bytes - header:.1f} B: per-packet framing no counter "
-                   "here sees, less what the copy's payload rate already absorbed.")
+        return text + _("h is below the counted header: the copy's own packets carry more than 128 bytes each, so "
+                        "its payload rate is further below the wire rate than a small completion's uncounted framing "
+                        "costs.")
+    return text + _("h exceeds the counted header by {extra:.1f} B: per-packet framing no counter here sees, less "
+                    "what the copy's payload rate already absorbed.").format(extra=model.overhead_bytes - header)
 
 
 def check_table(checks: dict[str, dict[str, Any]]) -> Any:
@@ -1141,26 +1148,27 @@ def check_table(checks: dict[str, dict[str, Any]]) -> Any:
 
     def counts(c: dict[str, Any]) -> str:
         found = c["counts"].get("check record")
-        return "no counters" if found is None else ("yes" if found["within_target"] else "no")
+        return _("no counters") if found is None else (_("yes") if found["within_target"] else _("no"))
 
     def floor(c: dict[str, Any]) -> tuple[str, str]:
         found = (c.get("noise_floor") or {}).get("check_record")
         if not found:
-            return "one run: none", "-"
+            return _("one run: none"), "-"
         verdict = c["run_to_run"]["model_vs_floor"]
+        said = {True: _("yes"), False: _("no")}
         return (f"{found['median_abs_error']:.1%} / {found['max_abs_error']:.1%}",
-                f"median {'yes' if verdict['median_within_floor'] else 'no'}, "
-                f"largest {'yes' if verdict['max_within_floor'] else 'no'}")
+                _("median {median}, largest {largest}").format(median=said[bool(verdict["median_within_floor"])],
+                                                               largest=said[bool(verdict["max_within_floor"])]))
 
     rows = []
     for name, c in checks.items():
         own = c.get("check_record_only", c)  # the same run: its own held-out sweeps
-        quiet = ("no (16 MiB, 5 repeats)" if not c["quiet"]["check record"]
-                 else "yes, in rounds" if c.get("timed_in_rounds", {}).get("check record") else "yes")
+        quiet = (_("no (16 MiB, 5 repeats)") if not c["quiet"]["check record"]
+                 else _("yes, in rounds") if c.get("timed_in_rounds", {}).get("check record") else _("yes"))
         level = (c.get("levels") or {}).get("request_bound")
         rows.append((name, quiet, own["points"], f"{own['median_abs_error']:.1%}", f"{own['max_abs_error']:.1%}",
                      *floor(c), "-" if level is None else f"{level['median_ratio'] - 1:+.1%}", counts(c)))
-    return table(["held out: record (its points only)", "quiet sweeps?", "points", "median abs. error",
-                  "largest abs. error", "the fit record's own points as the prediction (median / largest)",
-                  "model within that prediction's error?", "request-bound points against the fit record (median)",
-                  "counts within 2 %?"], rows)
+    return table([_("held out: record (its points only)"), _("quiet sweeps?"), _("points"), _("median abs. error"),
+                  _("largest abs. error"), _("the fit record's own points as the prediction (median / largest)"),
+                  _("model within that prediction's error?"),
+                  _("request-bound points against the fit record (median)"), _("counts within 2 %?")], rows)

@@ -147,7 +147,8 @@ def held_out_table(checks: dict[str, dict[str, Any]]) -> Table:
         beyond = own.get("points_beyond_floor")
         rows.append((name, own["points"], f"{own['median_abs_error']:.1%}", f"{own['max_abs_error']:.1%}",
                      _("one allocation: fixed 10 %") if floor is None else
-                     f"{floor['allocations']} allocations: {floor['median']:.1%} / {floor['max']:.1%}",
+                     _("{count} allocations: {median:.1%} / {largest:.1%}").format(
+                         count=floor["allocations"], median=floor["median"], largest=floor["max"]),
                      "-" if beyond is None else str(len(beyond)), _("yes") if own["meets_targets"] else _("no")))
     return Table([_("held out: record"), _("points"), _("median error"), _("largest error"),
                   _("floor: allocations' spread (median / largest)"),
