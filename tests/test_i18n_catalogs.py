@@ -184,3 +184,22 @@ def test_an_exercise_cell_whose_code_a_translation_changed_stays_english(tmp_pat
     _translate(entry, {"x": "def f(x):\n    return ...   # 替换 ...（一行）"})
     assert catalogs.status(entry, edition.catalog(entry)).complete
     assert "替换" in nbformat.reads(notebooks.build(entry), as_version=4).cells[-1].source
+
+
+def test_every_code_cell_with_a_comment_or_docstring_is_in_the_catalog_and_its_code_is_kept():
+    from helpers.i18n.code import has_comments, skeleton
+
+    assert has_comments("x = 1   # one") and has_comments('def f():\n    """Doc."""\n    return 1')
+    assert has_comments('K = r"""\n{ /* a */ }\n"""') and not has_comments("x = n // 2\nurl = 'https://a.b'")
+    assert not has_comments('labels = {"x": "bytes"}'), "a dict's value is code, not a docstring"
+    assert skeleton('labels = {"x": "bytes"}') != skeleton('labels = {"x": "字节"}')
+
+
+def test_a_translated_first_cell_still_starts_the_session_in_chinese(tmp_path, monkeypatch):
+    first = "import helpers as zc   # the course's helpers\nzc.start()"
+    entry = _lesson(tmp_path, monkeypatch, [*CELLS, ("s", "code", first)])
+    _extract(entry)
+    assert "s" in catalogs.code_ids(entry.notebook())
+    _translate(entry, {**CHINESE, "s": "import helpers as zc   # 课程的辅助包\nzc.start()"})
+    cell = nbformat.reads(notebooks.build(entry), as_version=4).cells[-1]
+    assert cell.source == 'import helpers as zc   # 课程的辅助包\nzc.start(language="zh")'

@@ -35,7 +35,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from .. import lessons as course_lessons, paths
-from ..i18n import N_, _
+from ..i18n import N_, _, solutions
 from ..tables import Text
 
 __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint", "correct", "checks", "namespace",
@@ -273,9 +273,6 @@ def compare(lesson: str, predicted: Any, *measured: Any, **context: Any) -> Text
     return Text(_("**Prediction.** {text}").format(text=text))
 
 
-_SECTION = re.compile(r"^# exercise: (\w+)\s*$", re.M)
-
-
 def solution(lesson: str, name: str) -> str:
     """The text of a solution from ``lessons/solutions/lessonNN.py``, or a plain note that it is absent
     (pin-host-memory)."""
@@ -286,10 +283,8 @@ def solution(lesson: str, name: str) -> str:
     if not path.is_file():
         return _("There is no solution file for lesson {lesson} ({name} is not in lessons/solutions/).").format(
                    lesson=lesson, name=path.name)
-    text = path.read_text()
-    parts = _SECTION.split(text)
-    sections = dict(zip(parts[1::2], parts[2::2]))
+    sections = solutions.sections(path.read_text(encoding="utf-8"))
     if name not in sections:
         return _("{name} has no solution named {name2!r}; it has {value}.").format(
                    name=path.name, name2=name, value=', '.join(sections) or _("none"))
-    return sections[name].strip() + "\n"
+    return solutions.translate(lesson, name, sections[name]) + "\n"   # Chinese comments when chosen

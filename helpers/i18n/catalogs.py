@@ -1,5 +1,5 @@
 """The lessons' gettext catalogs (``lessons/locale/zh_CN/LC_MESSAGES/<lesson>.po``), kept in step with the English
-notebooks: one entry per Markdown cell (and per code cell a learner reads to do an exercise, whose comments are
+notebooks: one entry per Markdown cell (and per code cell with comments or docstrings, which alone are
 translated: :mod:`.code`), its cell id as ``msgctxt`` and the cell's English source as ``msgid``.
 
 :func:`extract` merges a notebook into its catalog: a new cell becomes an untranslated entry, a changed one keeps
@@ -40,8 +40,8 @@ def _normalised(source: str) -> str:
 
 
 def english_cells(notebook: Path) -> list[tuple[str, str]]:
-    """(cell id, source as the catalog holds it) for each Markdown cell of an English notebook and each code cell a
-    learner reads to do an exercise (:mod:`.code`: only its comments are translated), in order."""
+    """(cell id, source as the catalog holds it) for each Markdown cell of an English notebook and each code cell
+    with comments or docstrings (:mod:`.code`: only those are translated), in order."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)

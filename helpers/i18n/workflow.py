@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import lessons, paths
-from . import STRINGS_CATALOG, catalogs, documents, edition, notebooks, strings
+from . import STRINGS_CATALOG, catalogs, documents, edition, notebooks, solutions, strings
 
 __all__ = ["started", "catalog_text", "expected", "write", "report", "problems"]
 
@@ -25,17 +25,20 @@ def catalog_text(entry: lessons.Lesson) -> str:
     """The lesson's catalog merged with its English notebook as it is now."""
     old = catalogs.read(edition.catalog(entry))
     about = (f"The Chinese edition of lessons/{entry.name}.ipynb (issue 35): one entry per Markdown cell and per "
-             "exercise's code cell, keyed by its cell id (msgctxt).")
+             "code cell with comments, keyed by its cell id (msgctxt).")
     cells, code = catalogs.english_cells(entry.notebook()), catalogs.code_ids(entry.notebook())
     return catalogs.render(catalogs.extract(cells, old, code), about)
 
 
 def expected(extra: list[lessons.Lesson] | None = None) -> dict[Path, str]:
     """Every file that follows from the English lessons: the started lessons' catalogs (and ``extra``'s), the
-    strings' catalog, then the Chinese notebooks (built from the catalogs as they will be written)."""
+    strings' and the solutions' catalogs, then the Chinese notebooks (built from the catalogs as they will be
+    written)."""
     chosen = {e.id: e for e in [*started(), *(extra or [])]}
     texts = {edition.catalog(e): catalog_text(e) for e in chosen.values()}
     texts[STRINGS_CATALOG] = strings.extract()
+    if paths.SOLUTIONS.is_dir():                     # an instructor may remove the solutions
+        texts[solutions.CATALOG] = solutions.catalog_text()
     return {**texts, **documents.expected()}
 
 
@@ -69,6 +72,7 @@ def report() -> list[str]:
     for doc in documents.DOCUMENTS:
         todo = documents.untranslated(doc)
         lines.append(f"[document] {documents.status(doc).words()}; {len(todo)} blocks untranslated in all")
+    lines.append(f"[solutions] {solutions.status().words()}")
     left = strings.untranslated()
     lines.append(f"Python strings: {len(left)} without a current translation" + "".join(f"\n  {x}" for x in left))
     return lines
@@ -84,6 +88,9 @@ def problems() -> list[tuple[str, str]]:
             found.append((f"lessons/locale/zh_CN/LC_MESSAGES/{entry.name}.po", f"{state.words()}: translate them "
                           "(msgstr; drop the fuzzy flag once it matches the msgid), then `python -m helpers sync`"))
     found += documents.problems()
+    if paths.SOLUTIONS.is_dir() and not (state := solutions.status()).complete:
+        found.append(("lessons/locale/zh_CN/LC_MESSAGES/solutions.po", f"{state.words()}: translate their comments "
+                      "and docstrings, then `python -m helpers sync`"))
     found += [("helpers/locale/zh_CN/LC_MESSAGES/helpers.po", f"no current translation: {x}")
               for x in strings.untranslated()]
     for path, text in built().items():
