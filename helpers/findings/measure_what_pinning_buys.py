@@ -15,7 +15,7 @@ from ..analysis import spread
 from ..experiments.result import Result, expect, reference
 from ..platform import machine
 from ..platform.notes import platform_note
-from ..i18n import _
+from ..i18n import N_, _
 from ..lessons import lesson
 from . import computed_from
 from .map_pages_on_the_cpu import neighbours
@@ -49,6 +49,10 @@ def _runs_cell(row: dict[str, Any]) -> str:
     return neighbours(row["pfns"]) if _visible(row) else _("frames hidden (not root)")
 
 
+# The recorded allocations named in words (the others are named by their API calls).
+ALLOCATION_WORDS = (N_("pageable, never touched"), N_("pageable, touched"))
+
+
 def buffers(pinning: Result) -> Shown:
     """Section 1's view of each buffer: pages present, which neighbouring pages got neighbouring frames (in
     map-pages-on-the-cpu's words), and its /proc/self/maps mapping
@@ -56,7 +60,7 @@ def buffers(pinning: Result) -> Shown:
     rows = []
     for row in _buffers(pinning):
         fields = row["maps_line"].split(maxsplit=5)
-        rows.append([row["allocation"], f"{row['present_pages']}/{row['pages']}", _runs_cell(row),
+        rows.append([_(row["allocation"]), f"{row['present_pages']}/{row['pages']}", _runs_cell(row),
                      f"{row['mapping_bytes'] // 1024} KiB", fields[1],
                      fields[5].strip() if len(fields) > 5 else "(anonymous)"])
     header = [_("allocation"), _("pages present"), _("frames of neighbouring pages"), _("mapping"), _("perms"),
