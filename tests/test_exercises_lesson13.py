@@ -35,11 +35,41 @@ def test_neighbours_pinned_placeholder_and_the_recorded_probes():
     odd = [r for r in probes if any(lesson13.neighbours_pinned_rule(r["page_offset"], r["nbytes"]))]
     # issue 31: one clause says how many the driver accepted, the next how many of those pinned others' bytes
     accepted = f"all {len(tried)}" if len(probes) == len(tried) else f"{len(probes)} of the {len(tried)}"
-    assert f"The driver accepted {accepted} alignment probes; {len(odd)} of them pinned bytes" in feedback.message
+    assert (f"The driver accepted {accepted} alignment probes; as pages are pinned whole, {len(odd)} of them pinned "
+            "bytes") in feedback.message
     refused = dataclasses.replace(experiments.registered(), rows=[
         dict(r, works=False) if r.get("page_offset") == 4095 else r for r in experiments.registered().rows])
     message = exercises.check("13", "neighbours_pinned", lesson13.neighbours_pinned_rule, measured=refused).message
-    assert f"accepted {len(tried) - 1} of the {len(tried)} alignment probes; {len(odd) - 1} of them" in message
+    assert f"accepted {len(tried) - 1} of the {len(tried)} alignment probes; as pages are pinned whole, {len(odd) - 1} of" in message
+
+
+def test_reads_needed_counts_equality_as_enough():
+    """Issue 31: "at most `share`" includes equality; one case's bound is a whole number exact in binary floating
+    point, where the solution's ceil gives it and `int(x) + 1` one more."""
+    whole = [(r, t, s) for r, t, s in lesson13.READ_CASES if (r * (1 - s) / (s * t)).is_integer()]
+    assert whole and all(lesson13.reads_needed_rule(r, t, s) == r * (1 - s) / (s * t) for r, t, s in whole)
+    r, t, s = whole[0]
+    assert r / (r + lesson13.reads_needed_rule(r, t, s) * t) == s
+    assert "ceil" in exercises.solution("13", "reads_needed")
+
+
+def test_the_refusal_says_which_rule_the_array_breaks():
+    """Issue 31: the refusal names what is wrong, the start, the size or both, never "one or the other"."""
+    from helpers import errors
+    from helpers.memory import gpu
+    from helpers.memory.pages import page_aligned_empty
+
+    said = {}
+    for name, array in (("start", page_aligned_empty(2048)[1:1025]), ("size", page_aligned_empty(2048)[:1000]),
+                        ("both", page_aligned_empty(2048)[1:])):
+        with pytest.raises(errors.RegistrationError) as caught:
+            gpu._check_registrable(array)
+        said[name] = str(caught.value)
+    first = {name: text.split(".")[0] for name, text in said.items()}   # the sentence that says what is wrong
+    assert "past a page boundary" in first["start"] and "size" not in first["start"]
+    assert "not a multiple" in first["size"] and "past a page" not in first["size"]
+    assert "past a page boundary, and its size" in said["both"]
+    assert all(" or " not in text.split(".")[0] for text in said.values())
 
 
 def test_the_rule_agrees_with_registered_array():
@@ -192,7 +222,9 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 phrase="whatever `share` is"),
         Typical(fixed(lambda r, t, share=0.1: r * (1 - share) / (share * t)), phrase="whole number"),
         Typical(fixed(lambda r, t, share=0.1: math.floor(r * (1 - share) / (share * t))), phrase="round up"),
-        Typical(fixed(lambda r, t, share=0.1: math.ceil(r * (1 - share) / (share * t)) + 5), phrase="the fewest")],
+        Typical(fixed(lambda r, t, share=0.1: math.ceil(r * (1 - share) / (share * t)) + 5), phrase="the fewest"),
+        # issue 31: `int(x) + 1` is right unless the bound is whole; READ_CASES holds one exact in binary floats
+        Typical(fixed(lambda r, t, share=0.1: int(r * (1 - share) / (share * t)) + 1), phrase="equal included")],
     ("13", "neighbours_pinned"): [
         Typical(fixed(lambda a, n, page_size=4096: (a % page_size, page_size - (a + n) % page_size)),
                 ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES,

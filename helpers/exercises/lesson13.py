@@ -16,8 +16,10 @@ from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
 
 # (registration seconds, seconds per read, share): cases with a known smallest whole number of reads.
-READ_CASES = ((0.21, 0.02, 0.1), (0.15, 0.021, 0.1), (1.1, 0.5, 0.25), (0.05, 0.1, 0.1), (0.31, 0.013, 0.05))
-# (none has a whole-number exact answer, so floating-point rounding cannot decide a case)
+READ_CASES = ((0.21, 0.02, 0.1), (0.15, 0.021, 0.1), (1.1, 0.5, 0.25), (0.05, 0.1, 0.1), (0.31, 0.013, 0.05),
+              (0.75, 0.0625, 0.25))
+# The first five have no whole-number exact answer, so floating-point rounding cannot decide them; the last one's
+# bound is exactly 36 in binary floating point (quarters and sixteenths), so `int(x) + 1` is refused there.
 
 
 def reads_needed_rule(register_seconds: float, read_seconds: float, share: float = 0.1) -> int:
@@ -162,6 +164,13 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
                              register=register, read=read, share=share, got=got),
                          _("k must reach the bound, not stop short of it: the next whole number above it "
                            "(math.ceil)."))
+        if float(exact).is_integer() and got == int(exact) + 1:
+            return _hint(_("for register = {register} s, read = {read} s, share = {share} you returned {got}: one "
+                           "read too many. Here the bound on k is a whole number, and the registration may be at "
+                           "most `share` of the total, equal included. What does your rounding do to a number that "
+                           "is whole already?").format(register=register, read=read, share=share, got=got),
+                         _("`int(x) + 1` adds one even when x is whole: round up in a way that leaves a whole "
+                           "number as it is."))
         if got > 0 and register / (register + got * read) <= share:
             return _hint(_("{got} reads do bring the registration under {share:.0%} (for register = {register} s, "
                            "read = {read} s), but fewer do too: the question asks for the fewest. Where is the "
@@ -185,7 +194,8 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
 
 # --------------------------------------------------------------------------- what the driver pins beside a range
 def neighbours_pinned_rule(address: int, nbytes: int, page_size: int = 4096) -> tuple[int, int]:
-    """(bytes before, bytes after) ``[address, address + nbytes)`` that the driver pins too, as it pins whole pages."""
+    """(bytes before, bytes after) ``[address, address + nbytes)`` that registering pins too: the OS kernel pins whole
+    pages (mlock(2); the kernel's pin_user_pages documentation)."""
     return address % page_size, -(address + nbytes) % page_size
 
 
@@ -244,8 +254,8 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
         if after == page - (address + nbytes) % page and (address + nbytes) % page == 0:
             return _hint(_("{case}: the range ends exactly on a page boundary, and you counted a whole page after "
                            "it. Does the driver pin the page that starts where the range ends?").format(case=case),
-                         _("when the end is on a boundary nothing after it is pinned: take the remainder once more "
-                           "(% page_size) so that a full page becomes 0."))
+                         _("your count is right except on a boundary, where it gives a full page instead of 0. "
+                           "Which operation that you already use turns page_size into 0?"))
         if after == -nbytes % page and nbytes % page != (address + nbytes) % page:
             return _hint(_("{case}: your bytes after depend on the length only. Where does the range end: at "
                            "nbytes, or at address + nbytes?").format(case=case),
@@ -270,11 +280,11 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
         if odd:
             r, (before, after) = odd[-1]
             accepted = f"all {len(tried)}" if len(probes) == len(tried) else f"{len(probes)} of the {len(tried)}"
-            extra = (_(" The driver accepted {accepted} alignment probes; {n_odd} of them pinned bytes that were "
-                       "not theirs: the {nbytes}-byte range {page_offset} bytes into a page pinned {before} bytes "
-                       "before it and {after} after it.").format(
+            extra = (_(" The driver accepted {accepted} alignment probes; as pages are pinned whole, {n_odd} of "
+                       "them pinned bytes that were not theirs: the {nbytes}-byte range {page_offset} bytes into a "
+                       "page pinned {before} bytes before it and {after} after it.").format(
                          accepted=accepted, n_odd=len(odd), nbytes=r['nbytes'], page_offset=r['page_offset'], before=before, after=after))
-    return _correct(_("the driver pins whole pages, so a range pins nothing of its neighbours only when both "
+    return _correct(_("the OS kernel pins whole pages, so a range pins nothing of its neighbours only when both "
                       "numbers are 0: it starts on a page boundary and is a whole number of pages long. That is "
                       "the rule RegisteredArray applies before calling cuMemHostRegister (with one unbroken, "
                       "contiguous range).")

@@ -80,11 +80,11 @@ def describe_write_combined(wc: Any) -> str:
                  "(Going deeper). The slowdown the {GUIDE} warns of cannot show on it. On bare metal (no "
                  "hypervisor), where the flag reaches the CPU's page tables, expect CPU reads many times "
                  "slower.").format(ratio=ratio, value=apart, machine=machine, GUIDE=GUIDE, runs=runs))
-    gpu = (_(" The GPU read both at the same rate (ratio {gpu_read_ratio:.3f}, within their spread): "
+    gpu = (_(" The GPU read both at the same rate (WC / ordinary {gpu_read_ratio:.0%}, within their spread): "
              "write-combining does not make GPU reads faster on it. It is for buffers the CPU writes and the GPU "
              "reads, whose reads need not be snooped where the platform honours the type.").format(
                gpu_read_ratio=v['gpu_read_ratio']) if v["gpu_same"] else
-           _(" The GPU read write-combined memory at {gpu_read_ratio:.2f}x the ordinary rate, beyond their spread.").format(
+           _(" The GPU read write-combined memory at {gpu_read_ratio:.0%} of the ordinary rate, beyond their spread.").format(
                gpu_read_ratio=v['gpu_read_ratio']))
     return cpu + gpu
 
@@ -102,7 +102,7 @@ def verdict(wc: Any) -> Any:
     ratio = ratios(wc)
     rows = [(f"{side.upper()} {op}", spread_said(wc.one(allocation="mapped", side=side, op=op)),
              spread_said(wc.one(allocation="mapped + write-combined", side=side, op=op)),
-             f"{ratio[side, op]:.2f}") for side, op in SIDES]
+             f"{ratio[side, op]:.0%}") for side, op in SIDES]
     machine = platform.platform() if wc.live else wc.provenance.get("platform", "not recorded")
     repeats = len(wc.rows[0]["seconds"])
     return join(Table([_("who, what"), _("ordinary mapped GB/s"), _("write-combined GB/s"), _("WC / ordinary")], rows,

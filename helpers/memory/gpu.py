@@ -328,10 +328,13 @@ def _check_registrable(array: Any) -> None:
         raise RegistrationError(_("This array is empty; there is nothing to register."))
     misaligned = array.ctypes.data % PAGE_SIZE
     if misaligned or array.nbytes % PAGE_SIZE:
+        said = (_("The array starts {misaligned} bytes past a page boundary, and its size ({nbytes} B) is not a "
+                  "multiple of the {page}-byte page.") if misaligned and array.nbytes % PAGE_SIZE else
+                _("The array starts {misaligned} bytes past a page boundary.") if misaligned else
+                _("The array's size ({nbytes} B) is not a multiple of the {page}-byte page."))
         raise RegistrationError(
-            _("The array starts {misaligned} bytes past a page boundary or its size ({nbytes} B) is not a "
-              "multiple of the {page}-byte page. The driver pins whole pages, so a partial page would pin "
-              "the neighbouring data too. Create it with zc.pages.page_aligned_empty and a size that is a "
-              "whole number of pages.").format(misaligned=misaligned, nbytes=array.nbytes, page=PAGE_SIZE)
+            said.format(misaligned=misaligned, nbytes=array.nbytes, page=PAGE_SIZE)
+            + _(" The OS kernel pins whole pages, so a partial page would pin the neighbouring data too. Create "
+                "it with zc.pages.page_aligned_empty and a size that is a whole number of pages.")
         )
 
