@@ -11,7 +11,7 @@ import pytest
 
 from helpers import exercises, experiments
 from helpers.exercises import lesson04
-from typical_wrong import Typical, fixed
+from typical_wrong import Typical, edited, fixed
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +30,7 @@ def _solution(name: str):
 def test_the_solution_passes_and_says_why_uva_makes_the_addresses_equal():
     feedback = exercises.check("04", "device_address", _solution("device_address"))
     assert feedback.correct, feedback
-    assert "a kernel wrote through your address" in feedback.message
+    assert "A kernel wrote through your address" in feedback.message
     assert "same virtual page numbers" in feedback.message and "offset" in feedback.message
 
 
@@ -198,6 +198,25 @@ def test_the_misspelled_name_hint_quotes_the_name_passed_and_says_it_never_match
     assert "'registered (cuMemHostRegister)'" in feedback.message and "never matched" in feedback.message
 
 
+def _no_else(allocation, attributes):
+    """The walk's answer: only the unified-addressing branch returns; without it the function returns None."""
+    if attributes["UNIFIED_ADDRESSING"]:
+        return lesson04.same_address_rule(allocation, attributes)
+
+
+def test_a_function_that_returns_none_is_told_so_and_the_untouched_stub_is_not_yet():
+    no_return = edited("04", "device_address", "device_address", "return d_a", "d_a")()
+    said = exercises.check("04", "device_address", no_return)
+    assert said.status == "hint" and "device_address returned None" in said.message, said
+    said = exercises.check("04", "same_address", _no_else)
+    assert said.status == "hint" and "UNIFIED_ADDRESSING = 0" in said.message and "left out" in said.message, said
+
+    def device_address(a, i, d_a):
+        """The untouched stub's docstring."""
+        return ...
+    assert exercises.check("04", "device_address", device_address).status == "not yet"
+
+
 TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("04", "device_address"): [
         Typical(fixed(lambda a, i, d_a: d_a + i), ("i * a.itemsize",), lambda: lesson04.address_cases(),
@@ -213,7 +232,10 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         # the element's value, not its position
         Typical(fixed(lambda a, i, d_a: d_a + a[i]), ("i * a.itemsize",), phrase="not where it lies"),
         Typical(fixed(lambda a, i, d_a: hex(d_a + i * a.itemsize)), ("i * a.itemsize",),
-                phrase="return the int, not its hex text")],
+                phrase="return the int, not its hex text"),
+        # the `return` left out: the last line computes the address and drops it
+        Typical(edited("04", "device_address", "device_address", "return d_a", "d_a"), ("i * a.itemsize",),
+                phrase="returned None: is a `return` missing")],
     ("04", "same_address"): [
         Typical(fixed(lambda allocation, attributes: True), ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',),
                 _same_address_cases, phrase="without UNIFIED_ADDRESSING"),
@@ -225,5 +247,7 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 phrase="Section 2's table"),
         # reads the attribute, but under a name the check never passes: the hint quotes both names
         Typical(fixed(_misspelled_registered), ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',),
-                _same_address_cases, phrase="'registered' as registered memory")],
+                _same_address_cases, phrase="'registered' as registered memory"),
+        # no else branch: without unified addressing the function returns None
+        Typical(fixed(_no_else), ("return False",), phrase="with UNIFIED_ADDRESSING = 0")],
 }

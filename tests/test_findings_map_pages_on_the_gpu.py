@@ -168,7 +168,7 @@ def test_section_1_names_both_deciding_attributes_and_registered_memory_before_t
     """The attributes table shows CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: the text above it names both attributes
     that decide the device address, and says what registered memory is, before the table shows it."""
     above = "\n".join(_markdown("map-pages-on-the-gpu")[:2])      # the title cell and section 1, before the table
-    said = above.split("Two attributes of the GPU decide it")[1].split("A third")[0]
+    said = above.split("Two attributes of the GPU decide whether the device pointer equals the host pointer")[1].split("A third")[0]
     assert "`UNIFIED_ADDRESSING`" in said and "`CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`" in said
     assert "**registered** memory" in said and "cuMemHostRegister" in said
 
@@ -202,3 +202,18 @@ def test_the_glossary_defines_registered_memory_as_lesson_13_shows_it():
     probes = experiments.reference("registered").select(allocation="alignment probe (cuMemHostRegister)")
     assert any(r["works"] and r["page_offset"] for r in probes)
     assert "page-aligned range" not in entry and "pins whole pages" in entry and "accepted" in entry
+
+
+def test_kept_promises_credits_the_runtime_api_and_a_broken_promise_is_unexpected(replay, monkeypatch):
+    monkeypatch.delenv("ZC_STRICT_FIGURES", raising=False)
+    identity = zc.experiments.address_identity()
+    attrs = dict(identity.provenance["attributes"])
+    said = str(findings.kept_promises(identity, attrs))
+    assert said.startswith("As the Runtime API's Unified Addressing section promises") and "As expected" not in said
+    assert "Unexpected" in str(findings.kept_promises(_registered_apart(identity), attrs))
+
+
+def test_the_buffer_sentence_calls_the_device_address_derived(replay):
+    pagemap = zc.experiments.pagemap_pinned()
+    said = str(findings.buffer(0x7f0000000000, 0x7f0000000000, [1, 2], pagemap))
+    assert "derived from section 2's rule" in said and said.index("(") < said.index("device pointer")

@@ -493,7 +493,7 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
                     ha="center", fontsize=9)
             ax.text(0.0, -0.45, "The GPU's page tables hold DMA (bus) addresses; an IOMMU translates them to DRAM.\n"
                     "In a VM: the physical host's IOMMU, with mappings the hypervisor sets up; the frames above are "
-                    "guest-physical.\nThe GPU's side follows the rule lesson 04, section 2 measured on allocations "
+                    "guest-physical.\nThe GPU's side follows the rule that section 2 measured on allocations "
                     "of the same kind.",
                     fontsize=7, color="0.35", va="top")
         ax.set_xlim(-0.2, 12.4 if gpu_pages is not None else 7)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..i18n import _
 from . import Feedback, correct, hint, is_placeholder, not_yet
+from .returns import returned_none
 
 
 def _attributes() -> dict[str, int]:
@@ -93,6 +94,9 @@ def check_l2_mib(l2_mib: Any, attributes: dict[str, int] | None = None) -> Feedb
                  else _("for another GPU whose L2_CACHE_SIZE is {size:,} bytes")).format(size=size)
         where = where[0].upper() + where[1:]
         got = l2_mib(dict(case))
+        forgot = returned_none(l2_mib, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return not_yet(_("l2_mib returns `...`: replace it with the L2 size in MiB, computed from attributes."))
         try:
@@ -169,6 +173,9 @@ def check_bus_bytes(bus_bytes: Any) -> Feedback:
                          "moves over the bus."))
     for n, reads in BUS_CASES:
         got = bus_bytes(n, reads)
+        forgot = returned_none(bus_bytes, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return not_yet(_("bus_bytes returns `...`: replace it with the pair (explicit copies, zero-copy)."))
         if isinstance(got, (list, np.ndarray)) and np.shape(got) == (2,):

@@ -11,8 +11,9 @@ import struct
 from numbers import Integral
 from typing import Any, Callable
 
-from ..i18n import _
+from ..i18n import N_, _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .returns import returned_none
 
 # (address, nbytes, page_size): aligned, unaligned, straddling, one byte, the last byte of a page, larger pages.
 SPAN_CASES = ((0x7F0000000000, 65536, 4096), (0x7F0000000000, 1, 4096), (0x7F0000000FFF, 1, 4096),
@@ -56,12 +57,18 @@ def _answers(pages_spanned: Callable[[int, int, int], int]) -> list[int | None]:
 # nbytes // size both give 0 for one byte at a page boundary).
 RULES: tuple[tuple[str, Callable[[int, int, int], int]], ...] = (
     ("page_size", lambda a, n, s: spanned(a, n, 4096)),
-    ("off-by-one", lambda a, n, s: (a + n) // s - a // s),
-    ("off-by-one", lambda a, n, s: (a + n - 1) // s - a // s),
-    ("off-by-one", lambda a, n, s: (a + n) // s - a // s + 1),
+    ("one over", lambda a, n, s: (a + n) // s - a // s + 1),
+    ("one short", lambda a, n, s: (a + n - 1) // s - a // s),
+    ("two slips", lambda a, n, s: (a + n) // s - a // s),
     ("rounds down", lambda a, n, s: n // s),
     ("rounds up", lambda a, n, s: -(-n // s)),
 )
+SIZES = tuple(2**k for k in range(9, 31))   # a page size of the learner's own, used in place of page_size
+
+
+def _own_size(answers: list[int | None]) -> int | None:
+    """The one size, other than each case's page_size, that gives all of the learner's ``answers``, else None."""
+    return next((size for size in SIZES if answers == [spanned(a, n, size) for a, n, _s in SPAN_CASES]), None)
 
 
 def _ignores_start(pages_spanned: Callable[[int, int, int], int]) -> bool:
@@ -81,13 +88,21 @@ def _rule(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: i
     for name, rule in RULES:
         if answers == [rule(*case) for case in SPAN_CASES]:
             return name
+    if _own_size(answers) is not None:
+        return "own size"
     if _ignores_start(pages_spanned):
         return "ignores the start"
     if size != 4096 and got == spanned(address, nbytes, 4096):
         return "page_size"
-    if got == want - 1 or got == (address + nbytes) // size - address // size + 1:
-        return "off-by-one"
+    if got == want - 1:
+        return "one short"
+    if got == want + 1:
+        return "one over"
     return {nbytes // size: "rounds down", -(-nbytes // size): "rounds up"}.get(got)
+
+
+_OWN_SIZE_STEP = N_("use the page_size argument everywhere, instead of a size of your own (such as 4096) or a "
+                    "shift (such as `>> 12`).")
 
 
 def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: int, size: int, got: int,
@@ -99,12 +114,29 @@ def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbyt
     if rule == "page_size":
         return _hint(_("right for 4 KiB pages, but you ignored page_size ({where}). Other systems use larger "
                        "pages: where does your code still assume 4096?").format(where=where),
-                     _("use the page_size argument everywhere, instead of 4096 or `>> 12`."))
-    if rule == "off-by-one":
-        return _hint(_("{where}: an off-by-one. Which address does the last byte have, and do you count both the "
-                       "first and the last page?").format(where=where),
-                     _("the bytes are [address, address + nbytes): the last one is not at address + nbytes, "
-                       "and a count from page p to page q, both included, is q - p + 1."))
+                     _(_OWN_SIZE_STEP))
+    if rule == "own size":
+        own = _own_size(_answers(pages_spanned))
+        return _hint(_("{where}. Your count is right on every case for pages of {own} bytes, whatever page_size the "
+                       "case passes. Where does your code use a page size of its own?").format(
+                           where=where, own=own),
+                     _(_OWN_SIZE_STEP))
+    if rule == "one short":
+        return _hint(_("{where}: an off-by-one, one short (one page fewer than the bytes touch). When the first and "
+                       "the last byte share a page, what does your code give?").format(where=where),
+                     _("the first page and the last page both hold bytes of the buffer: count both. A "
+                       "difference of two page numbers counts the steps between them, not the pages."))
+    if rule == "one over":
+        return _hint(_("{where}: an off-by-one, one over (one page more than the bytes touch). Which byte is the "
+                       "buffer's last, and which page does your code take for it?").format(where=where),
+                     _("the bytes are [address, address + nbytes): the byte at address + nbytes is the first one past "
+                       "the buffer, and its page counts only if a byte before it lies there too."))
+    if rule == "two slips":
+        return _hint(_("{where}: an off-by-one, one short here, yet right where the buffer ends on a page "
+                       "boundary: two slips that cancel there. Which address does the last byte have, and do you "
+                       "count both the first and the last page?").format(where=where),
+                     _("fix one slip at a time: the byte at address + nbytes is not in the buffer, and a "
+                       "difference of two page numbers counts the steps between them, not the pages."))
     if rule == "ignores the start":
         return _hint(_("{where}. Your count uses nbytes and page_size only, so it ignores where the buffer starts: "
                        "the same bytes can touch one page more when they start late in a page. Which page holds "
@@ -135,6 +167,9 @@ def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedba
                           "[address, address + nbytes) touch."))
     for address, nbytes, size in SPAN_CASES:
         got = pages_spanned(address, nbytes, size)
+        forgot = returned_none(pages_spanned, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("pages_spanned returns `...`: replace it with the number of pages."))
         want = spanned(address, nbytes, size)
@@ -228,6 +263,15 @@ def _reading(decode_entry: Callable[[int], Any]) -> str | None:
     return next((name for name, read in READINGS if flags == [read(e) for e in ENTRY_CASES]), None)
 
 
+def _flags_right(decode_entry: Callable[[int], Any]) -> bool:
+    """Whether ``decode_entry``'s present flag is truthy exactly where it should be on every case (a wrong reading
+    gets its own hint before the flag's type does)."""
+    try:
+        return all(bool(decode_entry(e)[0]) == decoded(e)[0] for e in ENTRY_CASES)
+    except Exception:  # noqa: BLE001 - a function that fails somewhere is judged case by case
+        return False
+
+
 def _present_hint(decode_entry: Callable[[int], Any], entry: int, present: Any, want: bool) -> Feedback:
     """pin-host-memory: the hint for a wrong present flag, naming the bit the learner's function actually read."""
     reading = _reading(decode_entry)
@@ -269,6 +313,9 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
         return _not_yet(_("define decode_entry(entry) returning (present, pfn): bit 63 and bits 0-54."))
     for entry in ENTRY_CASES:
         got = decode_entry(entry)
+        forgot = returned_none(decode_entry, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("decode_entry returns `...`: replace it with the pair (present, pfn)."))
         if not (isinstance(got, (tuple, list)) and len(got) == 2):   # a two-item list is a pair too
@@ -293,6 +340,13 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
                          _("use the integer operators `>>` (shift) and `&` (mask), never `/` or `**` with floats."))
         if bool(present) != want_present:
             return _present_hint(decode_entry, entry, present, want_present)
+        if want_present and present not in (0, 1) and _flags_right(decode_entry):   # True == 1; 2**63: no flag
+            bit = _("bit 63 left in its place") if present == PRESENT else _("a number, not a flag")
+            return _hint(_("for {entry:#018x} your present flag is {present}: {bit}. The exercise asks for True or "
+                           "False (or 1 or 0): how does bit 63 become bit 0?").format(
+                entry=entry, present=_shown(present), bit=bit),
+                         _("shift the entry right by the number of bits below bit 63, then keep bit 0 alone with "
+                           "`& 1`; or wrap your test in bool()."))
         if not want_present:
             continue                         # the low bits of an absent page are not a PFN: any value passes
         if pfn == want_pfn:
@@ -302,17 +356,28 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
                            "PFN have, counting bits 0 to 54?").format(entry=entry),
                          _("the PFN is 55 bits wide (bits 0 to 54, both included), one more than your mask keeps: "
                            "build the mask with that many ones."))
+        if pfn == entry & ((1 << 56) - 1):
+            return _hint(_("for {entry:#018x} your mask keeps bits 0-55, one bit too many: bit 55 is a flag "
+                           "(soft-dirty). How many bits does the PFN have, counting bits 0 to 54?").format(
+                entry=entry),
+                         _("the PFN is 55 bits wide (bits 0 to 54, both included), one fewer than your mask keeps: "
+                           "build the mask with that many ones."))
+        if pfn == entry & (1 << 55):
+            return _hint(_("for {entry:#018x} your PFN is {pfn}: your mask has a single bit set, bit 55 (that is "
+                           "what 1 << 55 is). How do you write a number whose lowest 55 bits are all ones?").format(
+                entry=entry, pfn=_shown(pfn)),
+                         _("1 << 55 is a one followed by 55 zeros in binary: the number one below it is 55 ones."))
         if pfn == entry or pfn == entry & ((1 << 63) - 1) or pfn == entry & ((1 << 62) - 1):
             return _hint(_("for {entry:#018x} your PFN still holds flag bits (55-63: present, swapped and other "
                            "flags the pagemap documentation lists). Which bits belong to the frame number?").format(
                 entry=entry),
                          _("keep bits 0-54 only: AND the entry with a mask whose low 55 bits are ones."))
-        if want_pfn >= 4096 and pfn == want_pfn >> 12:
-            return _hint(_("for {entry:#018x} you returned the PFN {pfn}: you divided the frame number by 4096. "
-                           "Section 1 divides a physical *address* by 4096 to get a PFN; what do bits 0-54 of "
-                           "the entry already hold?").format(entry=entry, pfn=_shown(pfn)),
-                         _("bits 0-54 already are the frame number: keep them with the mask, and no shift or "
-                           "division after it."))
+        if (want_pfn >= 4096 and pfn == want_pfn >> 12) or pfn in (entry >> 12, entry >> 12 & PFN_MASK):
+            return _hint(_("for {entry:#018x} you returned the PFN {pfn}: you divided by 4096 (or shifted right by "
+                           "12), before or after the mask. Section 1 divides a physical *address* by 4096 to get a "
+                           "PFN; what do bits 0-54 of the entry already hold?").format(entry=entry, pfn=_shown(pfn)),
+                         _("bits 0-54 already are the frame number: keep them with the mask, with no shift or "
+                           "division before or after it."))
         if pfn == want_pfn * 4096 or pfn == want_pfn << 12:
             return _hint(_("that is the physical address (PFN x 4096). What does the exercise ask for: the frame's "
                            "address or its number?"),
@@ -350,10 +415,14 @@ def compare_prediction(predicted: Any, present: int, total: int = 4) -> str:
         return _("no prediction: replace `...` with how many of the 4 untouched pages you expect to have a frame "
                  "right after mlock, then run the prediction cell and this one again.")
     try:
+        if isinstance(predicted, bool):
+            raise TypeError(predicted)
         guess = int(predicted)
     except (TypeError, ValueError):
         return _("could not read {given} as a number of pages (0 to {total}).").format(given=repr(predicted),
                                                                                       total=total)
+    typed = (_(" You typed the text {given}, read as the number {guess} (a number needs no quotes).").format(
+        given=repr(predicted), guess=guess) if isinstance(predicted, str) else "")
     why = (_("To keep pages in RAM, mlock must first put them there: it faults every page in, without a touch.")
            if present == total else
            _("Here mlock left {left} of them without a frame; on Linux it normally faults them all in.").format(
@@ -362,8 +431,8 @@ def compare_prediction(predicted: Any, present: int, total: int = 4) -> str:
     if not 0 <= guess <= total:
         verdict = _("you predicted {guess}, out of range: of {total} pages, 0 to {total} can have one").format(
             guess=guess, total=total)
-    return _("Right after mlock, {present} of {total} untouched pages had a frame ({verdict}). {why}").format(
-        present=present, total=total, verdict=verdict, why=why)
+    return _("Right after mlock, {present} of {total} untouched pages had a frame ({verdict}).{typed} {why}").format(
+        present=present, total=total, verdict=verdict, typed=typed, why=why)
 
 
 CHECKS = {"pages_spanned": check_pages_spanned, "decode_entry": check_decode_entry}

@@ -16,6 +16,7 @@ from ..analysis import spread
 from ..i18n import _
 from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .returns import returned_none
 
 # Fixed rows: distinct rates per direction, so an answer that ignores the direction or the memory kind shows.
 _RATES = {("htod", "pinned"): 50.0, ("htod", "pageable"): 10.0, ("dtoh", "pinned"): 40.0,
@@ -57,6 +58,9 @@ def check_seconds_saved(seconds_saved: Callable[[Any, int, str], float], *, copi
     for nbytes in _SIZES:
         for direction in ("htod", "dtoh"):
             got = seconds_saved(fixed, nbytes, direction)
+            forgot = returned_none(seconds_saved, got)
+            if forgot is not None:
+                return forgot
             if is_placeholder(got):
                 return _not_yet(_("seconds_saved returns `...`: replace it with the seconds one copy saves."))
             want = saved(fixed, nbytes, direction)
@@ -147,6 +151,9 @@ def check_staged_seconds(staged_seconds: Callable[[int, int, float, float], floa
         return _not_yet(_("define staged_seconds(nbytes, chunk, host_GBps, dma_GBps) returning seconds."))
     for nbytes, chunk, host, dma in STAGE_CASES:
         got = staged_seconds(nbytes, chunk, host, dma)
+        forgot = returned_none(staged_seconds, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("staged_seconds returns `...`: replace it with the pipeline's time in seconds."))
         want = staged(nbytes, chunk, host, dma)

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from ..i18n import N_, _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .returns import returned_none
 
 PAGE = 4096
 HUGE_PAGE_SIZE = 2 << 20
@@ -51,6 +52,9 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
                                "second, ...?"),
                              _("index pfns by the page's position in the buffer, counted from start, not by the "
                                "virtual page number address // PAGE ({address:#x}).").format(address=address // PAGE))
+            forgot = returned_none(physical_address, got)
+            if forgot is not None:
+                return forgot
             if is_placeholder(got):
                 return _not_yet(_("physical_address returns `...`: replace it with the byte's physical address."))
             want = _physical(address, start, pfns)
@@ -152,6 +156,9 @@ def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedb
                           "MiB page behind the buffer, else True."))
     for label, address, pfns in _huge_cases():
         got = could_be_huge(address, list(pfns))
+        forgot = returned_none(could_be_huge, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("could_be_huge returns `...`: return True or False."))
         if not isinstance(got, bool) and type(got).__name__ != "bool_":

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..i18n import _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, live_module, not_yet as _not_yet
+from .returns import returned_none
 
 # (dtype, elements, index) of the check's arithmetic cases; each runs with a device pointer equal to the host
 # address (unified addressing) and with one that differs (a GPU without it), so only d_a can be the start.
@@ -63,6 +64,9 @@ def _arithmetic(device_address: Callable[..., Any]) -> Feedback | None:
     """The first wrong case's hint, or None when every case is right."""
     for a, i, d_a in address_cases():
         got = device_address(a, i, d_a)
+        forgot = returned_none(device_address, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("device_address returns `...`: return the address a kernel would use for a[i]."))
         if _reads_the_value(device_address, a, i, d_a, got):
@@ -175,7 +179,7 @@ def check_device_address(device_address: Callable[[np.ndarray, int, int], int]) 
         why = (_("Here d_a differed from the host address a.ctypes.data (no unified addressing): only the start "
                  "moves; the distance from a[0] to a[i] is the same on both sides, because a page table translates "
                  "pages, never the offset inside them."))
-    return _correct(_("a kernel wrote through your address of a[i] and the CPU found the byte in a[i] ({where}). ").format(
+    return _correct(_("A kernel wrote through your address of a[i] and the CPU found the byte in a[i] ({where}). ").format(
                         where=where)
                     + why)
 
@@ -251,6 +255,11 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
             attrs = {"UNIFIED_ADDRESSING": uva, "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can_use}
             for kind in KINDS:
                 got = same_address(kind, dict(attrs))
+                forgot = returned_none(same_address, got, _(
+                    "{kind!r} with UNIFIED_ADDRESSING = {uva} and CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = "
+                    "{can_use}").format(kind=kind, uva=uva, can_use=can_use))
+                if forgot is not None:
+                    return forgot
                 if is_placeholder(got):
                     return _not_yet(_("same_address returns `...`: return True or False from the two attributes."))
                 try:        # judged by what it decides: 1 and 0 (`return U and C`) decide as True and False do

@@ -10,6 +10,7 @@ import numpy as np
 from ..i18n import _
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
+from .returns import returned_none
 
 
 OUTCOMES = ("runs", "refused", "garbage")
@@ -170,6 +171,9 @@ def check_add_on_gpu(add_on_gpu: Callable[[Any, np.ndarray, np.ndarray], Any]) -
             return _hint(_("no synchronisation after the launch. Has the GPU finished when the launch call returns?"),
                          _("a launch returns before the GPU has finished: call drv.Context.synchronize() before "
                            "reading the result."))
+        forgot = returned_none(add_on_gpu, result)
+        if forgot is not None:
+            return forgot
         if not isinstance(result, np.ndarray):
             return _hint(_("return the sums as a NumPy array; add_on_gpu returned {type}.").format(
                 type=type(result).__name__),

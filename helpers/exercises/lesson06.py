@@ -15,6 +15,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import Feedback, correct as _correct, ended, hint as _hint, is_placeholder, not_yet as _not_yet
+from .returns import returned_none
 
 GB = 1e9
 
@@ -47,6 +48,9 @@ def check_model_GBps(model_GBps: Callable[[float, float, float], Any], *, stream
                           "fixed cost, then the bytes at the peak rate), then the rate in GB/s."))
     for nbytes, t0, peak in MODEL_CASES:
         got = model_GBps(nbytes, t0, peak)
+        forgot = returned_none(model_GBps, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("model_GBps returns `...`: return the rate in GB/s."))
         if not isinstance(got, Real):
@@ -159,6 +163,9 @@ def check_fraction_of_copy(fraction_of_copy: Callable[[Any, Any, int], Any], *, 
             got = fraction_of_copy(memcpy, streams, nbytes)
         except (LookupError, TypeError) as exc:     # KeyError is a LookupError: a field or a key that is not there
             return _lookup_hint(exc, memcpy, streams)
+        forgot = returned_none(fraction_of_copy, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("fraction_of_copy returns `...`: return a ratio of two GB/s figures."))
         if not isinstance(got, Real):

@@ -22,6 +22,7 @@ from ..cpu.errors import CxxCompilerNotFoundError
 from ..i18n import N_, _
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
+from .returns import returned_none
 
 KERNEL = "chase_timed"
 PER_LINE = 32                 # uint32 elements per 128-byte line
@@ -186,6 +187,9 @@ def check_line_cycle(line_cycle: Callable[[int, int], Any]) -> Feedback:
                           "chase from element 0 visits every line once, in a random order, and comes back."))
     for lines, seed in CYCLE_CASES:
         got = line_cycle(lines, seed)
+        forgot = returned_none(line_cycle, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("line_cycle returns nothing yet: return the table."))
         table = np.asarray(got)

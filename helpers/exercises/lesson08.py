@@ -26,6 +26,7 @@ import numpy as np
 from ..i18n import N_, _
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
+from .returns import returned_none
 from .lesson07 import compare_value as _compare
 
 KERNEL = "read_inflight"
@@ -62,6 +63,9 @@ def check_threads_for_link(threads_for_link: Callable[[float, float, int], float
                           "bytes in flight, and each thread keeps bytes_per_thread of them."))
     for link, lat, per in THREADS_CASES:
         got = threads_for_link(link, lat, per)
+        forgot = returned_none(threads_for_link, got)
+        if forgot is not None:
+            return forgot
         if got is None or got is Ellipsis:
             return _not_yet(_("threads_for_link returns nothing yet: return the number of threads."))
         try:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..i18n import _
 from . import Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .returns import returned_none
 
 SECTOR, LINE = 32, 128
 
@@ -53,6 +54,9 @@ def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
     got_all, want_all = [], []
     for stride, offset, width in SECTOR_CASES:
         got = sectors_per_warp(stride, offset, width)
+        forgot = returned_none(sectors_per_warp, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("write the body of sectors_per_warp (it still returns `...`): each thread's first "
                               "byte is (offset + t * stride) * 4 * width, its last byte 4 * width - 1 further; their "

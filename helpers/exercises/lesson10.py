@@ -21,6 +21,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .returns import returned_none
 
 BASE = 0x7F44_0000_0000  # a 128-byte-aligned "device" address for the patterns
 
@@ -73,6 +74,9 @@ def check_link_bytes(link_bytes: Callable[..., Any]) -> Feedback:
     rows = []
     for what, addresses, size, h in _link_cases():
         got = link_bytes(addresses.copy(), size, h)
+        forgot = returned_none(link_bytes, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("write the body of link_bytes (it still returns `...`): find the distinct sectors "
                               "the loads touch (byte // 32) and their lines (sector // 4); per line, span = last - "
@@ -219,6 +223,9 @@ def check_predicted_seconds(predicted_seconds: Callable[..., Any], *, model: Any
                              _("write `counts.requests`, `counts.request_sectors`, `counts.half_lines`, "
                                "`model.link_GBps`, `model.overhead_bytes`, `model.request_rate`, "
                                "`model.half_line_rate` and `model.launch_seconds`."))
+            forgot = returned_none(predicted_seconds, got)
+            if forgot is not None:
+                return forgot
             if is_placeholder(got):
                 return _not_yet(_("write the body of predicted_seconds (it still returns `...`): compute the two "
                                   "terms of section 4's formula in seconds, and return the largest plus the launch "
@@ -387,6 +394,9 @@ def check_predict_stride(predict: Callable[..., Any], *, sweep: Any = None, mode
                            "dicts: read their fields by key.").format(name=type(exc).__name__, exc=exc),
                          _('write `row["stride"]`, `row["count"]` and `row["seconds"]` (a list of every repeat\'s '
                            "seconds; take its median)."))
+        forgot = returned_none(predict, value)
+        if forgot is not None:
+            return forgot
         if is_placeholder(value):
             return _not_yet(_("write the body of predict_useful_GBps (it still returns `...`): choose the sweep's "
                               "rows where every float needs a read request of its own, compute requests per second "

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .returns import returned_none
 
 BLOCK = 256
 
@@ -340,6 +341,10 @@ def check_transfer_seconds(transfer_seconds: Callable[[int, float, bool], float]
         return _not_yet(_("define transfer_seconds(n, link_GBps, both_directions) returning seconds."))
     for n, rate in TRANSFER_CASES:
         got = {both: transfer_seconds(n, rate, both) for both in (False, True)}
+        forgot = returned_none(transfer_seconds, got[False] if got[False] is None else got[True],
+                               _("both_directions={both}").format(both=got[False] is not None))
+        if forgot is not None:
+            return forgot
         if any(is_placeholder(v) for v in got.values()):
             return _not_yet(_("transfer_seconds returns `None`: replace its `...` with the seconds."))
         if not all(isinstance(v, (int, float, np.floating, np.integer)) for v in got.values()):

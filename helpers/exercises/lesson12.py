@@ -11,6 +11,7 @@ import numpy as np
 from ..i18n import _
 from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .returns import returned_none
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
@@ -90,6 +91,9 @@ def check_model_seconds(model_seconds: Callable[..., tuple[float, float]], *, me
         return _not_yet(_("define model_seconds(k, n, link_GBps, device_GBps, zc_GBps) returning (copy, zero_copy)."))
     for case in MODEL_CASES:
         got = model_seconds(*case)
+        forgot = returned_none(model_seconds, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("model_seconds returns `None`: replace its `...` with the pair (copy seconds, "
                               "zero-copy seconds)."))
@@ -164,6 +168,9 @@ def check_break_even_k(break_even_k: Callable[[float, float, float], Any], *, me
         return _not_yet(_("define break_even_k(link_GBps, device_GBps, zc_GBps) returning the smallest whole k."))
     for link, device, zc in BREAK_EVEN_CASES:
         got = break_even_k(link, device, zc)
+        forgot = returned_none(break_even_k, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("break_even_k returns `None`: replace its `...` with a whole number of uses."))
         want = break_even_k_rule(link, device, zc)

@@ -14,6 +14,7 @@ from ..platform.machine import detect_virtualization, in_vm, plainly
 from ..i18n import _
 from ..tables import Text
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .returns import returned_none
 
 # (registration seconds, seconds per read, share): cases with a known smallest whole number of reads.
 READ_CASES = ((0.21, 0.02, 0.1), (0.15, 0.021, 0.1), (1.1, 0.5, 0.25), (0.05, 0.1, 0.1), (0.31, 0.013, 0.05),
@@ -130,6 +131,9 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
                           "time."))
     for register, read, share in READ_CASES:
         got = reads_needed(register, read, share)
+        forgot = returned_none(reads_needed, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("reads_needed returns {got}: return the number of reads.").format(
                 got=_returned(got)))
@@ -216,6 +220,9 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
                           "bytes after)."))
     for address, nbytes, page in NEIGHBOUR_CASES:
         got = neighbours_pinned(address, nbytes, page)
+        forgot = returned_none(neighbours_pinned, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("neighbours_pinned returns {got}: return (before, after).").format(
                 got=_returned(got)))

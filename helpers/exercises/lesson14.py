@@ -13,6 +13,7 @@ import numpy as np
 from ..i18n import _
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
+from .returns import returned_none
 
 # --------------------------------------------------------------------------- final_count
 # (schedule, the counter after it): each step is (thread, "read") or (thread, "write"); a read copies the counter
@@ -47,6 +48,9 @@ def check_final_count(final_count: Callable[[list[tuple[str, str]]], Any]) -> Fe
                           "1) and return the counter."))
     for schedule, want in RACE_CASES:
         got = final_count([tuple(step) for step in schedule])
+        forgot = returned_none(final_count, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("final_count returns `...`: return the counter's value after the schedule."))
         if not isinstance(got, (int, np.integer)) or isinstance(got, bool):

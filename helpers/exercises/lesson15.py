@@ -11,6 +11,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .returns import returned_none
 
 _H200 = {"INTEGRATED": 0, "PAGEABLE_MEMORY_ACCESS": 0, "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES": 0,
          "HOST_NATIVE_ATOMIC_SUPPORTED": 0, "CONCURRENT_MANAGED_ACCESS": 1, "CAN_MAP_HOST_MEMORY": 1}
@@ -36,6 +37,9 @@ def check_platform_class(platform_class: Callable[[dict[str, int]], Any]) -> Fee
                           "'coherent_c2c' from a dict of device attributes."))
     for what, attributes, want in PLATFORM_CASES:
         got = platform_class(dict(attributes))
+        forgot = returned_none(platform_class, got)
+        if forgot is not None:
+            return forgot
         if is_placeholder(got):
             return _not_yet(_("platform_class returns `...`: return one of 'discrete_pcie', 'integrated', "
                               "'coherent_c2c'."))

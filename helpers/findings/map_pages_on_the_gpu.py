@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..exercises.lesson04 import same_address_rule
+from ..experiments.result import check_figure
 from ..platform import machine
 from ..i18n import _
 from ..tables import Table, Text, bullets, join
@@ -43,6 +44,16 @@ def promises(identity: Any, attributes: dict[str, int]) -> tuple[bool, str, str]
     return len(kept) == len(promised), expected, got
 
 
+def kept_promises(identity: Any, attributes: dict[str, int]) -> Text:
+    """:func:`promises` as a sentence: what the Runtime API promises, and the run; a broken promise reads (and,
+    under ``ZC_STRICT_FIGURES``, raises) as ``zc.experiments.expect``'s unexpected figure."""
+    ok, expected, got = promises(identity, attributes)
+    if not ok:
+        return check_figure(ok, expected, got)
+    return Text(_("As the Runtime API's Unified Addressing section promises: {got} ({expected}).").format(
+        got=got, expected=expected))
+
+
 def second_look(identity: Any) -> Text:
     """The two rows worth a second look, in words."""
     items = []
@@ -62,8 +73,8 @@ def second_look(identity: Any) -> Text:
 def buffer(host: int, device: int, frames: Sequence[int | None], pagemap: Any) -> Text:
     """The buffer drawn next: its two addresses, what its frames are on the machine that read them, hidden frames."""
     same = _("**equal**") if host == device else _("**different**")
-    text = (_("Host pointer `{host:#x}`, device pointer `{device:#x}`: {same} ({origin}). ").format(
-                host=host, device=device, same=same, origin=pagemap.origin())
+    text = (_("Host pointer `{host:#x}` ({origin}), device pointer `{device:#x}` derived from section 2's rule: "
+              "{same}. ").format(host=host, device=device, same=same, origin=pagemap.origin())
             + machine.address_caveat(pagemap.provenance, live=pagemap.live))
     if None in list(frames)[:8]:
         text += _(" Some frame numbers are hidden (not root): the figure draws those pages without arrows.")
@@ -87,6 +98,7 @@ def what_you_saw(identity: Any, host: int, device: int, pagemap: Any) -> Text:
         + (_(": {kinds}.").format(kinds="; ".join(same)) if same else _(".")),
         _("A CUDA kernel launched with the host pointer itself worked for {worked} of {total} kinds.").format(
             worked=worked, total=total),
-        _("The buffer drawn above: host `{host:#x}`, device `{device:#x}` ({origin}).").format(
+        _("The buffer drawn above: host `{host:#x}` ({origin}), device `{device:#x}` derived from section 2's "
+          "rule.").format(
             host=host, device=device, origin=pagemap.origin()),
     ], head=computed_from(identity)))
