@@ -48,8 +48,27 @@ def _first_frame_only(address, pfns):
 
 
 def _bytes_for_pages(address, pfns):
-    """The address's offset in bytes compared with a frame's in pages (issue 31: was told not to require alignment)."""
+    """The address's bytes modulo 512 compared with a frame's place in pages (issue 31)."""
     return pfns[0] % 512 == address % 512 and all(p == pfns[0] + i for i, p in enumerate(pfns))
+
+
+def _bytes_in_the_range(address, pfns):
+    """The address's byte offset in its 2 MiB range compared with a frame's place in pages (issue 31: was told
+    not to require alignment, which it did not)."""
+    return pfns[0] % 512 == address % (2 << 20) and all(p == pfns[0] + i for i, p in enumerate(pfns))
+
+
+def _ignores_the_address(address, pfns):
+    """The first frame at the start of its block, wherever the buffer starts (issue 31: was asked in which unit it
+    counts the address, which it never used)."""
+    return pfns[0] % 512 == 0 and all(p == pfns[0] + i for i, p in enumerate(pfns))
+
+
+def _strictly_ascending(address, pfns):
+    """The right offset, then frames that ascend but may skip (issue 31: was asked to check every page)."""
+    if pfns[0] % 512 != (address // PAGE) % 512:
+        return False
+    return all(b > a for a, b in zip(pfns, pfns[1:]))
 
 
 def _ascending_only(address, pfns):
@@ -157,11 +176,14 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 lambda: [(a, p) for _, a, p in lesson03._huge_cases()]),
         Typical(fixed(_consecutive_either_way), phrase="ASCEND"),
         Typical(fixed(_offset_then_either_way), phrase="ASCEND"),
-        Typical(fixed(_ascending_only), phrase="wrong place in their 2 MiB block"),
+        Typical(fixed(_ascending_only), phrase="never asks where the frames sit"),
         Typical(fixed(_aligned_only), phrase="check every page"),
         Typical(fixed(_requires_alignment), phrase="middle of a huge page"),
         Typical(fixed(_offsets_only), phrase="same block"),
         Typical(fixed(_first_frame_only), phrase="check every page"),
         Typical(fixed(_bytes_for_pages), phrase="which unit"),
+        Typical(fixed(_bytes_in_the_range), phrase="which unit"),
+        Typical(fixed(_ignores_the_address), phrase="never looks at the address"),
+        Typical(fixed(_strictly_ascending), phrase="ascend but skip"),
         Typical(fixed(lambda address, pfns: 1), phrase="True or False")],
 }

@@ -125,22 +125,29 @@ def _huge(address: int, pfns: list[int]) -> bool:
     return pages.huge_page_possible(address, pfns)
 
 
+BASE = 0x7F4478800000                          # a 2 MiB-aligned address
+BLOCK = 0x103C00                               # a 2 MiB-aligned frame block (a multiple of 512)
+
+
+def _run(first: int, n: int = 16) -> list[int]:
+    """Consecutive ascending frames, the first at place ``first`` of its 2 MiB block."""
+    return [BLOCK + first + i for i in range(n)]
+
+
 def _huge_cases() -> list[tuple[str, int, list[int]]]:
-    base = 0x7F4478800000                     # 2 MiB aligned
-    block = 0x103C00                           # 2 MiB-aligned frame block (multiple of 512)
+    block = BLOCK
     cases = [
-        (N_("aligned, ascending from the block's start"), base, [block + i for i in range(16)]),
+        (N_("aligned, ascending from the block's start"), BASE, _run(0)),
         # before the descending case, so a rule that checks only the first frame meets its own hint (issue 31)
-        (N_("aligned address, scattered frames"), base, [block, block + 40, block + 3, block + 900]),
+        (N_("aligned address, scattered frames"), BASE, [block, block + 40, block + 3, block + 900]),
         # the first frame at the first page's offset (15), so only the direction can refuse it (issue 31)
-        (N_("descending consecutive frames"), base + 15 * PAGE, [block + 15 - i for i in range(16)]),
-        (N_("ascending consecutive frames, at the wrong offset in their block"), base, [block + 7 + i for i in range(16)]),
-        (N_("ascending with one break"), base, [block + i for i in range(8)] + [block + 100 + i for i in range(8)]),
+        (N_("descending consecutive frames"), BASE + 15 * PAGE, [block + 15 - i for i in range(16)]),
+        (N_("ascending consecutive frames, at the wrong offset in their block"), BASE, _run(7)),
+        (N_("ascending with one break"), BASE, [block + i for i in range(8)] + [block + 100 + i for i in range(8)]),
         # every frame at its page's offset, the second in the next block: offsets alone accept it (issue 31)
-        (N_("right offsets, frames in different 2 MiB blocks"), base, [block, block + PER_HUGE + 1]),
-        (N_("pairs of consecutive frames"), base + 2 * PAGE, [block + 2, block + 3, block + 700, block + 701]),
-        (N_("starts at page 5 of its 2 MiB range, frames at 5 of their block"), base + 5 * PAGE,
-         [block + 5 + i for i in range(16)]),
+        (N_("right offsets, frames in different 2 MiB blocks"), BASE, [block, block + PER_HUGE + 1]),
+        (N_("pairs of consecutive frames"), BASE + 2 * PAGE, [block + 2, block + 3, block + 700, block + 701]),
+        (N_("starts at page 5 of its 2 MiB range, frames at 5 of their block"), BASE + 5 * PAGE, _run(5)),
     ]
     for row in _recorded_rows():
         if all(p is not None for p in row["pfns"]):
@@ -148,9 +155,77 @@ def _huge_cases() -> list[tuple[str, int, list[int]]]:
     return cases
 
 
+def _says(rule: Callable[[int, list[int]], Any], address: int, pfns: list[int]) -> bool | None:
+    """The learner's verdict on a probe the cases do not hold, or None where it raises."""
+    try:
+        return bool(rule(address, list(pfns)))
+    except Exception:  # noqa: BLE001 (a probe only tells slips apart; the cases report errors)
+        return None
+
+
+def _accepted_bad(rule: Callable[[int, list[int]], Any], label: str) -> Feedback:
+    """The hint for a rule that accepts frames which rule a huge page out: which check it skips."""
+    if label.startswith("descending"):
+        return _hint(_("a descending run of frames is one contiguous piece of memory, but does a 2 MiB entry "
+                       "map its pages in either order? The cell above the exercise says where page i of the "
+                       "range lands; the frames must ASCEND with the pages."),
+                     _("check that page i sits in the first page's frame plus i, for every i: descending "
+                       "frames fail that."))
+    if label.startswith("ascending consecutive frames, at the wrong offset"):
+        return _hint(_("for '{label}' your rule never asks where the frames sit in their 2 MiB block. Page i of "
+                       "a 2 MiB range lands in frame i of its block: so where must the first frame sit, given "
+                       "where the buffer's first page sits in its range?").format(label=_(label)),
+                     _("a 2 MiB block holds {PER_HUGE} frames and a 2 MiB range {PER_HUGE} virtual pages: find "
+                       "where the first frame sits in its block, and where the first page sits in its range.").format(
+                         PER_HUGE=PER_HUGE))
+    if label.startswith("right offsets"):
+        return _hint(_("for '{label}' each frame sits at its page's offset in a 2 MiB block, but not in the "
+                       "same block. One 2 MiB entry maps one block: besides the offsets, what must hold "
+                       "between neighbouring frames?").format(label=_(label)),
+                     _("the frames must be consecutive too: page i's frame is the first page's frame plus i, "
+                       "for every i."))
+    skipping, scattered = [BLOCK + 2 * i for i in range(16)], [BLOCK, BLOCK + 40, BLOCK + 3]
+    if _says(rule, BASE, skipping) and not _says(rule, BASE, scattered):
+        return _hint(_("your rule accepts frames that ascend but skip numbers ('{label}', and frames two apart). "
+                       "Inside one 2 MiB block, how far from the one before must each frame be?").format(
+                         label=_(label)),
+                     _("ascending is not enough: compare each frame with the one before it; a gap of 2 or 100 "
+                       "must fail."))
+    return _hint(_("for '{label}' you said a huge page is possible, but the frames rule it out. Did you "
+                   "check every page, not only the alignment or the first frame?").format(label=_(label)),
+                 _("a huge page needs all the frames in order: page i must sit exactly i frames after the "
+                   "first page's frame, for every i."))
+
+
+def _refused_good(rule: Callable[[int, list[int]], Any]) -> Feedback | None:
+    """The hint for a rule that refuses a possible huge page, told apart by moving only the address or only the
+    frames: bytes counted as pages, the address never used, or a 2 MiB-aligned address required."""
+    at = lambda page, first: _says(rule, BASE + page * PAGE, _run(first))   # noqa: E731
+    if _says(rule, BASE + 5, _run(5)) and not at(5, 5):
+        return _hint(_("your rule accepts a buffer 5 bytes into its 2 MiB range whose first frame is frame 5 of "
+                       "its block, and refuses one 5 pages in. A frame number counts pages: in which unit does "
+                       "your rule count the address?"),
+                     _("turn the address into a page number first, as section 1 split it, then take that page's "
+                       "place in its 2 MiB range."))
+    if at(0, 0) and at(5, 0) and not at(5, 5):
+        return _hint(_("your rule never looks at the address: with the same frames it answers alike for a buffer "
+                       "at the start of its 2 MiB range and one 5 pages in. The first frame's place in its block "
+                       "must match the first page's place in its range: which page of its range is the first?"),
+                     _("find the first page's place among the {PER_HUGE} pages of its 2 MiB range from the address "
+                       "(its page number, as section 1 split it), and compare it with the first frame's place in "
+                       "its block.").format(PER_HUGE=PER_HUGE))
+    if at(0, 0) and not at(5, 0) and not at(5, 5):
+        return _hint(_("a buffer may start in the middle of a huge page: does the address itself have to be 2 "
+                       "MiB-aligned, or only the pages' positions in their range and the frames' in their "
+                       "block to agree?"),
+                     _("do not require a 2 MiB-aligned address: the first page's number is `address // PAGE`; "
+                       "compare its offset in its 2 MiB range with its frame's offset in its block."))
+    return None
+
+
 def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedback:
     """map-pages-on-the-cpu: ``could_be_huge(address, pfns)``: False when the frames rule out one 2 MiB page, else
-    True."""
+    True. A wrong rule gets the hint for its own slip, found by probing it (issue 31)."""
     if is_placeholder(could_be_huge):
         return _not_yet(_("define could_be_huge(address, pfns) returning False when these frames rule out one 2 "
                           "MiB page behind the buffer, else True."))
@@ -169,42 +244,11 @@ def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedb
         want = _huge(address, pfns)
         if bool(got) == want:
             continue
-        if label.startswith("descending"):
-            return _hint(_("a descending run of frames is one contiguous piece of memory, but does a 2 MiB entry "
-                           "map its pages in either order? The cell above the exercise says where page i of the "
-                           "range lands; the frames must ASCEND with the pages."),
-                         _("check that page i sits in the first page's frame plus i, for every i: descending "
-                           "frames fail that."))
-        if label.startswith("ascending consecutive frames, at the wrong offset"):
-            return _hint(_("the frames ascend one by one but sit at the wrong place in their 2 MiB block. A 2 MiB "
-                           "frame block starts at a multiple of 512 frames: where in its block must the first "
-                           "page's frame be?"),
-                         _("a 2 MiB block holds {PER_HUGE} frames and a 2 MiB range {PER_HUGE} virtual pages: find "
-                           "where the first frame sits in its block, and where the first page sits in its range.").format(
-                             PER_HUGE=PER_HUGE))
-        if label.startswith("right offsets"):
-            return _hint(_("for '{label}' each frame sits at its page's offset in a 2 MiB block, but not in the "
-                           "same block. One 2 MiB entry maps one block: besides the offsets, what must hold "
-                           "between neighbouring frames?").format(label=_(label)),
-                         _("the frames must be consecutive too: page i's frame is the first page's frame plus i, "
-                           "for every i."))
-        if label.startswith("starts at page 5"):
-            if could_be_huge(address, [pfns[0] - 5 + i for i in range(len(pfns))]):
-                return _hint(_("your rule refuses a buffer at page 5 of its 2 MiB range whose first frame is "
-                               "frame 5 of its block, and accepts it with frame 0. A frame number counts pages: "
-                               "in which unit does your rule count the address?"),
-                             _("the page number is `address // PAGE`: compare it modulo {PER_HUGE} with the first "
-                               "frame modulo {PER_HUGE}.").format(PER_HUGE=PER_HUGE))
-            return _hint(_("a buffer may start in the middle of a huge page: does the address itself have to be 2 "
-                           "MiB-aligned, or only the pages' positions in their range and the frames' in their "
-                           "block to agree?"),
-                         _("do not require a 2 MiB-aligned address: the first page's number is `address // PAGE`; "
-                           "compare its offset in its 2 MiB range with its frame's offset in its block."))
-        if want is False and got:
-            return _hint(_("for '{label}' you said a huge page is possible, but the frames rule it out. Did you "
-                           "check every page, not only the alignment or the first frame?").format(label=_(label)),
-                         _("a huge page needs all the frames in order: page i must sit exactly i frames after the "
-                           "first page's frame, for every i."))
+        if got:
+            return _accepted_bad(could_be_huge, label)
+        found = _refused_good(could_be_huge)
+        if found is not None:
+            return found
         return _hint(_("for '{label}' (address {address:#x}, frames {value} ...) you returned {got}. Which of the "
                        "two conditions (frames ascending by one, the same offset in the 2 MiB block) does this "
                        "case meet?").format(label=_(label), address=address, value=[hex(p) for p in pfns[:4]], got=got),

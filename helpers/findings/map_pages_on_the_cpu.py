@@ -49,7 +49,7 @@ def this_machine() -> Shown:
     visible = pages.pfns_visible()
     return join(Text(platform_note(LESSON)),
                 Text((_("Page size {size} bytes; physical frame numbers visible to this process") if visible else
-                      _("Page size {size} bytes; physical frame numbers hidden to this process")).format(
+                      _("Page size {size} bytes; physical frame numbers hidden from this process")).format(
                           size=pages.PAGE_SIZE)
                      + (_(".") if visible else _(" (not root).") if pages.proc_available() else _(" (no /proc here)."))))
 

@@ -127,7 +127,8 @@ def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuF
             else _(_HOLDS_SENTENCE).format(gpu=reference.name)))
     texts = [e.text for e in found]
     if texts:
-        parts.append(("" if start else where) + _sentences(*texts))
+        parts.append(_sentences(*texts) if start else   # a sentence of its own: each text starts with a capital
+                     _sentences(_("This machine: {where}.").format(where=_where(facts)), *texts))
     elif facts.mode == "live" and not start:
         parts.append(where + _("nothing in this lesson depends on a difference from the reference {gpu}; it runs "
                                "as written.").format(gpu=reference.name if reference else "GPU"))
