@@ -38,17 +38,51 @@ def test_the_mlock_prediction_says_no_prediction_then_compares():
 
 
 def test_the_same_mistake_failing_on_another_case_gets_the_smaller_step():
-    """Issue 31: two off-by-one tries that fail on different cases (16 pages, then 1 page) are one kind of mistake;
-    the second gets the smaller step. The steps name no case's value, so grading does not depend on the case."""
+    """Issue 31: two tries with a page size of their own that fail on different cases (a 64 KiB page, then 16
+    pages of 4 KiB) are one kind of mistake; the second gets the smaller step. The steps name no case's value, so
+    grading does not depend on the case."""
     exercises.reset_tries()
-    first = exercises.check("01", "pages_spanned", _off_by_one_pages)
-    second = exercises.check("01", "pages_spanned", lambda a, n, p: (a + n) // p - a // p)
-    assert "address 0x7f0000000000, nbytes = 1," in second.message, second     # another case than the first try's
-    assert "off-by-one" in first.message and "Next step:" in second.message, second
+    first = exercises.check("01", "pages_spanned", lambda a, n, p: (a + n - 1) // 4096 - a // 4096 + 1)
+    second = exercises.check("01", "pages_spanned", lambda a, n, p: (a + n - 1) // 65536 - a // 65536 + 1)
+    assert "page_size = 65536" in first.message and "page_size = 4096" in second.message, second
+    assert "Next step:" not in first.message and "Next step:" in second.message, second
     exercises.reset_tries()
     by_two = exercises.check("01", "decode_entry", lambda e: (e >> 63, e >> 1))
     by_three = exercises.check("01", "decode_entry", lambda e: (e >> 63, e >> 3))
     assert "Next step:" not in by_two.message and "Next step:" in by_three.message, by_three
+
+
+def test_one_short_and_one_over_are_told_apart():
+    """Issue 31: the +1 left out (15 for 16 pages) and the byte at address + nbytes counted (17) got one hint,
+    whose question pointed at a line that was already right; each side now gets its own."""
+    short = lesson01.check_pages_spanned(lambda a, n, p: (a + n - 1) // p - a // p)
+    over = lesson01.check_pages_spanned(lambda a, n, p: (a + n) // p - a // p + 1)
+    assert "one short" in short.message and "one over" not in short.message, short
+    assert "one over" in over.message and "one short" not in over.message, over
+    assert short.step != over.step
+
+
+def test_shifting_before_masking_gets_the_divide_hint_too():
+    """Issue 31: `(entry >> 12) & mask` is the same mistake as `(entry & mask) >> 12`, and gets the same hint."""
+    mask = (1 << 55) - 1
+    before = lesson01.check_decode_entry(lambda e: (e >> 63, (e >> 12) & mask))
+    after = lesson01.check_decode_entry(lambda e: (e >> 63, (e & mask) >> 12))
+    assert "divided by 4096" in before.message and before.step == after.step, before
+
+
+def test_a_typed_string_prediction_is_said_to_be_read_as_a_number():
+    said = exercises.compare("01", "4", 4)
+    assert "as you predicted" in said and "You typed the text '4', read as the number 4" in said, said
+    assert "could not read True" in exercises.compare("01", True, 4)
+
+
+def test_a_return_left_out_is_named():
+    """Issue 31: a body that computes the count without `return` was told it returns `...`."""
+    def no_return(address, nbytes, page_size):
+        (address + nbytes - 1) // page_size - address // page_size + 1
+
+    said = exercises.check("01", "pages_spanned", no_return)
+    assert said.status == "hint" and "returned None" in said.message and "`return`" in said.message, said
 
 
 def test_a_two_item_list_is_a_pair_and_the_pfn_shows_in_hex():
@@ -89,17 +123,20 @@ def _off_by_one_pages(address: int, nbytes: int, page_size: int) -> int:
 TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("01", "pages_spanned"): [
         Typical(fixed(_off_by_one_pages), ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES,
-                phrase="off-by-one"),
+                phrase="one over"),
         Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size + 3),
                 ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES),
         Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size), phrase="rounds down"),
         Typical(fixed(lambda address, nbytes, page_size: nbytes // page_size + 1),
                 phrase="ignores where the buffer starts"),
         Typical(fixed(lambda address, nbytes, page_size: -(-nbytes // page_size)), phrase="starts on a page boundary"),
+        # issue 31: one short and one over got one hint; each side gets its own, and both slips at once a third
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // page_size - address // page_size),
-                phrase="off-by-one"),
+                ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES, phrase="one short"),
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes) // page_size - address // page_size),
-                phrase="off-by-one"),
+                phrase="two slips"),
+        Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // 65536 - address // 65536 + 1),
+                phrase="pages of 65536 bytes"),
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // 4096 - address // 4096 + 1),
                 phrase="ignored page_size"),
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) / page_size - address / page_size + 1),
@@ -115,7 +152,13 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda entry: (entry >> 64, entry & ((1 << 55) - 1))), phrase="false for every entry"),
         Typical(fixed(lambda entry: (not (entry >> 63), entry & ((1 << 55) - 1))), phrase="opposite of bit 63"),
         Typical(fixed(lambda entry: (entry, entry & ((1 << 55) - 1))), phrase="whenever any bit"),
-        Typical(fixed(lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) >> 12)), phrase="divided the frame number"),
+        Typical(fixed(lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) >> 12)), phrase="divided by 4096"),
+        # issue 31: shifting before masking got only the general hint
+        Typical(fixed(lambda entry: (entry >> 63, (entry >> 12) & ((1 << 55) - 1))), phrase="divided by 4096"),
+        Typical(fixed(lambda entry: (entry >> 63, entry & ((1 << 56) - 1))), ("(1 << 55) - 1",),
+                lambda: [(e,) for e in lesson01.ENTRY_CASES], phrase="one bit too many"),
+        Typical(fixed(lambda entry: (entry >> 63, entry & (1 << 55))), phrase="single bit"),
+        Typical(fixed(lambda entry: (entry & (1 << 63), entry & ((1 << 55) - 1))), phrase="True or False"),
         Typical(fixed(lambda entry: (entry >> 63, entry)), phrase="flag bits"),
         Typical(fixed(lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) * 4096)), phrase="physical address"),
         Typical(fixed(lambda entry: (entry >> 63, float(entry & ((1 << 55) - 1)))), phrase="integer operators"),

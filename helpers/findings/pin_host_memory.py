@@ -19,7 +19,7 @@ from ..tables import Text, bullets
 
 
 def this_machine() -> Text:
-    """What this machine changes in this lesson, beside the reference GPU."""
+    """What this machine changes in pin-host-memory: it reads /proc and runs live; no GPU measurement."""
     return Text(platform_note(lessons.lesson_id("pin-host-memory")))
 
 
