@@ -28,6 +28,18 @@ def test_each_declared_lesson_gives_the_english_term_at_a_terms_first_use(slug):
         "\n".join(found)
 
 
+def test_the_helpers_strings_use_no_other_form_of_a_term():
+    """Findings, check messages and figure labels (helpers.po) use the glossary's forms too."""
+    import polib
+
+    from helpers import i18n
+
+    found = [f"{other!r} in {e.msgid[:50]!r}: write {form}" for e in polib.pofile(str(i18n.STRINGS_CATALOG))
+             if not e.obsolete for form, others in glossary.OTHER_FORMS.items()
+             for other in others if other in e.msgstr.replace(form, " ")]
+    assert not found, "\n".join(found)
+
+
 def test_a_first_use_without_its_english_is_caught():
     english = "Zero-copy reads mapped memory. The SM runs it; DMA moves it."
     assert glossary.first_uses(english, "零拷贝（zero-copy）读取映射内存（mapped memory）。**SM**（streaming "

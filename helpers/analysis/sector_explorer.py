@@ -34,7 +34,9 @@ def warp_pattern(stride: int, offset: int, width: int = 1, warps: int = 1) -> Tr
         raise ValueError("stride and offset must not be negative")
     size = 4 * width
     addresses = (offset + np.arange(32 * warps) * stride) * size
-    return Trace.from_addresses(addresses, size, kernel=f"stride {stride}, offset {offset}, float{width if width > 1 else ''}")
+    kind = f"float{width if width > 1 else ''}"
+    return Trace.from_addresses(addresses, size, kernel=_("stride {stride}, offset {offset}, {kind}").format(
+        stride=stride, offset=offset, kind=kind))
 
 
 def default_model() -> Model:

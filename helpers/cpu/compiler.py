@@ -39,6 +39,7 @@ try:
 except ImportError:  # Windows: no flock; parallel builds of one library stay harmless (atomic renames)
     fcntl = None  # type: ignore[assignment]
 
+from ..i18n import _
 from .errors import BuildCacheError, CxxCompilerNotFoundError, KernelCompileError
 
 __all__ = ["HEADER", "EXPORTS", "FLAGS", "LIBRARY_SUFFIX", "link_flags", "cache_dir", "prepare_cache", "find_compiler",
@@ -255,6 +256,7 @@ def explain(stderr: str, source_name: str) -> str:
     shown = "\n".join((lines or stderr.splitlines())[:15])
     hint = ""
     if _PTR_CONVERSION.search(stderr):
-        hint = ("\nHint: the CPU backend turns pointer parameters into checked pointers (cpu::ptr<T>). "
-                "Declare a local pointer made from one with `auto` (auto q = p + k;), not as T*.")
-    return f"The C++ compiler rejected {source_name} (line numbers are the kernel source's):\n{shown}{hint}"
+        hint = "\n" + _("Hint: the CPU backend turns pointer parameters into checked pointers (cpu::ptr<T>). "
+                         "Declare a local pointer made from one with `auto` (auto q = p + k;), not as T*.")
+    lead = _("The C++ compiler rejected {name} (line numbers are the kernel source's):").format(name=source_name)
+    return f"{lead}\n{shown}{hint}"

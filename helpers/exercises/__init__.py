@@ -35,11 +35,11 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from .. import lessons as course_lessons, paths
-from ..i18n import N_, _, solutions
+from ..i18n import CHINESE, N_, _, language, sentences, solutions
 from ..tables import Text
 
 __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint", "correct", "checks", "namespace",
-           "live_module", "registered", "tries", "reset_tries", "SOLUTIONS", "SOLUTION_AFTER"]
+           "live_module", "registered", "tries", "reset_tries", "SOLUTIONS", "SOLUTION_AFTER", "quoted"]
 
 SOLUTIONS = paths.SOLUTIONS
 Status = Literal["not yet", "correct", "hint"]
@@ -102,6 +102,20 @@ def correct(why: str) -> Feedback:
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
+_MARKS = re.compile(r"([\\`*_\[\]<>])")
+
+
+def quoted(text: str, limit: int | None = 400) -> str:
+    """An error's text as a hint quotes it: past ``limit`` characters cut at a word boundary and marked with an
+    ellipsis, and Markdown's marks escaped so that ``__global__`` or ``ptr<T>`` show as written
+    (coalesce-and-align-accesses and every kernel exercise)."""
+    text = str(text)
+    if limit is not None and len(text) > limit:
+        cut = text[:limit]
+        text = (cut[:cut.rfind(" ")] if " " in cut else cut).rstrip(" ,;:(") + "…"
+    return _MARKS.sub(r"\\\1", text)
+
+
 def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: str, step: str,
                         name_note: str = "") -> Feedback:
     """The hint for a learner's kernel that did not build or run (kernel exercises of
@@ -110,7 +124,7 @@ def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: st
     is the smaller step), a kernel name not found (``name_note`` is added), or the error itself."""
     text = f"{type(exc).__name__}: {exc}"
     if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
-        return hint(_("{past_end} ({error}){question}").format(past_end=past_end, error=text.splitlines()[0][:300],
+        return hint(_("{past_end} ({error}){question}").format(past_end=past_end, error=quoted(text.splitlines()[0]),
                                                                question=question), step)
     if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
         return hint(_("no kernel named {kernel}: the check looks the kernel up by its name.").format(kernel=kernel),
@@ -118,7 +132,7 @@ def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: st
                         kernel=kernel, note=name_note))
     if len(text) > 900:   # keep the compiler's first lines and the backend's hint at the end
         text = f"{text[:520]} [...] {text[-360:]}"
-    return hint(_("the kernel did not build or run: {error}").format(error=text),
+    return hint(_("the kernel did not build or run: {error}").format(error=quoted(text, None)),
                 _("read the first error line: it names the line of your source and what the compiler expected there "
                   "(a missing `;` or brace, a name not declared, a type that does not match)."))
 
@@ -196,7 +210,11 @@ def ended(text: str) -> str:
     """``text`` as a sentence that ends (a full stop added where none is), so the next one does not run into it: an
     exception's message ("name 'x' is not defined") is no sentence (pin-host-memory)."""
     text = text.rstrip()
-    return text if not text or text.endswith((".", "?", "!", ":", "。", "？", "！", "：")) else text + "."
+    core = text.rstrip(")]）】'\"*`")
+    if not text or core.endswith((".", "?", "!", ":", "…", "。", "？", "！", "：")):
+        return text   # "... bytes).)" already ends: no full stop after the bracket
+    chinese = language() == CHINESE and (text[-1] in "）】" or re.match("[\u4e00-\u9fff]", core[-1:]))
+    return text + ("。" if chinese else ".")
 
 
 def graded_message(feedback: Feedback, count: int, lesson: str, name: str) -> str:
@@ -208,7 +226,7 @@ def graded_message(feedback: Feedback, count: int, lesson: str, name: str) -> st
     if count >= SOLUTION_AFTER:
         parts.append(_('Still stuck? print(zc.exercises.solution("{lesson}", "{name}")) shows one solution.').format(
                          lesson=lesson, name=name))
-    return " ".join(parts)
+    return sentences(*parts)
 
 
 _CASE_VALUE = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?)")

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..i18n import _
+from ..i18n import _, sentences, series
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
 from .returns import returned_none
@@ -32,19 +32,21 @@ def compare_prediction(predicted: Any, by_value: Any) -> str:
     said = str(predicted).strip().lower()
     if said not in OUTCOMES:
         return _("A prediction here is one of {outcomes}; you gave {given}. {seen}").format(
-            outcomes=", ".join(map(repr, OUTCOMES)), given=repr(predicted), seen=seen)
-    text = _("You predicted {said}. {seen} ").format(said=repr(said), seen=seen)
+            outcomes=series(map(repr, OUTCOMES)), given=repr(predicted), seen=seen)
+    text = _("You predicted {said}. {seen}").format(said=repr(said), seen=seen)
     if said == "refused" and row["raised"]:
-        return text + _("Right: {nbytes:,} bytes of parameters where the kernel declares three pointers and an int, "
-                        "and the driver refuses the launch before anything runs.").format(
-            nbytes=row["passed_argument_bytes"])
+        return sentences(text, _(
+            "Right: {nbytes:,} bytes of parameters where the kernel declares three pointers and an int, and the "
+            "driver refuses the launch before anything runs.").format(nbytes=row["passed_argument_bytes"]))
     if said == "garbage" and not row["raised"]:
-        return text + _("Right: nothing stopped it, which is the dangerous case.")
+        return sentences(text, _("Right: nothing stopped it, which is the dangerous case."))
     if said == "runs":
-        return text + _("What does the kernel find in its first parameter: an 8-byte address, or the first bytes of "
-                        "your floats? Read section 5's first paragraph again.")
-    return text + _("Not this time: how many bytes did PyCUDA pack, and how many does the kernel declare? Going "
-                    "deeper says what is known of why the driver refused the launch.")
+        return sentences(text, _(
+            "What does the kernel find in its first parameter: an 8-byte address, or the first bytes of your floats? "
+            "Read section 5's first paragraph again."))
+    return sentences(text, _(
+        "Not this time: how many bytes did PyCUDA pack, and how many does the kernel declare? Going deeper says what "
+        "is known of why the driver refused the launch."))
 
 
 class _Launches:

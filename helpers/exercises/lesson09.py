@@ -18,8 +18,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..i18n import _
-from . import Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from ..i18n import _, sentences
+from . import (Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet,
+               quoted)
 from .returns import returned_none
 
 SECTOR, LINE = 32, 128
@@ -170,19 +171,19 @@ def check_coalesce(source: str) -> Feedback:
         if not result.ran and ("outside" in text or "OutOfBounds" in text or "bounds" in text.lower()):
             return _hint(_("a load or store fell outside the matrix. In a row-major matrix a row holds cols "
                            "consecutive elements: for thread t, how many whole rows come before it, and where in its "
-                           "row is it? [{error}]").format(error=text[:300]),
+                           "row is it? [{error}]").format(error=quoted(text.splitlines()[0])),
                          _("thread t's row is t divided by the row length (cols, not rows), its column what is left "
                            "over."))
         if result.ran and not result.correct:
             return _hint(_("the copy is wrong: {error} Do your r and c name a different element for every t in "
-                           "0 .. rows*cols-1?").format(error=text),
+                           "0 .. rows*cols-1?").format(error=quoted(text)),
                          _("r and c both come from dividing t by the same number, the row length cols: one is the "
                            "quotient, the other the remainder."))
         if not result.ran:
-            return _hint(text, _("read the first error line: it names the line of your source and what the compiler "
+            return _hint(quoted(text, None), _("read the first error line: it names the line of your source and what the compiler "
                                  "expected there (a missing `;`, a name not declared)."))
         return _hint(_("{error} Which of r and c must change from one thread to the next, for neighbouring threads "
-                       "to read neighbouring floats?").format(error=text),
+                       "to read neighbouring floats?").format(error=quoted(text)),
                      _("in a row-major matrix the column is the fast index: compute r and c so that t and t + 1 have "
                        "the same row and neighbouring columns."))
     try:
@@ -191,7 +192,7 @@ def check_coalesce(source: str) -> Feedback:
         return _hint(_("with a {rows} x {cols} matrix the last block has threads past the end, and one of them "
                        "read or wrote outside the arrays: keep `if (t < rows * cols)`. What stops the threads past "
                        "the end? [{error}]").format(rows=GUARD_ROWS, cols=GUARD_COLS,
-                                                    error=str(exc).splitlines()[0][:200]),
+                                                    error=quoted(str(exc).splitlines()[0])),
                      _("the guard must wrap both the load and the store, with the index lines inside or before it."))
     from ..mode import detect
 
@@ -202,7 +203,7 @@ def check_coalesce(source: str) -> Feedback:
         except Exception as exc:  # noqa: BLE001 (a check never raises)
             return _hint(_("the kernel passed on the CPU backend but did not build or run on the GPU: {type}: "
                            "{error}. What does the GPU's compiler accept that the CPU backend does not, or the other "
-                           "way round?").format(type=type(exc).__name__, error=str(exc)[:400]),
+                           "way round?").format(type=type(exc).__name__, error=quoted(exc)),
                          _("read the error's first line: it names the line of your source and what went wrong."))
         if problem:
             return _hint(_("on the GPU, dst differs from src, though the CPU backend copied it right. What can differ "
@@ -264,8 +265,9 @@ def compare_prediction(predicted: Any, result: Any) -> str:
                 "32 at stride 32), so here the wasted sector bytes explain the loss.").format(sectors=sectors_only)
     fraction, note = _as_fraction(predicted)
     if fraction is None:
-        return (note + _("No prediction made (predicted_fraction is still `...`). ") if not note else
-                note + _("Write a fraction such as 0.5. ")) + run + " " + why
+        ask = (_("No prediction made (predicted_fraction is still `...`). ") if not note else
+               _("Write a fraction such as 0.5. "))
+        return sentences(note.strip(), ask.strip(), run, why)
     ratio = fraction / measured
     if 0.67 <= ratio <= 1.5:
         verdict = _("You predicted {fraction:.1%}: close (within a factor 1.5).").format(fraction=fraction)
@@ -275,7 +277,7 @@ def compare_prediction(predicted: Any, result: Any) -> str:
     else:
         verdict = _("You predicted {fraction:.1%}, {ratio:.1f}x below the measured fraction: stride costs less than "
                     "you expected.").format(fraction=fraction, ratio=1 / ratio)
-    return f"{note}{verdict} {run} {why}"
+    return sentences(note.strip(), verdict, run, why)
 
 
 CHECKS = {"sectors_per_warp": check_sectors_per_warp, "coalesce": check_coalesce}

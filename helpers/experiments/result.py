@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import records
 from ..errors import CourseError, RecordError
-from ..i18n import _
+from ..i18n import _, sentences
 from ..mode import detect
 from ..tables import Table, Text, bullets, column_name
 
@@ -95,7 +95,7 @@ class Result:
                  "PyCUDA {pycuda}; data/{file}), not on this machine.").format(
             name=self.name, gpu=self.gpu, date=p.get("date", "?")[:10], driver=p.get("driver_version"),
             cuda=p.get("cuda_version"), pycuda=p.get("pycuda_version"), file=self.record_file)
-        return said + (f" {self.replay_reason}" if self.replay_reason else "")
+        return sentences(said, self.replay_reason or "")
 
 
     def table(self, columns: list[str] | None = None, *, limit: int = 24, **where: Any) -> Table:

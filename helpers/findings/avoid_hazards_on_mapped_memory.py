@@ -9,7 +9,7 @@ import numpy as np
 
 from ..exercises.lesson14 import median_seconds, atomic_ratio, per_warp_ns, zero_copy_load_ns
 from ..experiments.result import Result
-from ..i18n import _
+from ..i18n import _, sentences
 from ..tables import Shown, Table, Text, bullets, join
 
 PUBLISHERS = ("publish_fenced", "publish_unfenced", "publish_flag_first")
@@ -167,7 +167,7 @@ def spin_turns(spin: Result, latency: Result) -> Shown:
     table = Table([_("flag loaded with"), _("ns per turn"), _("loaded every turn?")], rows,
                   caption=_("*{origin}; {spins:,} turns a launch, median of {repeats} launches*").format(
                               origin=spin.origin(dated=True), spins=spin.params['spins'], repeats=spin.params['repeats']))
-    return join(table, Text(" ".join(said)))
+    return join(table, Text(sentences(*said)))
 
 
 def _names(rows: list[dict[str, Any]]) -> str:

@@ -11,6 +11,7 @@ lesson.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -18,7 +19,8 @@ from .. import lessons
 from ..analysis import spread
 from ..platform import machine
 from ..platform.notes import platform_note
-from ..i18n import N_, _
+from ..i18n import CHINESE, N_, _, language
+from ..i18n.edition import notebook as chinese_notebook
 from . import computed_from
 from ..tables import Shown, Table, Text, bullets, join
 
@@ -37,8 +39,8 @@ MEANING: dict[str, tuple[str, str]] = {
         N_("Device can access host registered memory at the same virtual address as the CPU"),
         N_("Registered memory ({use-write-combined-and-registered-memory}) keeps its host address on the GPU.")),
     "READ_ONLY_HOST_REGISTER_SUPPORTED": (
-        N_("Device supports using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY to register memory that "
-           "must be mapped as read-only to the GPU"),
+        N_("Device supports using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY [sic: "
+           "CU_MEMHOSTREGISTER_READ_ONLY] to register memory that must be mapped as read-only to the GPU"),
         N_("Memory the process may only read can be registered ({take-zero-copy-beyond-one-pcie-gpu}).")),
     "GPU_DIRECT_RDMA_SUPPORTED": (
         N_("Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages"),
@@ -58,8 +60,8 @@ MEANING: dict[str, tuple[str, str]] = {
                                      N_("Whether atomics on mapped memory are native on the link "
                                      "({avoid-hazards-on-mapped-memory} tests them).")),
     "CONCURRENT_MANAGED_ACCESS": (N_("Device can coherently access managed memory concurrently with the CPU"),
-                                  N_("About managed (unified) memory, which this course does not use; shown for "
-                                  "contrast.")),
+                                  N_("About managed (unified) memory, which {take-zero-copy-beyond-one-pcie-gpu} "
+                                  "measures as another way to zero-copy.")),
     "ASYNC_ENGINE_COUNT": (N_("Number of asynchronous engines"),
                            N_("Copy engines: DMA copies that can overlap kernels "
                            "({overlap-copies-with-streams}: chunked copies).")),
@@ -124,9 +126,20 @@ def this_machine() -> Text:
     return Text(platform_note(lessons.lesson_id("start-here")))
 
 
+def _plan_name(entry: lessons.Lesson) -> str:
+    """A lesson as the course plan names it: its file stem, in Chinese 第 NN 课 · its Chinese title (the heading of
+    lessons/zh/<lesson>.ipynb)."""
+    path = chinese_notebook(entry)
+    if language() != CHINESE or not path.exists():
+        return entry.name
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    heading = "".join(cells[0]["source"]).splitlines()[0] if cells else ""
+    return f"{entry.label} · {heading.split(' · ', 1)[1]}" if " · " in heading else entry.name
+
+
 def course_plan() -> Shown:
     """Every lesson with its time (the registry's estimate) and what the learner does in it, and the total."""
-    rows = [(entry.name, _("{minutes} min").format(minutes=entry.minutes), _(entry.does)) for entry in lessons.LESSONS]
+    rows = [(_plan_name(entry), _("{minutes} min").format(minutes=entry.minutes), _(entry.does)) for entry in lessons.LESSONS]
     total = sum(entry.minutes for entry in lessons.LESSONS)
     return join(Table([_("lesson"), _("time (estimate)"), _("what you do")], rows),
                 Text(_("In all about {hours:.1f} hours.").format(hours=total / 60)))

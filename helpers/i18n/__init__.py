@@ -17,10 +17,12 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable
 
 from .. import paths
 
-__all__ = ["ENGLISH", "CHINESE", "LANGUAGES", "language", "use_language", "gettext", "_", "N_", "STRINGS_CATALOG"]
+__all__ = ["ENGLISH", "CHINESE", "LANGUAGES", "language", "use_language", "gettext", "_", "N_", "STRINGS_CATALOG",
+           "sentences", "series"]
 
 ENGLISH, CHINESE = "en", "zh_CN"
 # What a learner may type -> the locale the catalogs are filed under.
@@ -79,3 +81,27 @@ _ = gettext
 def N_(message: str) -> str:
     """Marks a string for the catalog where it is defined; :func:`gettext` translates it where it is shown."""
     return message
+
+
+# Full-width punctuation that ends a Chinese sentence or clause: no space follows it (issue 35).
+FULL_WIDTH_ENDS = "。？！：；，、）"
+
+
+def sentences(*parts: str) -> str:
+    """Sentences joined as the chosen language joins them: a space between them in English, none after full-width
+    punctuation in Chinese (every lesson's hints and findings; start-here first)."""
+    joined = ""
+    for part in (p for p in parts if p):
+        if not joined:
+            joined = part
+        elif language() == CHINESE and joined.rstrip(" ")[-1:] in FULL_WIDTH_ENDS:
+            joined = joined.rstrip(" ") + part.lstrip(" ")
+        else:
+            joined += " " + part
+    return joined
+
+
+def series(items: Iterable[str]) -> str:
+    """Words listed as the chosen language lists them: ``a, b, c`` in English, ``a、b、c`` in Chinese
+    (write-your-first-zero-copy-kernel's outcomes)."""
+    return ("、" if language() == CHINESE else ", ").join(items)

@@ -280,7 +280,7 @@ def gpu_effects(gpu: GpuFacts, reference: GpuFacts | None) -> list[Effect]:
     if not a.get("CONCURRENT_MANAGED_ACCESS", 1):
         out.append(Effect(_START, "note", _(
                           "CONCURRENT_MANAGED_ACCESS = 0: managed memory cannot be touched by CPU and "
-                          "GPU at once here; the course does not use managed memory.")))
+                          "GPU at once here; lesson 15 measures managed memory.")))
     sms, ref_sms = gpu.sm_count, reference.sm_count if reference else None
     if sms and ref_sms and sms != ref_sms:
         out.append(Effect(_BANDWIDTH, "note", _("{sms} SMs here ({gpu} has {ref_sms}): the experiments size their "
