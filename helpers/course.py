@@ -104,8 +104,7 @@ class Session:
         if self.live:
             return [(_("mode"), _("**live**: every measurement runs on this GPU")), ("GPU", self.gpu),
                     (_("reference"), _("{reference}, plotted beside your runs").format(reference=reference))]
-        return [(_("mode"), _("**replay**: no GPU here; any GPU measurement a lesson shows was recorded on a "
-                              "real GPU; why: {reason}").format(reason=self.mode.reason)),
+        return [(_("mode"), _("**replay**: no GPU here; why: {reason}").format(reason=self.mode.reason)),
                 ("GPU", _("none here; GPU figures are the recorded {gpu}'s").format(gpu=self.gpu)),
                 (_("reference"), reference)]
 
