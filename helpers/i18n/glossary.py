@@ -92,7 +92,11 @@ def prose(markdown: str) -> str:
     return re.sub(r"`[^`]*`|\]\([^)]*\)", " ", markdown)
 
 
-def _uses(text: str, english: str) -> bool:
+def _uses(text: str, english: str, glossary: Path = GLOSSARY) -> bool:
+    """Whether ``text`` uses the English term on its own (bandwidth inside useful bandwidth is the longer term)."""
+    for longer in {t.english for t in terms(glossary)}:
+        if english.lower() in longer.lower() and english.lower() != longer.lower():
+            text = re.sub(rf"(?<![\w-]){re.escape(longer)}(?![\w-])", " ", text, flags=re.I)
     return re.search(rf"(?<![\w-]){re.escape(english)}(?![\w-])", text, re.I) is not None
 
 
@@ -112,7 +116,8 @@ def problems(english: str, chinese: str, glossary: Path = GLOSSARY) -> list[str]
         if term.english in NOT_CHECKED or not re.search(r"[\u4e00-\u9fff]", term.chinese) or (
                 term.english.lower() in term.chinese.lower()):   # "PCIe 总线": the English is the form's core
             continue
-        if _uses(prose(english), term.english) and term.chinese not in _alone(term.chinese, chinese, glossary):
+        if _uses(prose(english), term.english, glossary) and (
+                term.chinese not in _alone(term.chinese, chinese, glossary)):
             found.append(f"the English uses {term.english!r}: the Chinese must say {term.chinese} (lessons/glossary.md)")
     for form, others in OTHER_FORMS.items():
         rest = prose(chinese).replace(form, " ")
@@ -124,7 +129,7 @@ def problems(english: str, chinese: str, glossary: Path = GLOSSARY) -> list[str]
 def _checked(english: str, chinese: str, glossary: Path) -> list[Term]:
     """The glossary terms the English text uses (and whose form the Chinese text holds)."""
     return [t for t in terms(glossary) if t.english not in NOT_CHECKED and re.search(r"[\u4e00-\u9fff]", t.chinese)
-            and _uses(prose(english), t.english) and t.chinese in _alone(t.chinese, chinese, glossary)]
+            and _uses(prose(english), t.english, glossary) and t.chinese in _alone(t.chinese, chinese, glossary)]
 
 
 def _names(term: Term, text: str) -> bool:
