@@ -106,7 +106,7 @@ import numpy as np
 
 from ..cpu.trace import LINE_BYTES, SECTOR_BYTES, Trace
 from ..errors import CourseError
-from ..i18n import _
+from ..i18n import N_, _
 
 __all__ = ["Model", "Counts", "Prediction", "Row", "ModelError", "calibrate", "compare_with_record", "check",
            "Race", "CountRow", "pattern_counts", "compare_counts", "fit_race", "counts_summary",
@@ -118,6 +118,8 @@ __all__ = ["Model", "Counts", "Prediction", "Row", "ModelError", "calibrate", "c
 
 FIT_SWEEPS = ("stride",)                               # what :func:`calibrate` fits on
 CHECK_SWEEPS = ("stride", "offset", "vector_width")    # every sweep the model predicts
+# The sweeps as the lessons name them (model-zero-copy-reads): the record keys them by identifier.
+SWEEP_NAMES = {"stride": N_("stride"), "offset": N_("offset"), "vector_width": N_("vector width")}
 TARGET = 0.10         # largest |error| allowed at a held-out point of a record timed on one allocation (issue 19)
 TARGET_MEDIAN = 0.05  # median |error| allowed over the held-out points
 # A record timed over several fresh allocations (helpers/experiments/access.py) carries its own floor: how far the
@@ -751,8 +753,8 @@ def calibrate(record: Any) -> Model:
                        np.array([counts[i].requests for i in take]), np.array([counts[i].half_lines for i in take]),
                        floor)
     return Model(link, h, r, t0, floor,
-                 _("fitted on the {sweeps} sweep of {record}").format(sweeps="+".join(FIT_SWEEPS),
-                                                                      record=_identity(rec))
+                 _("fitted on the {sweeps} sweep of {record}").format(
+                     sweeps="+".join(_(SWEEP_NAMES[k]) for k in FIT_SWEEPS), record=_identity(rec))
                  + ("" if counted == "counted"
                     else _(" (the record has no counters: race of two warps assumed 50/50)")),
                  race, q)
