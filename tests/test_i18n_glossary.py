@@ -40,6 +40,33 @@ def test_the_helpers_strings_use_no_other_form_of_a_term():
     assert not found, "\n".join(found)
 
 
+def _other_forms(catalog) -> list[str]:
+    """Each translation in ``catalog`` that holds a rendering the glossary names as not the course's."""
+    import polib
+
+    return [f"{other!r} in {e.msgctxt or e.msgid[:50]!r}: write {form}" for e in polib.pofile(str(catalog))
+            if not e.obsolete for form, others in glossary.OTHER_FORMS.items()
+            for other in others if other in e.msgstr.replace(form, " ")]
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in edition.CATALOGS.glob("*.po")))
+def test_every_catalog_uses_no_other_form_of_a_term(name):
+    """Every lesson's catalog (code comments too), the solutions and the documents (README, instructor guide,
+    glossary) use the glossary's forms: the guide once said 有效带宽 for 有用带宽."""
+    found = _other_forms(edition.CATALOGS / f"{name}.po")
+    assert not found, f"lessons/locale/zh_CN/LC_MESSAGES/{name}.po:\n" + "\n".join(found)
+
+
+def test_another_form_in_a_catalog_is_caught(tmp_path):
+    import polib
+
+    po = polib.POFile()
+    po.append(polib.POEntry(msgctxt="09--x/2", msgid="useful bandwidth", msgstr="步长 32 时的有效带宽"))
+    po.append(polib.POEntry(msgctxt="09--x/3", msgid="useful bandwidth", msgstr="步长 32 时的有用带宽"))
+    po.save(str(tmp_path / "guide.po"))
+    assert _other_forms(tmp_path / "guide.po") == ["'有效带宽' in '09--x/2': write 有用带宽"]
+
+
 def test_a_first_use_without_its_english_is_caught():
     english = "Zero-copy reads mapped memory. The SM runs it; DMA moves it."
     assert glossary.first_uses(english, "零拷贝（zero-copy）读取映射内存（mapped memory）。**SM**（streaming "
@@ -63,6 +90,9 @@ def test_a_missing_term_and_another_rendering_are_caught():
     other = glossary.problems(english, "零复制需要锁页内存。")
     assert any("'零复制' is not the course's term" in line for line in other)
     assert glossary.problems("pageable memory", "可分页内存") == [], "a form inside the right one is not another"
+    assert glossary.problems("useful bandwidth", "有用带宽") == [], "bandwidth inside useful bandwidth is that term"
+    assert glossary.problems("useful bandwidth and bandwidth", "有用带宽") == [
+        "the English uses 'bandwidth': the Chinese must say 带宽 (lessons/glossary.md)"]
 
 
 def test_a_form_inside_a_longer_term_is_not_that_term():

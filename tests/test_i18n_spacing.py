@@ -1,7 +1,8 @@
 """The Chinese edition joins sentences as Chinese does: no ASCII space after full-width punctuation (。？！：；) in
 the helpers' translations, every lesson's check messages and hints (all their tries) and the findings of start-here,
-write-your-first-zero-copy-kernel and coalesce-and-align-accesses, in replay; and a hint quotes an error as written
-(Markdown's marks escaped, cut at a word) without a full stop after its closing bracket (issue 35)."""
+write-your-first-zero-copy-kernel and coalesce-and-align-accesses, in replay; a hint quotes an error as written
+(Markdown's marks escaped, cut at a word) without a full stop after its closing bracket; every catalog writes a
+percentage as 12.5%, with no space (issue 35)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,30 @@ def test_no_translation_has_a_space_after_full_width_punctuation():
     found = [e.msgid[:60] for e in polib.pofile(str(i18n.STRINGS_CATALOG))
              if not e.obsolete and (SPACED.search(e.msgstr) or re.search(r"[。？！：；]\s+$", e.msgstr))]
     assert not found, found
+
+
+# A figure and its percent sign: "12.5 %" (a printf conversion such as "%0" or "%d" aside).
+SPACED_PERCENT = re.compile(r"[\d}][ \u00a0\u2009\u202f]+%(?![\w%{(])")
+
+
+def _catalogs() -> list:
+    from helpers.i18n import edition
+
+    return sorted(edition.CATALOGS.glob("*.po")) + [i18n.STRINGS_CATALOG]
+
+
+@pytest.mark.parametrize("catalog", _catalogs(), ids=lambda p: p.name)
+def test_a_percentage_is_written_without_a_space(catalog):
+    """Chinese technical writing writes 12.5%, as the outputs do (Python's {:.1%}): every catalog (lessons,
+    solutions, documents, helpers) too."""
+    found = [f"{e.msgctxt or e.msgid[:40]!r}: {m.group(0)!r}" for e in polib.pofile(str(catalog))
+             if not e.obsolete for m in SPACED_PERCENT.finditer(e.msgstr)]
+    assert not found, f"{catalog.name}: write 12.5% (no space):\n" + "\n".join(found)
+
+
+def test_a_spaced_percentage_is_found_and_code_is_not():
+    assert [m.group(0) for m in SPACED_PERCENT.finditer("中位数 5 %，最大 10 %） {x:g} %")] == ["5 %", "0 %", "} %"]
+    assert not SPACED_PERCENT.search('12.5% 有用；asm("mov.u64 %0, %%globaltimer;")；printf("%d %s")')
 
 
 def test_sentences_and_series_follow_the_language(chinese):
