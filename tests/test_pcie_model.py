@@ -591,3 +591,21 @@ def test_compact_writes_points_as_a_learner_reads_them() -> None:
     labels = ["stride 12", "stride 16", "offset 2", "offset 3", "offset 4", "offset 9", "vector_width float4"]
     assert pcie_model.compact(labels) == "strides 12, 16; offsets 2-4, 9; vector_width float4"
     assert pcie_model.compact(["offset 16"]) == "offset 16"
+
+
+def test_the_fit_points_are_the_same_in_both_languages():
+    """The model's note reads 拟合于 {record} 的步长扫描 in Chinese; the points it was fitted on are still found, so
+    both editions of model-zero-copy-reads hold out the same points and quote the same errors."""
+    from helpers import i18n
+
+    (fit, _path), _others = pcie_model.choose_records(records.matching_records())
+    fitted = {}
+    try:
+        for language in ("en", "zh"):
+            i18n.use_language(language)
+            model = pcie_model.calibrate(fit)
+            fitted[language] = [r.fitted for r in pcie_model.compare_with_record(fit, model)]
+        assert "步长扫描" in model.calibrated_on and "stride" not in model.calibrated_on
+    finally:
+        i18n.use_language("en")
+    assert fitted["zh"] == fitted["en"] and any(fitted["en"])

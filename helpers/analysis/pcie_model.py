@@ -781,7 +781,8 @@ def compare_with_record(record: Any, model: Model | None = None) -> list[Row]:
     the model was fitted on have ``fitted`` set."""
     rec = _as_record(record)
     model = model or calibrate(rec)
-    same = model.calibrated_on.split(" (")[0].endswith(f" of {_identity(rec)}") and "date" in rec.get("provenance", {})
+    # the note names the fit record in either language (拟合于 {record} 的步长扫描): look for it, not for " of ..."
+    same = _identity(rec) in model.calibrated_on and "date" in rec.get("provenance", {})
     rows = []
     for p in sweep_points(rec):
         seconds, _bound = model.cost(_counts(p, model.race))
