@@ -167,6 +167,13 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 phrase="integer arithmetic"),
         Typical(fixed(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE + address % PAGE),
                 phrase="no frame"),
+        # issue 31 (third walk): the page index one too high or too low got the general hint, then the answer
+        Typical(fixed(_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE + 1] * PAGE
+                                 + address % PAGE)),
+                ("(address - start) // PAGE",), _physical_cases, phrase="the next page's frame"),
+        Typical(fixed(_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE - 1] * PAGE
+                                 + address % PAGE)),
+                ("(address - start) // PAGE",), _physical_cases, phrase="the previous page's frame"),
         # issue 31: hex(...) as cell 4 and the walk's table show it; was told the page, then the answer it gave
         Typical(fixed(_with_none(lambda address, start, pfns:
                                  hex(pfns[(address - start) // PAGE] * PAGE + address % PAGE))),
@@ -187,3 +194,38 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(_strictly_ascending), phrase="ascend but skip"),
         Typical(fixed(lambda address, pfns: 1), phrase="True or False")],
 }
+
+
+def _second_step(lesson: str, name: str, wrong) -> str:
+    exercises.reset_tries(lesson, name)
+    exercises.check(lesson, name, wrong)
+    step = exercises.check(lesson, name, wrong).message.split("Next step:")[1]
+    exercises.reset_tries(lesson, name)
+    return step
+
+
+def test_no_second_step_reads_the_solution_aloud():
+    """Issue 31 (third walk): "Next step: the physical address here is 0x1c9476000: the page's position in the buffer
+    is (address - start) // PAGE ..." and "add it, the remainder of the address divided by PAGE" dictated the line.
+    A second step names neither a key expression of the solution nor the answer's value."""
+    for (lesson, name), typical in TYPICAL.items():
+        for entry in typical:
+            step = _second_step(lesson, name, entry.wrong())
+            assert not [k for k in entry.keys if k.replace(" ", "") in step.replace(" ", "")], step
+            assert "here is 0x" not in step and "answer here is" not in step, step
+    offset = _second_step("03", "physical_address",
+                          _with_none(lambda address, start, pfns: pfns[(address - start) // PAGE] * PAGE))
+    assert "which operation" in offset and "remainder" not in offset and "%" not in offset, offset
+
+
+def test_the_prediction_reply_is_translated():
+    """Issue 31: "You predicted {n} of {total}." was an unmarked f-string, English in the Chinese edition."""
+    from helpers import i18n
+
+    before = i18n.language()
+    i18n.use_language("zh")
+    try:
+        said = lesson03.compare_prediction(8, _walk(8))
+    finally:
+        i18n.use_language(before)
+    assert "You predicted" not in said and "8" in said, said

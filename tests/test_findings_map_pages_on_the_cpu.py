@@ -37,7 +37,9 @@ def test_drawable_draws_the_array_where_frames_show_and_the_record_where_they_do
     monkeypatch.setattr(pages, "pfns_visible", lambda: False)
     drawn = said.drawable(arr)
     row = experiments.reference("pagemap_pinned").one(allocation="pageable, touched")
-    assert drawn.pfns == row["pfns"][:8] and not drawn.live and "recorded" in drawn.title
+    assert drawn.pfns == row["pfns"][:8] and not drawn.live and "recording VM" in drawn.title
+    # issue 31 (third walk): "recorded on NVIDIA H200's machine" drew 8 of 16 pages without saying so
+    assert f"the first 8 of its {len(row['pfns'])} pages" in drawn.title and "'s machine" not in drawn.title
 
 
 def test_first_touch_counts_presence_and_frames():

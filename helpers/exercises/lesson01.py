@@ -122,42 +122,43 @@ def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbyt
                            where=where, own=own),
                      _(_OWN_SIZE_STEP))
     if rule == "one short":
-        return _hint(_("{where}: an off-by-one, one short (one page fewer than the bytes touch). When the first and "
-                       "the last byte share a page, what does your code give?").format(where=where),
-                     _("the first page and the last page both hold bytes of the buffer: count both. A "
-                       "difference of two page numbers counts the steps between them, not the pages."))
+        return _hint(_("{where}. That is an off-by-one, one short (one page fewer than the bytes touch). When the "
+                       "first and the last byte share a page, what does your code give?").format(where=where),
+                     _("count pages 3, 4 and 5 on your fingers, then work out 5 - 3: what does the difference "
+                       "leave out?"))
     if rule == "one over":
-        return _hint(_("{where}: an off-by-one, one over (one page more than the bytes touch). Which byte is the "
-                       "buffer's last, and which page does your code take for it?").format(where=where),
-                     _("the bytes are [address, address + nbytes): the byte at address + nbytes is the first one past "
-                       "the buffer, and its page counts only if a byte before it lies there too."))
+        return _hint(_("{where}. That is an off-by-one, one over (one page more than the bytes touch). Which byte "
+                       "is the buffer's last, and which page does your code take for it?").format(where=where),
+                     _("take a 1-byte buffer at address 0: at which address is its last byte, and which address "
+                       "does your code use as the last?"))
     if rule == "two slips":
-        return _hint(_("{where}: an off-by-one, one short here, yet right where the buffer ends on a page "
-                       "boundary: two slips that cancel there. Which address does the last byte have, and do you "
+        return _hint(_("{where}. That is an off-by-one, one short here, yet right where the buffer ends on a "
+                       "page boundary: two slips that cancel there. Which address does the last byte have, and do you "
                        "count both the first and the last page?").format(where=where),
-                     _("fix one slip at a time: the byte at address + nbytes is not in the buffer, and a "
-                       "difference of two page numbers counts the steps between them, not the pages."))
+                     _("fix one slip at a time: at which address is a 1-byte buffer's last byte? Then, how many "
+                       "pages lie from page 3 to page 5, and what is 5 - 3?"))
     if rule == "ignores the start":
         return _hint(_("{where}. Your count uses nbytes and page_size only, so it ignores where the buffer starts: "
                        "the same bytes can touch one page more when they start late in a page. Which page holds "
                        "the first byte, and which the last?").format(where=where),
-                     _("find the page number of the first byte (address // page_size) and of the last byte, then "
-                       "count the pages from one to the other."))
+                     _("try 2 bytes that start at the last byte of a page: they touch 2 pages. Which page holds "
+                       "the first byte, which the last, and what in your code could see the difference?"))
     if rule == "rounds down":
         return _hint(_("{where}. nbytes // page_size rounds down and ignores where the buffer starts: a page is "
                        "touched even if only one of its bytes is used. Which page holds the first byte, and which "
                        "the last?").format(where=where),
-                     _("find the page number of the first byte (address // page_size) and of the last byte, then "
-                       "count the pages from one to the other."))
+                     _("try 2 bytes that start at the last byte of a page: they touch 2 pages. Which page holds "
+                       "the first byte, which the last, and what in your code could see the difference?"))
     if rule == "rounds up":
         return _hint(_("{where}. Rounding nbytes up is right only for a buffer that starts on a page boundary: "
                        "one that starts inside a page can spill into one more. What decides the pages touched, "
                        "the size alone or where the first and the last byte fall?").format(where=where),
-                     _("count from the page of the first byte, address // page_size, to the page of the last "
-                       "byte."))
+                     _("try 2 bytes that start at the last byte of a page: how many pages do they touch, and "
+                       "what does your code give?"))
     return _hint(_("{where}. Which page holds the buffer's first byte, which its last, and how many pages lie "
                    "from one to the other, both included?").format(where=where),
-                 _("the first byte's page is address // page_size; the last byte is at address + nbytes - 1."))
+                 _("work this case by hand: the page of the first byte, the address and page of the last byte, "
+                   "then the pages from one to the other, both included."))
 
 
 def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedback:
@@ -285,18 +286,19 @@ def _present_hint(decode_entry: Callable[[int], Any], entry: int, present: Any, 
         return _hint(_("for {entry:#018x} your present flag is {present}: you read bit 0, the lowest bit of the "
                        "PFN. Which bit is *present* in the layout above the exercise?").format(entry=entry,
                                                                                                present=shown),
-                     _("`& 1` keeps bit 0 alone: shift bit 63 down to bit 0 with `>>` first, then mask."))
+                     _("`& 1` keeps bit 0 alone: which operator moves bit 63 down to bit 0 first?"))
     if reading == "any bit":
         return _hint(_("for {entry:#018x} your present flag is {present}: it is true whenever any bit of the entry "
                        "is set, so it reads the whole entry, not one bit. Which single bit is *present*?").format(
                            entry=entry, present=shown),
-                     _("present is one bit, bit 63: shift it down to bit 0 with `>>`, then keep it alone with "
-                       "`& 1`."))
+                     _("present is one bit, bit 63: which operator moves it down to bit 0, and which keeps bit 0 "
+                       "alone?"))
     if reading == "never":
         return _hint(_("your present flag is false for every entry, even for {entry:#018x}, whose bit 63 is set. "
                        "How far must bit 63 move to become bit 0: does your shift move it out of the number?").format(
                            entry=entry),
-                     _("a shift by 64 drops all 64 bits; bit 63 reaches bit 0 with a shift one smaller."))
+                     _("a shift by 64 drops all 64 bits: bit 1 reaches bit 0 with a shift by 1; with which "
+                       "shift does bit 63?"))
     if reading == "inverted":
         return _hint(_("your present flag is the opposite of bit 63 on every entry ({present} for {entry:#018x}). "
                        "Does a set bit 63 mean a frame is there, or that none is?").format(entry=entry,
@@ -304,7 +306,7 @@ def _present_hint(decode_entry: Callable[[int], Any], entry: int, present: Any, 
                      _("a set bit 63 means present: drop the `not` (or `== 0`) that turns it round."))
     return _hint(_("for {entry:#018x} present should be {want}. Which bit of the entry says whether a frame "
                    "backs the page?").format(entry=entry, want=want),
-                 _("present is bit 63: shift it down to bit 0 with `>>`, then mask with `& 1`."))
+                 _("present is bit 63: which operator moves it down to bit 0, and which keeps bit 0 alone?"))
 
 
 def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedback:
@@ -366,12 +368,13 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
             return _hint(_("for {entry:#018x} your PFN is {pfn}: your mask has a single bit set, bit 55 (that is "
                            "what 1 << 55 is). How do you write a number whose lowest 55 bits are all ones?").format(
                 entry=entry, pfn=_shown(pfn)),
-                         _("1 << 55 is a one followed by 55 zeros in binary: the number one below it is 55 ones."))
+                         _("1 << 55 is a one followed by 55 zeros in binary: what is binary 1000 minus 1?"))
         if pfn == entry or pfn == entry & ((1 << 63) - 1) or pfn == entry & ((1 << 62) - 1):
             return _hint(_("for {entry:#018x} your PFN still holds flag bits (55-63: present, swapped and other "
                            "flags the pagemap documentation lists). Which bits belong to the frame number?").format(
                 entry=entry),
-                         _("keep bits 0-54 only: AND the entry with a mask whose low 55 bits are ones."))
+                         _("keep bits 0-54 only: which operator keeps the bits of a number where a mask has ones "
+                           "and clears the rest?"))
         if (want_pfn >= 4096 and pfn == want_pfn >> 12) or pfn in (entry >> 12, entry >> 12 & PFN_MASK):
             return _hint(_("for {entry:#018x} you returned the PFN {pfn}: you divided by 4096 (or shifted right by "
                            "12), before or after the mask. Section 1 divides a physical *address* by 4096 to get a "

@@ -31,6 +31,18 @@ def _physical(address: int, start: int, pfns: list[int | None]) -> int | None:
     return None if pfn is None else pfn * PAGE + address % PAGE
 
 
+def _neighbour_page(got: Any, address: int, page: int, pfns: list[int | None]) -> tuple[int, str] | None:
+    """(index, "next" or "previous") where ``got`` is the byte's place in the frame of the page one after or one
+    before its own (the page index one too high or too low; -1 wraps round to the last page), else None."""
+    if not isinstance(got, Integral):
+        return None
+    for index, slip in ((page + 1, N_("next")), (page - 1, N_("previous"))):
+        if -len(pfns) <= index < len(pfns) and pfns[index] is not None and \
+                int(got) == pfns[index] * PAGE + address % PAGE:
+            return index % len(pfns), slip
+    return None
+
+
 def check_physical_address(physical_address: Callable[[int, int, list], Any]) -> Feedback:
     """map-pages-on-the-cpu: ``physical_address(address, start, pfns)``: the physical address of a byte, or None
     without a frame."""
@@ -50,8 +62,8 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
                 return _hint(_("IndexError: pfns has one entry per page of the buffer, not one per page of the "
                                "whole address space. Which page of the buffer holds the byte: the first, the "
                                "second, ...?"),
-                             _("index pfns by the page's position in the buffer, counted from start, not by the "
-                               "virtual page number address // PAGE ({address:#x}).").format(address=address // PAGE))
+                             _("pfns[0] is the frame of the page at start, not of virtual page 0: how many pages "
+                               "after start does the byte's page lie?"))
             forgot = returned_none(physical_address, got)
             if forgot is not None:
                 return forgot
@@ -67,36 +79,42 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
             if isinstance(got, float):
                 return _hint(_("you returned a float: a float has 53 bits, too few for an exact address. Which "
                                "operations keep integer arithmetic exact?"),
-                             _("use integer arithmetic only, `//` and `%`, never `/`."))
+                             _("drop every `/`: which integer operators give a quotient and a remainder?"))
             if isinstance(got, Integral) and int(got) == want:
                 continue
             pfn = pfns[page]
             if got == pfn:
                 return _hint(_("that is the frame number (PFN), not an address. Where in memory does frame number "
                                "f start, and where in it is the byte?"),
-                             _("a frame is PAGE bytes long, so frame f starts at byte f * PAGE; the byte sits at "
-                               "its offset inside that frame."))
+                             _("a frame is PAGE bytes long: at which byte does frame 0 start, frame 1, frame f? "
+                               "Then, where in that frame is the byte?"))
             if got == pfn * PAGE and offset:
                 return _hint(_("the offset inside the page is missing: you returned the start of the frame. What "
                                "does translation keep of the virtual address?"),
-                             _("translation swaps the page for a frame and keeps the byte's position inside the "
-                               "page: add it, the remainder of the address divided by PAGE."))
+                             _("which operation on the address gives a position inside a PAGE-byte page?"))
             if got == pfns[0] * PAGE + (address - start):
                 return _hint(_("you assumed the buffer's frames are consecutive (first frame + distance). Do "
                                "consecutive virtual pages sit in consecutive frames (section 2)?"),
-                             _("they need not: look up the frame of the page that holds the address, by that "
-                               "page's position in the buffer."))
+                             _("they need not: which entry of pfns belongs to the page that holds the byte?"))
             if got == pfn * PAGE + address or got == pfn * PAGE + (address - start):
                 return _hint(_("you added more than the offset inside the page. What is the byte's position in its "
                                "own page?"),
-                             _("add the remainder of the address divided by PAGE, not the whole address "
-                               "or its distance from the buffer's start."))
+                             _("a byte's position in its own page is below PAGE: which operation on the address "
+                               "gives a number below PAGE?"))
             shown = f"{int(got):#x}" if isinstance(got, Integral) else repr(got)   # in hex, as the addresses
+            slip = _neighbour_page(got, address, page, pfns)
+            if slip is not None:
+                return _hint(_("for address {address:#x} you returned {got}: that is in frame {frame:#x}, the {slip} "
+                               "page's frame, not the frame of the page that holds the byte. Which page of the "
+                               "buffer holds the byte at start itself: page 0 or page 1?").format(
+                                 address=address, got=shown, frame=pfns[slip[0]], slip=_(slip[1])),
+                             _("take a byte at start + 10: how many whole pages lie between start and it? That "
+                               "count is its page's position in pfns."))
             return _hint(_("for address {address:#x} in a buffer at {start:#x} you returned {got}. Which page of "
                            "the buffer holds the byte, which frame holds that page, and where in the frame is the "
                            "byte?").format(address=address, start=start, got=shown),
-                         _("the physical address here is {want:#x}: the page's position in the buffer is (address "
-                           "- start) // PAGE; that page's frame comes from pfns.").format(want=want))
+                         _("work this case by hand: how many whole pages lie between start and the address? That "
+                           "page's frame is in pfns; then place the byte inside the frame."))
     for row in missing:
         start = int(row["address"], 16)
         try:
@@ -109,7 +127,8 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
                          + (_(" and your code raised TypeError") if got is TypeError
                             else _(" and you returned {got}").format(got=shown))
                          + _(". What physical address does a byte without a frame have?"),
-                         _("test the page's pfn first: if it is None, return None instead of computing with it."))
+                         _("before computing, look at the page's entry in pfns: what must a page without a frame "
+                           "give?"))
     example = present[0]
     start = int(example["address"], 16)
     address = start + 1500 * 4
@@ -169,8 +188,8 @@ def _accepted_bad(rule: Callable[[int, list[int]], Any], label: str) -> Feedback
         return _hint(_("a descending run of frames is one contiguous piece of memory, but does a 2 MiB entry "
                        "map its pages in either order? The cell above the exercise says where page i of the "
                        "range lands; the frames must ASCEND with the pages."),
-                     _("check that page i sits in the first page's frame plus i, for every i: descending "
-                       "frames fail that."))
+                     _("if page 0 sits in frame f, in which frames must pages 1 and 2 sit? Compare that with "
+                       "the descending frames."))
     if label.startswith("ascending consecutive frames, at the wrong offset"):
         return _hint(_("for '{label}' your rule never asks where the frames sit in their 2 MiB block. Page i of "
                        "a 2 MiB range lands in frame i of its block: so where must the first frame sit, given "
@@ -182,19 +201,18 @@ def _accepted_bad(rule: Callable[[int, list[int]], Any], label: str) -> Feedback
         return _hint(_("for '{label}' each frame sits at its page's offset in a 2 MiB block, but not in the "
                        "same block. One 2 MiB entry maps one block: besides the offsets, what must hold "
                        "between neighbouring frames?").format(label=_(label)),
-                     _("the frames must be consecutive too: page i's frame is the first page's frame plus i, "
-                       "for every i."))
+                     _("inside one 2 MiB block, how far apart are the frames of two neighbouring pages? Check "
+                       "every pair."))
     skipping, scattered = [BLOCK + 2 * i for i in range(16)], [BLOCK, BLOCK + 40, BLOCK + 3]
     if _says(rule, BASE, skipping) and not _says(rule, BASE, scattered):
         return _hint(_("your rule accepts frames that ascend but skip numbers ('{label}', and frames two apart). "
                        "Inside one 2 MiB block, how far from the one before must each frame be?").format(
                          label=_(label)),
-                     _("ascending is not enough: compare each frame with the one before it; a gap of 2 or 100 "
-                       "must fail."))
+                     _("ascending is not enough: how large may the step from one frame to the next be?"))
     return _hint(_("for '{label}' you said a huge page is possible, but the frames rule it out. Did you "
                    "check every page, not only the alignment or the first frame?").format(label=_(label)),
-                 _("a huge page needs all the frames in order: page i must sit exactly i frames after the "
-                   "first page's frame, for every i."))
+                 _("work that case by hand: if page 0 sits in frame f, where must pages 1, 2, 3 sit, and where "
+                   "do they?"))
 
 
 def _refused_good(rule: Callable[[int, list[int]], Any]) -> Feedback | None:
@@ -218,8 +236,8 @@ def _refused_good(rule: Callable[[int, list[int]], Any]) -> Feedback | None:
         return _hint(_("a buffer may start in the middle of a huge page: does the address itself have to be 2 "
                        "MiB-aligned, or only the pages' positions in their range and the frames' in their "
                        "block to agree?"),
-                     _("do not require a 2 MiB-aligned address: the first page's number is `address // PAGE`; "
-                       "compare its offset in its 2 MiB range with its frame's offset in its block."))
+                     _("drop the alignment test: a buffer 5 pages into its range may sit in a block whose first "
+                       "frame is 5 frames in. What must your rule compare instead?"))
     return None
 
 
@@ -252,8 +270,8 @@ def check_could_be_huge(could_be_huge: Callable[[int, list[int]], Any]) -> Feedb
         return _hint(_("for '{label}' (address {address:#x}, frames {value} ...) you returned {got}. Which of the "
                        "two conditions (frames ascending by one, the same offset in the 2 MiB block) does this "
                        "case meet?").format(label=_(label), address=address, value=[hex(p) for p in pfns[:4]], got=got),
-                     _("the answer here is {want}: work the case by hand, first frame's offset, then each frame.").format(
-                         want=want))
+                     _("work the case by hand: first the first frame's place in its block against the first "
+                       "page's place in its range, then each frame against the one before."))
     verdicts = "; ".join(f"{row['allocation']}: " + (_("not ruled out") if could_be_huge(int(row['address'], 16),
                                                                                       row['pfns']) else _("ruled out"))
                          for row in _recorded_rows() if all(p is not None for p in row["pfns"]))
@@ -293,9 +311,9 @@ def compare_prediction(predicted: Any, read_only: list | None, total: int = 8) -
     if not isinstance(predicted, Real) or isinstance(predicted, bool) or not 0 <= predicted <= total:
         return _("Predict a number of pages from 0 to {total}; you wrote {predicted!r}. {seen}").format(
                    total=total, predicted=predicted, seen=seen)
+    head = _("You predicted {predicted:g} of {total}. {seen}").format(predicted=predicted, total=total, seen=seen)
     if measured is None:
-        return f"You predicted {predicted:g} of {total}. {seen}"
-    head = f"You predicted {predicted:g} of {total}. {seen}"
+        return head
     if predicted == measured:
         return head + _(" Your prediction matched.")
     if predicted < measured:

@@ -81,7 +81,7 @@ class Drawn:
 
     @property
     def title(self) -> str:
-        what = _("A NumPy array's pages on this machine") if self.live else _("An ordinary buffer's pages")
+        what = _("A NumPy array's pages on this machine") if self.live else _("An ordinary buffer")
         return f"{what} ({self.source})"
 
 
@@ -94,8 +94,12 @@ def drawable(array: np.ndarray) -> Drawn:
     recorded = reference("pagemap_pinned")
     row = recorded.one(allocation="pageable, touched")
     first = int(row["address"], 16) // pages.PAGE_SIZE
+    vm = recorded.provenance.get("virtualization") not in (None, "", "none")
+    where = (_("in the {gpu}'s recording VM") if vm else _("on the {gpu}'s recording machine")).format(
+        gpu=recorded.gpu)
     return Drawn([first + i for i in range(8)], list(row["pfns"][:8]), False,
-                 _("recorded on {gpu}'s machine; frames are hidden here").format(gpu=recorded.gpu))
+                 _("the first 8 of its {total} pages, read as root {where}; frames are hidden here").format(
+                     total=len(row["pfns"]), where=where))
 
 
 def arrows(drawn: Drawn) -> Text:

@@ -46,6 +46,7 @@ _START, _PINNING, _GPU_PAGES, _FIRST_KERNEL, _BANDWIDTH, _DECIDE, _WC_REGISTERED
     "start-here", "measure-what-pinning-buys", "map-pages-on-the-gpu", "write-your-first-zero-copy-kernel",
     "measure-bandwidth", "decide-when-zero-copy-wins", "use-write-combined-and-registered-memory",
     "avoid-hazards-on-mapped-memory")
+(_PIN,) = ids_of("pin-host-memory")
 # nvcc's first release that builds each architecture (CUDA release notes: 11.0 sm_80, 11.1 sm_86, 11.8 sm_89
 # and sm_90, 12.8 sm_100 and sm_120).
 FIRST_NVCC = {(8, 0): (11, 0), (8, 6): (11, 1), (8, 9): (11, 8), (9, 0): (11, 8), (10, 0): (12, 8), (12, 0): (12, 8)}
@@ -321,12 +322,16 @@ def _machine_effects(facts: Facts, toolkit: list[Finding], pinned: dict[str, Any
         for lesson in PROC_LESSONS:
             out.append(Effect(lesson, "note", _("The /proc sections run live on this machine; the GPU measurements "
                               "replay.") if shows_gpu_measurements(lesson) else _("Every measurement in this lesson "
-                              "reads this machine's /proc and runs live here; none needs a GPU.")))
+                              "reads what Linux reports about this process (section 1) and runs live here; none "
+                              "needs a GPU.")))
     if facts.proc_available and facts.wsl != "wsl2" and facts.virtualization not in ("none", "unknown", ""):
-        for lesson in PROC_LESSONS:
-            out.append(Effect(lesson, "note", _("In this virtual machine (VM) the frames /proc/self/pagemap shows "
-                              "are the VM's own (guest-physical): the hypervisor, the software that runs the VM, "
-                              "maps them to the physical host's RAM.")))
+        for lesson in PROC_LESSONS:   # pin-host-memory's note comes before its section 1 defines frames and VMs
+            vm = (_("Linux here runs in a virtual machine (VM): the frame numbers section 2 shows are the VM's "
+                    "own (section 1 says what that means).") if lesson == _PIN else
+                  _("In this virtual machine (VM) the frames /proc/self/pagemap shows are the VM's own "
+                    "(guest-physical): the hypervisor, the software that runs the VM, maps them to the "
+                    "physical host's RAM."))
+            out.append(Effect(lesson, "note", vm))
     if facts.cxx is None:
         for lesson in CPU_BACKEND_LESSONS:
             out.append(Effect(lesson, "blocked", _("No C++ compiler for the CPU backend: install one (Debian/Ubuntu: "

@@ -80,10 +80,13 @@ def _sentences(*texts: str) -> str:
     return joined
 
 
-def _where(facts: Facts) -> str:
+def _where(facts: Facts, plain: bool = False) -> str:
+    """The machine in a few names; ``plain`` (a lesson's note) leaves out a container and a VM's hypervisor, which
+    no lesson defines: a VM that changes a lesson says so in its own sentence."""
     plat = diagnose(facts)["platform"]
     names = [_("container") if name == "container" else _("VM ({name})").format(name=name[4:-1])
-             if name.startswith("VM (") else name for name in plat["names"]]
+             if name.startswith("VM (") else name for name in plat["names"]
+             if not (plain and (name == "container" or name.startswith("VM (")))]
     if facts.gpu is not None and facts.mode == "live":
         names.insert(0, facts.gpu.name)
     return _(", ").join(names)
@@ -128,7 +131,7 @@ def platform_note(lesson: str | int, facts: Facts | None = None, reference: GpuF
     texts = [e.text for e in found]
     if texts:
         parts.append(_sentences(*texts) if start else   # a sentence of its own: each text starts with a capital
-                     _sentences(_("This machine: {where}.").format(where=_where(facts)), *texts))
+                     _sentences(_("This machine: {where}.").format(where=_where(facts, plain=True)), *texts))
     elif facts.mode == "live" and not start:
         parts.append(where + _("nothing in this lesson depends on a difference from the reference {gpu}; it runs "
                                "as written.").format(gpu=reference.name if reference else "GPU"))

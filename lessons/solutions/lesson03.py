@@ -3,11 +3,11 @@
 
 # exercise: physical_address
 def physical_address(address, start, pfns):
-    """Physical address of the byte at virtual `address`, in a page-aligned buffer at `start` whose pages sit in frames `pfns`."""
-    pfn = pfns[(address - start) // PAGE]                 # the frame of the page that holds the byte
+    """Physical address of the byte at virtual `address`; None if its page has no frame."""
+    pfn = pfns[(address - start) // PAGE]     # the frame of the page that holds the byte
     if pfn is None:
-        return None                                       # never touched: no frame yet
-    return pfn * PAGE + address % PAGE                    # the offset in the page passes through
+        return None                           # never touched: no frame yet
+    return pfn * PAGE + address % PAGE        # the offset in the page passes through
 
 # exercise: could_be_huge
 def could_be_huge(address, pfns):
