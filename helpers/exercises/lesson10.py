@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -297,9 +298,9 @@ def compare_prediction(predicted: Any, check: dict[str, Any]) -> str:
             if not math.isfinite(value) or value < 0:
                 note, value = _("{predicted!r} is not an error (a fraction >= 0). ").format(predicted=predicted), None
             elif 1 < value <= 100:
-                note, value = f"(read {value:g} as {value:g} %) ", value / 100
+                note, value = _("(read {value:g} as {value:g} %) ").format(value=value), value / 100
         except (TypeError, ValueError):
-            note, value = f"`{predicted!r}` is not a number. ", None
+            note, value = _("`{predicted!r}` is not a number. ").format(predicted=predicted), None
     if value is None:
         lead = note + (_("Write a fraction such as 0.2. ") if note else
                        _("You made no prediction (predicted_median_error is still `...`). "))
@@ -347,8 +348,19 @@ def _without(sweep: Any, strides: tuple[int, ...]) -> Any:
     return replace(sweep, rows=[row for row in sweep.rows if row["stride"] not in strides])
 
 
-@lru_cache(maxsize=1)
 def _fitted_model() -> Any:
+    """The PCIe model fitted on the reference record, its note in the chosen language."""
+    from .. import i18n
+
+    return _fitted_model_in(i18n.language())
+
+
+# What limits a modelled point (pcie_model.Model.cost's terms), as the check's sentence names it.
+BOUND_NAMES = {"link": N_("link"), "requests": N_("request"), "half_lines": N_("half-line"), "writes": N_("write")}
+
+
+@lru_cache(maxsize=2)
+def _fitted_model_in(language: str) -> Any:
     from .. import records
     from ..analysis import pcie_model
 
@@ -356,7 +368,8 @@ def _fitted_model() -> Any:
 
     (fit_record, path), _others = pcie_model.choose_records(records.matching_records())
     model = pcie_model.calibrate(fit_record)
-    return replace(model, calibrated_on=f"fitted on the stride sweep of data/{path.name}")
+    return replace(model, calibrated_on=_("fitted on the {sweeps} sweep of {record}").format(
+        sweeps=_(pcie_model.SWEEP_NAMES["stride"]), record=f"data/{path.name}"))
 
 
 def _model_GBps(model: Any, stride: int) -> tuple[float, str]:
@@ -463,7 +476,7 @@ def check_predict_stride(predict: Callable[..., Any], *, sweep: Any = None, mode
               "PCIe model fitted by helpers/analysis/pcie_model.py ({value2}) predicts {modelled:.2f} GB/s there "
               "({replace}-bound, r = {request_rate:.3f} G/s); yours differs by {g3:+.0%}, as far as two runs of "
               "the sweep may (section 5).").format(
-                value=_("live") if sweep.live else _("recorded"), g=g / 4, g2=g, join=', '.join(map(str, NEW_STRIDES)), value2=m.calibrated_on.split(' (')[0], modelled=modelled, replace=bound.replace('requests', 'request'), request_rate=m.request_rate / 1e9, g3=g / modelled - 1))
+                value=_("live") if sweep.live else _("recorded"), g=g / 4, g2=g, join=', '.join(map(str, NEW_STRIDES)), value2=re.split(r' \(|（', m.calibrated_on)[0], modelled=modelled, replace=_(BOUND_NAMES.get(bound, bound)), request_rate=m.request_rate / 1e9, g3=g / modelled - 1))
     held = _without(sweep, (64,))
     measured = [r for r in _zero_copy(sweep) if r["stride"] == 64]
     if measured and len(_plateau_GBps(held)) >= 1:
