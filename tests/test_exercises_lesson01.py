@@ -169,3 +169,20 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 lambda: [(e,) for e in lesson01.ENTRY_CASES], phrase="frame number first"),
         Typical(fixed(lambda entry: (entry & ((1 << 55) - 1), bool(entry >> 63 & 1))), phrase="present bit second")],
 }
+
+
+def test_no_second_step_reads_the_solution_aloud():
+    """Issue 31 (third walk): a second step is a smaller step, not the line read aloud: it names no key expression
+    of the solution, and the one-short hint no longer strings three colons together."""
+    for (lesson, name), typical in TYPICAL.items():
+        for entry in typical:
+            exercises.reset_tries(lesson, name)
+            exercises.check(lesson, name, entry.wrong())
+            step = exercises.check(lesson, name, entry.wrong()).message.split("Next step:")[1]
+            exercises.reset_tries(lesson, name)
+            expressions = [k for k in entry.keys if any(op in k for op in ("//", "<<", "-", "&"))]
+            assert not [k for k in expressions if k.replace(" ", "") in step.replace(" ", "")], step
+            for aloud in ("address + nbytes - 1", "address // page_size", "a shift one smaller", "55 ones"):
+                assert aloud not in step, (aloud, step)
+    short = lesson01.check_pages_spanned(lambda a, n, p: (a + n - 1) // p - a // p)
+    assert short.message.split("Next step:")[0].count(":") <= 2, short.message

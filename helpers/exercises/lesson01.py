@@ -387,8 +387,8 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
                          _("return the frame number itself, bits 0-54, without multiplying by the page size."))
         return _hint(_("for {entry:#018x} you returned the PFN {pfn}. Which bits of the entry hold the frame "
                        "number, and how do you keep only those?").format(entry=entry, pfn=_shown(pfn, small=0)),
-                     _("print the entry in binary, f\"{e:064b}\", with your PFN below it: the PFN is the last 55 "
-                       "digits, and an AND with a mask of 55 ones keeps exactly those."))
+                     _("print the entry in binary, f\"{e:064b}\", with your PFN below it: which of the 64 digits "
+                       "belong to the PFN, and where does yours differ?"))
     extra = ""
     own = _own_entries()
     if own:
