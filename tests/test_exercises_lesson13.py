@@ -106,8 +106,11 @@ def test_the_verdict_counts_the_runs_it_judges_over():
 
     wc = experiments.write_combined()
     said = found.describe_write_combined(wc)
-    assert f"every recorded run of that machine ({lesson13.machine_runs(wc)} runs)" in said
+    runs = lesson13.machine_runs(wc)
+    assert f"every recorded run of that machine ({runs} runs: the machine's committed records in data/)" in said
     assert lesson13.machine_runs(dataclasses.replace(wc, live=True)) >= 1
+    live = found.runs_said(dataclasses.replace(wc, live=True))      # issue 31: where the runs can be seen
+    assert live == "1 run, this one" or "this one and the machine's committed records in data/" in live
     assert max(len(sentence.split()) for sentence in said.split(". ")) < 45, said
 
 
@@ -241,3 +244,56 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda a, n, page_size=4096: a % page_size + -(a + n) % page_size),
                 phrase="pair of whole numbers")],
 }
+
+
+def _markdown_13() -> str:
+    import nbformat
+
+    from helpers.paths import LESSONS
+
+    cells = nbformat.read(LESSONS / "13-use-write-combined-and-registered-memory.ipynb", as_version=4).cells
+    return " ".join(" ".join(cell.source for cell in cells if cell.cell_type == "markdown").split())
+
+
+def test_the_summary_says_what_section_1_found_and_where_the_guide_holds():
+    """Issue 31: the summary's first point is computed from section 1's result: the machine, the CPU's read rate of
+    write-combined memory against ordinary memory, and where the Programming Guide's "prohibitively slow" holds."""
+    from helpers.findings import use_write_combined_and_registered_memory as found
+
+    wc = experiments.write_combined()
+    verdict = lesson13.write_combined_verdict(wc)
+    said = " ".join(str(found.in_short(wc)).split())
+    assert lesson13.recording_machine(wc.provenance) in said and "Section 1, on" in said
+    if not verdict["cpu_wc_honoured"] and verdict["cpu_read_ratio"] >= 0.5:
+        assert f"at {verdict['cpu_read_ratio']:.0%} of the ordinary rate" in said
+        assert "hold where the CPU maps the pages write-combining" in said
+    slow = dataclasses.replace(wc, rows=[dict(r, GBps=r["GBps"] / 10, seconds=[t * 10 for t in r["seconds"]])
+                                         if (r["allocation"], r["side"], r["op"]) ==
+                                         ("mapped + write-combined", "cpu", "read") else r for r in wc.rows],
+                               provenance={"gpu": "Test GPU"}, live=True)
+    assert "this machine (live)" in str(found.in_short(slow))
+    text = _markdown_13()
+    summary = text[text.index("## Summary"):text.index("## What's next")]
+    assert "prohibitively" not in summary and "SDM" not in text      # the computed point says it, with the machine
+
+
+def test_lesson_13_sets_write_combined_addresses_against_the_documents():
+    """Issue 31: section 2 no longer says every cudaHostAlloc allocation keeps its host address: it names
+    write-combined memory as the documented exception, and the sentence under the table says what the record did."""
+    from helpers.findings import use_write_combined_and_registered_memory as found
+
+    text = _markdown_13()
+    assert "every `cudaHostAlloc` allocation, even one made" not in text
+    assert '*"a distinct host and device address"* (lesson 04)' in text
+    assert "except write-combined memory, documented as distinct" in text
+    identity = experiments.address_identity()
+    said = str(found.addresses(identity, identity.provenance["attributes"]))
+    if identity.one(allocation="mapped + write-combined")["equal"]:
+        assert "though the documents give it a distinct one: do not rely on it" in said
+
+
+def test_going_deeper_says_what_the_page_attribute_table_holds():
+    """Issue 31: the guest's PAT is named with what it holds, cited to Intel's manual."""
+    text = _markdown_13()
+    pat = text[text.index("page attribute table"):][:260]
+    assert "memory types" in pat and "Vol. 3A, *Page Attribute Table*" in pat

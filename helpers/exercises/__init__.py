@@ -39,7 +39,8 @@ from ..i18n import CHINESE, N_, _, language, sentences, solutions
 from ..tables import Text
 
 __all__ = ["Feedback", "check", "solution", "is_placeholder", "not_yet", "hint", "correct", "checks", "namespace",
-           "live_module", "registered", "tries", "reset_tries", "SOLUTIONS", "SOLUTION_AFTER", "quoted"]
+           "live_module", "registered", "tries", "reset_tries", "SOLUTIONS", "SOLUTION_AFTER", "quoted",
+           "capitalised"]
 
 SOLUTIONS = paths.SOLUTIONS
 Status = Literal["not yet", "correct", "hint"]
@@ -73,13 +74,25 @@ class Feedback:
 
     def __str__(self) -> str:
         where = f" [{self.exercise}]" if self.exercise else ""
-        return f"{self._label()}{where}: {self.message}"
+        return f"{self._label()}{where}: {capitalised(self.message)}"
 
     __repr__ = __str__
 
     def _repr_markdown_(self) -> str:
         # plain words, no emoji: a browser without an emoji font would show empty boxes
-        return _("**{label}.** {message}").format(label=self._label(), message=self.message)
+        return _("**{label}.** {message}").format(label=self._label(), message=capitalised(self.message))
+
+
+_PLAIN_WORD = re.compile(r"(?:a|[a-z][a-z'’-]+)(?=[,.:;!?)]?(?:\s|$))")   # "a", "you", "registering,"; not "i"
+
+
+def capitalised(message: str) -> str:
+    """``message`` as it reads after its label ("**Hint.** You added…"): in English, a first word of plain lower-case
+    letters gets a capital; an identifier (``device_address``, ``a.itemsize``, `` `code` ``) is left as written
+    (pin-host-memory)."""
+    if language() == CHINESE or not _PLAIN_WORD.match(message):
+        return message
+    return message[0].upper() + message[1:]
 
 
 def not_yet(what: str) -> Feedback:

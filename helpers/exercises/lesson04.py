@@ -188,9 +188,24 @@ KINDS = ("mapped (DEVICEMAP)", "mapped + write-combined", "mapped + portable", "
          "registered (cuMemHostRegister)")
 
 
+def check_cases() -> list[tuple[int, int, str]]:
+    """(UNIFIED_ADDRESSING, CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, kind) in the order the check tries them: without
+    unified addressing first, then registered memory under both values, then the other kinds, so that one mistake
+    is named at a time."""
+    without = [(0, can_use, kind) for can_use in (1, 0) for kind in KINDS]
+    return without + [(1, can_use, kind) for kind in KINDS[-1:] + KINDS[:-1] for can_use in (1, 0)]
+
+
+WRITE_COMBINED = "mapped + write-combined"
+UNIFIED_KINDS = ("mapped (DEVICEMAP)", "mapped + portable", "pinned, no DEVICEMAP flag")
+
+
 def same_address_rule(allocation: str, attributes: dict[str, int]) -> bool:
-    """The documented rule (Runtime API Unified Addressing; ``cuMemHostGetDevicePointer``), for the check."""
-    if not attributes.get("UNIFIED_ADDRESSING"):
+    """Where the documents promise device pointer == host pointer, for the check: the Runtime API's Unified
+    Addressing section for ``cudaHostAlloc`` memory, except write-combined memory (its *Exceptions, Disjoint
+    Addressing*: "a distinct host and device address"); ``cuMemHostGetDevicePointer``'s reference, by
+    ``CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM``, for registered memory (map-pages-on-the-gpu)."""
+    if not attributes.get("UNIFIED_ADDRESSING") or allocation == WRITE_COMBINED:
         return False
     if allocation.startswith("registered"):
         return bool(attributes.get("CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"))
@@ -250,65 +265,82 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
         measured = measured.rows
     if is_placeholder(same_address):
         return _not_yet(_("define same_address(allocation, attributes) returning True or False."))
-    for uva in (0, 1):
-        for can_use in (1, 0):
-            attrs = {"UNIFIED_ADDRESSING": uva, "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can_use}
-            for kind in KINDS:
-                got = same_address(kind, dict(attrs))
-                forgot = returned_none(same_address, got, _(
-                    "{kind!r} with UNIFIED_ADDRESSING = {uva} and CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = "
-                    "{can_use}").format(kind=kind, uva=uva, can_use=can_use))
-                if forgot is not None:
-                    return forgot
-                if is_placeholder(got):
-                    return _not_yet(_("same_address returns `...`: return True or False from the two attributes."))
-                try:        # judged by what it decides: 1 and 0 (`return U and C`) decide as True and False do
-                    got = bool(got)
-                except Exception:   # an array or an object without a truth value decides nothing
-                    return _hint(_("return True or False; for {kind!r} you returned {got!r}.").format(kind=kind, got=got)[:300],
-                                 _("return a comparison or bool(...) of the attributes: one truth value."))
-                want = same_address_rule(kind, attrs)
-                if got == want:
-                    continue
-                if not uva:
-                    return _hint(_("you predicted {got} for {kind!r} without UNIFIED_ADDRESSING. Without unified "
-                                   "addressing, can the device use the host's addresses at all (section 3)?").format(
-                                     got=got, kind=kind),
-                                 _("without UNIFIED_ADDRESSING the device has its own address for mapped memory; "
-                                   "only cuMemHostGetDevicePointer can give it, so test that attribute first."))
-                if kind.startswith("registered"):
-                    unmatched = _name_never_matched(same_address, kind)
-                    if unmatched is not None:
-                        return _hint(_("your rule treats {unmatched!r} as registered memory and follows "
-                                       "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM there, but the check passed "
-                                       "{kind!r}: your comparison never matched that name. How does section 2's "
-                                       "table spell the allocations?").format(unmatched=unmatched, kind=kind),
-                                     _("test the name as the table's allocation column spells it, or only its "
-                                       "start (allocation.startswith(...))."))
-                    return _hint(_("for registered memory with CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = {can_use} "
-                                   "you predicted {got}. What does that attribute say about memory registered with "
-                                   "cuMemHostRegister (cuMemHostGetDevicePointer's reference)?").format(
-                                     can_use=can_use, got=got),
-                                 _("registered memory keeps its host address only where that attribute is "
-                                   "non-zero. Give the registered allocation (section 2's table spells its name) a "
-                                   "case of its own that reads the attribute."))
-                if kind.startswith("pinned, no DEVICEMAP"):
-                    return _hint(_("you predicted {got} for {kind!r}. Does the DEVICEMAP flag matter once "
-                                   "addressing is unified? Section 2's table has a row for it.").format(
-                                     got=got, kind=kind),
-                                 _("with unified addressing, cudaHostAlloc memory is mapped at the host address "
-                                   "with or without the DEVICEMAP flag (the Runtime API's Unified Addressing "
-                                   "section)."))
-                return _hint(_("you predicted {got} for {kind!r} with unified addressing. What does unified "
-                               "addressing give memory from cudaHostAlloc?").format(got=got, kind=kind),
-                             _("with unified addressing, cudaHostAlloc memory has device pointer == host pointer, "
-                               "whatever its other flags."))
+    for uva, can_use, kind in check_cases():
+        attrs = {"UNIFIED_ADDRESSING": uva, "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can_use}
+        try:
+            got = same_address(kind, dict(attrs))
+        except AttributeError as exc:
+            if "'dict' object has no attribute" not in str(exc):
+                raise
+            return _hint(_("your code raised AttributeError: {exc}. `attributes` is a dict, like the "
+                           "table in section 1: how do you read one value from a dict?").format(exc=exc),
+                         _('read it by its name in square brackets: attributes["UNIFIED_ADDRESSING"].'))
+        forgot = returned_none(same_address, got, _(
+            "{kind!r} with UNIFIED_ADDRESSING = {uva} and CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = "
+            "{can_use}").format(kind=kind, uva=uva, can_use=can_use))
+        if forgot is not None:
+            return forgot
+        if is_placeholder(got):
+            return _not_yet(_("same_address returns `...`: return True or False from the two attributes."))
+        try:        # judged by what it decides: 1 and 0 (`return U and C`) decide as True and False do
+            got = bool(got)
+        except Exception:   # an array or an object without a truth value decides nothing
+            return _hint(_("return True or False; for {kind!r} you returned {got!r}.").format(kind=kind, got=got)[:300],
+                         _("return a comparison or bool(...) of the attributes: one truth value."))
+        want = same_address_rule(kind, attrs)
+        if got == want:
+            continue
+        if not uva:
+            return _hint(_("you predicted {got} for {kind!r} without UNIFIED_ADDRESSING. Without unified "
+                           "addressing, can the device use the host's addresses at all (section 3)?").format(
+                             got=got, kind=kind),
+                         _("without UNIFIED_ADDRESSING the device has its own address for mapped memory; "
+                           "only cuMemHostGetDevicePointer can give it, so test that attribute first."))
+        if kind.startswith("registered"):
+            unmatched = _name_never_matched(same_address, kind)
+            if unmatched is not None:
+                return _hint(_("your rule treats {unmatched!r} as registered memory and follows "
+                               "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM there, but the check passed "
+                               "{kind!r}: your comparison never matched that name. How does section 2's "
+                               "table spell the allocations?").format(unmatched=unmatched, kind=kind),
+                             _("test the name as the table's allocation column spells it, or only its "
+                               "start (allocation.startswith(...))."))
+            return _hint(_("for registered memory with CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = {can_use} "
+                           "you predicted {got}. What does that attribute say about memory registered with "
+                           "cuMemHostRegister (cuMemHostGetDevicePointer's reference)?").format(
+                             can_use=can_use, got=got),
+                         _("registered memory keeps its host address only where that attribute is "
+                           "non-zero. Give the registered allocation (section 2's table spells its name) a "
+                           "case of its own that reads the attribute."))
+        if kind == WRITE_COMBINED:
+            return _hint(_("you predicted {got} for {kind!r} with unified addressing. What does the Unified "
+                           "Addressing section say about memory allocated with cudaHostAllocWriteCombined "
+                           "(section 3)?").format(got=got, kind=kind),
+                         _("the documents give write-combined memory a distinct device address: the rule "
+                           "promises equality only where the documents do, whatever one driver returned."))
+        if kind.startswith("pinned, no DEVICEMAP"):
+            return _hint(_("you predicted {got} for {kind!r}. Does the DEVICEMAP flag matter once "
+                           "addressing is unified? Section 2's table has a row for it.").format(
+                             got=got, kind=kind),
+                         _("with unified addressing, cudaHostAlloc memory is mapped at the host address "
+                           "with or without the DEVICEMAP flag (the Runtime API's Unified Addressing "
+                           "section)."))
+        return _hint(_("you predicted {got} for {kind!r} with unified addressing. What does unified "
+                       "addressing give memory from cudaHostAlloc?").format(got=got, kind=kind),
+                     _("with unified addressing, the Unified Addressing section promises cudaHostAlloc "
+                       "memory device pointer == host pointer, with or without the mapped and portable "
+                       "flags."))
     extra = ""
     if measured and attributes:
         agree = sum(bool(same_address(r["allocation"], dict(attributes))) == bool(r["equal"]) for r in measured)
         extra = _(" On the measured run it agrees with the `equal` column for {agree} of {n_measured} kinds.").format(
                     agree=agree, n_measured=len(measured))
-    return _correct(_("equality needs unified addressing, and for registered memory also "
+        beyond = [r["allocation"] for r in measured if r["equal"] and not same_address(r["allocation"],
+                                                                                       dict(attributes))]
+        if beyond:
+            extra += _(" Where it does not ({kinds}), the driver kept the host address without a documented promise: "
+                       "your rule is right not to count on it.").format(kinds="; ".join(beyond))
+    return _correct(_("equality needs unified addressing and no write-combined flag, and for registered memory also "
                       "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM; everywhere else ask the driver.") + extra)
 
 
@@ -337,11 +369,11 @@ def compare_prediction(predicted: Any, identity: Any) -> str:
     text = _("You predicted {predicted}. {seen} ").format(predicted=int(predicted), seen=seen)
     if predicted == len(same):
         gpu = _("this GPU") if identity.live else _("the recorded {gpu}").format(gpu=identity.gpu)
-        return text + _("Right.") + (_(" Unified addressing gave every kind the host's own address on {gpu}.").format(
-                                      gpu=gpu)
+        return text + _("Right.") + (_(" Every kind got the host's own address on {gpu}, write-combined memory "
+                                       "too, which no document promises (section 3).").format(gpu=gpu)
                                   if len(same) == len(rows) else "")
     if predicted < len(same):
         return text + (_("More than you expected. Which rows surprised you: the one allocated without the "
-                         "DEVICEMAP flag, or the registered NumPy buffer? Section 1 names what decides each; the note "
-                         "under the table looks at both."))
+                         "DEVICEMAP flag, the write-combined one, or the registered NumPy buffer? Section 1 names "
+                         "what decides each; section 3 says which equality no document promises."))
     return text + _("Fewer than you expected: section 3 says which kinds need more than unified addressing.")

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..exercises.lesson04 import same_address_rule
+from ..exercises.lesson04 import UNIFIED_KINDS, WRITE_COMBINED, same_address_rule
 from ..experiments.result import check_figure
 from ..platform import machine
+from ..platform.provenance import driver_version
 from ..i18n import _
 from ..tables import Table, Text, bullets, join
 from . import computed_from
 
 ATTRIBUTES = ("UNIFIED_ADDRESSING", "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", "CAN_MAP_HOST_MEMORY")
-SECOND_LOOK = ("pinned, no DEVICEMAP flag", "registered (cuMemHostRegister)")
+REGISTERED = "registered (cuMemHostRegister)"
+SECOND_LOOK = ("pinned, no DEVICEMAP flag", REGISTERED)
 
 
 def attributes(course: Any) -> Table:
@@ -31,27 +33,70 @@ def ran_on(identity: Any, attributes: dict[str, int]) -> dict[str, int]:
 
 
 def promises(identity: Any, attributes: dict[str, int]) -> tuple[bool, str, str]:
-    """One ``(ok, expected, got)`` check for ``zc.experiments.expect``: every kind the attributes promise kept its host
-    address on the GPU and a kernel worked through it."""
+    """One ``(ok, expected, got)`` check for ``zc.experiments.expect``: every kind the documents promise the host
+    address (:func:`~helpers.exercises.lesson04.same_address_rule`) kept it on the GPU and a kernel worked through
+    it."""
     attrs = ran_on(identity, attributes)
     promised = [row for row in identity.rows if same_address_rule(row["allocation"], attrs)]
     kept = [row for row in promised if row["equal"] and row["kernel_through_host_pointer_ok"]]
-    expected = (_("every kind the attributes promise keeps its host address on the GPU, and a kernel works through "
-                  "it")
+    expected = (_("every kind the documents promise the host address keeps it on the GPU, and a kernel works "
+                  "through it")
                 if promised else _("no kind is promised the host address (no unified addressing): ask the driver"))
     got = _("{n_kept} of {n_promised} promised kinds kept it, {origin}").format(
               n_kept=len(kept), n_promised=len(promised), origin=identity.origin())
     return len(kept) == len(promised), expected, got
 
 
+def _kept(identity: Any, kinds: Sequence[str]) -> str:
+    """How many of ``kinds`` kept the host address and worked through it, as "3 of 3"."""
+    rows = [identity.one(allocation=kind) for kind in kinds]
+    kept = sum(bool(r["equal"] and r["kernel_through_host_pointer_ok"]) for r in rows)
+    return _("{kept} of {n}").format(kept=kept, n=len(rows))
+
+
+def write_combined_address(identity: Any, brief: bool = False) -> str:
+    """The write-combined row against the documents, which give that memory "a distinct host and device address":
+    where the run kept the host address anyway, the measurement contradicts them, scoped to its GPU and driver
+    (map-pages-on-the-gpu; ``brief``, pointing back to it, for use-write-combined-and-registered-memory)."""
+    row = identity.one(allocation=WRITE_COMBINED)
+    if brief:
+        return (_("**Write-combined** memory kept the host address here, though the documents give it a distinct "
+                  "one: do not rely on it.") if row["equal"] else
+                _("**Write-combined** memory got a device address of its own, as documented."))
+    if not row["equal"]:
+        return _("**Write-combined** memory got a device pointer of its own, as the Unified Addressing section "
+                 "documents (\"a distinct host and device address\"), {origin}.").format(origin=identity.origin())
+    driver = driver_version() if identity.live else identity.provenance.get("driver_version") or _("not recorded")
+    return _("**Write-combined** memory kept the host address, {origin}, driver {driver}. The Unified Addressing "
+             "section documents \"a distinct host and device address\" for it: this measurement contradicts the "
+             "documentation. It is what that driver did on that GPU, not a promise; code must not rely on it and "
+             "should ask the driver (`cuMemHostGetDevicePointer`, `get_device_pointer()`).").format(
+               origin=identity.origin(), driver=driver)
+
+
 def kept_promises(identity: Any, attributes: dict[str, int]) -> Text:
-    """:func:`promises` as a sentence: what the Runtime API promises, and the run; a broken promise reads (and,
-    under ``ZC_STRICT_FIGURES``, raises) as ``zc.experiments.expect``'s unexpected figure."""
+    """Each kind against the reference that promises (or does not promise) it the host address: the Runtime API's
+    Unified Addressing section for three kinds, ``CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`` for registered memory,
+    and the documented exception for write-combined memory. A broken promise reads (and, under
+    ``ZC_STRICT_FIGURES``, raises) as ``zc.experiments.expect``'s unexpected figure."""
     ok, expected, got = promises(identity, attributes)
     if not ok:
         return check_figure(ok, expected, got)
-    return Text(_("As the Runtime API's Unified Addressing section promises: {got} ({expected}).").format(
-        got=got, expected=expected))
+    attrs = ran_on(identity, attributes)
+    if not attrs.get("UNIFIED_ADDRESSING"):
+        return Text(_("{got} ({expected}).").format(got=got, expected=expected))
+    registered = (_("kept it") if identity.one(allocation=REGISTERED)["equal"] else _("did not keep it"))
+    can_use = attrs.get("CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM")
+    return bullets([
+        _("The Runtime API's Unified Addressing section promises the host address to `cudaHostAlloc` memory with or "
+          "without the mapped and portable flags: {kept} such kinds kept it.").format(
+            kept=_kept(identity, UNIFIED_KINDS)),
+        _("**Registered** memory: `CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM` = {can_use} (Driver API, "
+          "`cuMemHostGetDevicePointer`) {promise}; it {registered}.").format(
+            can_use=can_use, registered=registered,
+            promise=_("promises it the host address") if can_use else _("promises it nothing")),
+        write_combined_address(identity),
+    ], head=f"*{identity.origin()}:*")
 
 
 def second_look(identity: Any) -> Text:

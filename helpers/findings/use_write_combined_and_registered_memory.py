@@ -24,6 +24,7 @@ from ..platform.provenance import driver_version
 from ..i18n import _
 from ..tables import Table, Text, bullets, join
 from . import computed_from
+from .map_pages_on_the_gpu import write_combined_address
 
 LESSON = "use-write-combined-and-registered-memory"
 SIDES = [(side, op) for side in ("cpu", "gpu") for op in ("read", "write")]
@@ -57,29 +58,39 @@ DRIVER_MEMORY = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.h
 GUIDE = "Programming Guide"   # linked in section 1's text, above the verdict
 
 
+def runs_said(wc: Any) -> str:
+    """The runs the verdict judges over, and where a reader finds them: the committed records of the machine in
+    data/, and this run where it is live."""
+    runs = machine_runs(wc)
+    if wc.live and runs == 1:
+        return _("1 run, this one")
+    if wc.live:
+        return _("{runs} runs: this one and the machine's committed records in data/").format(runs=runs)
+    return _("{runs} runs: the machine's committed records in data/").format(runs=runs)
+
+
 def describe_write_combined(wc: Any) -> str:
     """The verdict on write-combined memory, in words, from :func:`write_combined_verdict`."""
     v = write_combined_verdict(wc)
     ratio = v["cpu_read_ratio"]
     machine = _("this machine (live)") if wc.live else recording_machine(wc.provenance)
-    runs = machine_runs(wc)
+    runs = runs_said(wc)
     if v["cpu_wc_honoured"]:
         cpu = (_("On {machine}, the CPU's reads of write-combined memory took {value:.1f}x as long as of ordinary "
                  "pinned memory. That is beyond their spread, and slower in every recorded run of that machine "
-                 "({runs} runs). The flag reached the CPU's page tables, as the {GUIDE} warns.").format(
+                 "({runs}). The flag reached the CPU's page tables, as the {GUIDE} warns.").format(
                    value=1 / ratio, machine=machine, GUIDE=GUIDE, runs=runs))
     elif ratio < 0.5:
         cpu = (_("On {machine}, the CPU read write-combined memory at {ratio:.0%} of the ordinary rate. Not every "
-                 "recorded run of that machine ({runs} runs) shows a slowdown, so one run cannot tell whether the "
+                 "recorded run of that machine ({runs}) shows a slowdown, so one run cannot tell whether the "
                  "flag reached the CPU's page tables.").format(ratio=ratio, machine=machine, runs=runs))
     else:
         apart = _("beyond their spread") if v["cpu_apart"] else _("within their spread")
         cpu = (_("On {machine}, the CPU read write-combined memory at {ratio:.0%} of the ordinary rate. That is "
-                 "{value}, judged over every recorded run of that machine ({runs} runs). So it did "
-                 "not give the CPU a write-combined mapping; a hypervisor may decide its guest's memory types "
-                 "(Going deeper). The slowdown the {GUIDE} warns of cannot show on it. On bare metal (no "
-                 "hypervisor), where the flag reaches the CPU's page tables, expect CPU reads many times "
-                 "slower.").format(ratio=ratio, value=apart, machine=machine, GUIDE=GUIDE, runs=runs))
+                 "{value}, judged over every recorded run of that machine ({runs}). So it did "
+                 "not give the CPU a write-combined mapping, and the slowdown the {GUIDE} warns of cannot show on it; a "
+                 "hypervisor may decide its guest's memory types (Going deeper).").format(
+                   ratio=ratio, value=apart, machine=machine, GUIDE=GUIDE, runs=runs))
     gpu = (_(" The GPU read both at the same rate (WC / ordinary {gpu_read_ratio:.0%}, within their spread): "
              "write-combining does not make GPU reads faster on it. It is for buffers the CPU writes and the GPU "
              "reads, whose reads need not be snooped where the platform honours the type.").format(
@@ -141,11 +152,12 @@ def flags(identity: Any) -> Any:
 
 
 def addresses(identity: Any, attributes: dict[str, int]) -> Any:
-    """Section 2: the two attributes that decide, and each allocation's host and device pointers."""
+    """Section 2: the two attributes that decide, each allocation's host and device pointers, and the write-combined
+    row set against the documented distinct address (map-pages-on-the-gpu's sentence)."""
     said = Text(", ".join(f"`{k}` = {attributes[k]}" for k in ("UNIFIED_ADDRESSING",
                                                                 "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM")) + ".")
     return join(said, identity.table(["allocation", "host_pointer", "device_pointer", "equal",
-                                      "kernel_through_host_pointer_ok"]))
+                                      "kernel_through_host_pointer_ok"]), Text(write_combined_address(identity, brief=True)))
 
 
 def _registered_apart(reg: Any) -> bool:
@@ -208,6 +220,25 @@ def refusals() -> Table:
     return Table([_("array"), _("RegisteredArray says")], rows)
 
 
+def in_short(wc: Any) -> Text:
+    """The summary's first point, computed from section 1's result: what write-combined memory is for, what the CPU's
+    reads of it did on the machine that ran it, and where the Programming Guide's "prohibitively slow" holds."""
+    v = write_combined_verdict(wc)
+    machine = _("this machine (live)") if wc.live else recording_machine(wc.provenance)
+    if v["cpu_wc_honoured"]:
+        found = _("the CPU's reads of it took {value:.1f}x as long as of ordinary pinned memory: the \"prohibitively "
+                  "slow\" reads the Programming Guide warns of.").format(value=1 / v["cpu_read_ratio"])
+    elif v["cpu_read_ratio"] < 0.5:
+        found = _("the CPU read it at {ratio:.0%} of the ordinary rate, but not every recorded run of that machine "
+                  "was slower.").format(ratio=v["cpu_read_ratio"])
+    else:
+        found = _("the CPU read it at {ratio:.0%} of the ordinary rate, so that machine gave the CPU no "
+                  "write-combined mapping. The Programming Guide's \"prohibitively slow\" host reads hold where the CPU maps the "
+                  "pages write-combining, as without a hypervisor (Going deeper).").format(ratio=v["cpu_read_ratio"])
+    return bullets([_("Write-combined memory is for buffers the host writes and the GPU reads. Section 1, on "
+                      "{machine}: {found}").format(machine=machine, found=found)])
+
+
 def _kept(identity: Any) -> str:
     """How many kinds kept the host address on the GPU, as words: "All 5" or "3 of 5"."""
     kept, n = sum(bool(r["equal"]) for r in identity.rows), len(identity.rows)
@@ -216,15 +247,11 @@ def _kept(identity: Any) -> str:
 
 def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str, int]) -> Text:
     """What you saw, computed from the results: this run's live, the record's in replay."""
-    ratio = ratios(wc)
     found = {kind: pagemap.one(allocation=kind)["maps_line"].split()[5:] for kind in WC_KINDS}
     wc_flags = identity.one(allocation="mapped + write-combined").get("host_flags")
     per_gib, read = registration_seconds(reg)
     registered, allocated = reg.one(allocation="registered")["GBps"], reg.one(allocation="cudaHostAlloc mapped")["GBps"]
-    return bullets([
-        _("The CPU read write-combined memory at {value:.0%} and wrote it at {value2:.0%} of the ordinary rate; "
-          "the GPU read it at {value3:.0%} and wrote it at {value4:.0%} ({origin}).").format(
-            value=ratio['cpu', 'read'], value2=ratio['cpu', 'write'], value3=ratio['gpu', 'read'], value4=ratio['gpu', 'write'], origin=wc.origin(dated=True)),
+    return bullets([   # the four write-combined ratios: section 1's table, and the summary's first point
         _("The write-combined allocation was backed ") + (_("differently from") if found[WC_KINDS[0]] != found[WC_KINDS[1]]
                                                        else _("the same way as")) + _(" the ordinary one; the driver's flags "
                                                                                    "for it: {value}.").format(

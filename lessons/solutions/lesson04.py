@@ -8,9 +8,11 @@ def device_address(a, i, d_a):
 
 # exercise: same_address
 def same_address(allocation, attributes):
-    """Predict whether the driver's device pointer equals the host pointer."""
+    """Whether the documents promise that the driver's device pointer equals the host pointer."""
     if not attributes["UNIFIED_ADDRESSING"]:
         return False                                      # no UVA: a separate device address
+    if allocation == "mapped + write-combined":
+        return False                                      # documented: a distinct device address
     if allocation.startswith("registered"):
         return bool(attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"])
     return True                                           # cudaHostAlloc memory, mapped flag or not
