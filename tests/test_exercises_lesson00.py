@@ -37,6 +37,19 @@ def test_a_number_typed_for_one_gpu_is_refused_though_it_is_right_there():
     exercises.reset_tries("00", "l2_mib")
 
 
+def test_a_body_of_pass_is_told_it_returned_none():
+    """Not "returns `...`": the learner replaced the placeholder with `pass` (issue 35's walk)."""
+    def l2_mib(attributes):
+        pass
+
+    def bus_bytes(n, reads):
+        pass
+
+    for name, function, kw in (("l2_mib", l2_mib, {"attributes": ATTRIBUTES}), ("bus_bytes", bus_bytes, {})):
+        feedback = exercises.check("00", name, function, **kw)
+        assert feedback.status == "not yet" and "returned None" in feedback.message, feedback
+
+
 def test_another_gpu_s_l2_is_judged_by_its_own_attribute():
     assert exercises.check("00", "l2_mib", lambda a: a["L2_CACHE_SIZE"] / 2**20,
                            attributes={"L2_CACHE_SIZE": 40 * 2**20}).correct
@@ -80,7 +93,8 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda a: a["L2_CACHE_SIZE"] / 2**10), ("2**20",), phrase="KiB", context=_GIVEN),
         Typical(fixed(lambda a: a["L2_CACHE_SIZE"] / 2**30), ("2**20",), phrase="GiB", context=_GIVEN),
         Typical(fixed(lambda a: 6), ("2**20",), phrase="not the L2 size", context=_GIVEN),
-        Typical(fixed(lambda a: "sixty"), ("2**20",), phrase="make it return a number", context=_GIVEN)],
+        Typical(fixed(lambda a: "sixty"), ("2**20",), phrase="a string", context=_GIVEN),
+        Typical(fixed(lambda a: str(a["L2_CACHE_SIZE"] / 2**20)), ("2**20",), phrase="a string", context=_GIVEN)],
     ("00", "bus_bytes"): [
         Typical(fixed(lambda n, reads: (12 * n, 12 * n)), ("reads * 2 * 4 * n",), lambda: lesson00.BUS_CASES,
                 phrase="ignores reads"),

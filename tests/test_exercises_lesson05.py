@@ -34,6 +34,14 @@ def test_the_prediction_follows_a_run_that_was_not_refused():
     assert "Right" not in exercises.compare("05", "refused", quiet)
 
 
+def test_a_kernel_without_extern_c_is_refused_in_replay_as_live():
+    """The CPU backend finds any name; PyCUDA's get_function does not find a mangled one (issue 35's walk)."""
+    source = exercises.solution("05", "saxpy").replace('extern "C" __global__', "__global__")
+    assert not lesson05.has_c_linkage(source, "saxpy")
+    assert lesson05.has_c_linkage('extern "C" {\n__global__ void saxpy(int n) { if (n) {} }\n}', "saxpy")
+    assert not lesson05.has_c_linkage('// extern "C"\n__global__ void saxpy(int n) {}', "saxpy")
+
+
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
 # tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
@@ -56,7 +64,8 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
              "d_a, d_b, d_c = h_a, h_b, h_c", "device pointer"),
         _add("        drv.Context.synchronize()\n", "", "no synchronisation"),
         _add("np.int32(n)", "n", "np.int32"),
-        _add("return h_c.copy()", "return h_c", "page-locked array itself")],
+        _add("return h_c.copy()", "return h_c", "page-locked array itself"),
+        _add("        for h in (h_a, h_b, h_c):\n            h.base.free()", "        pass", "still allocated")],
     ("05", "saxpy"): [
         _saxpy("blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x", "tells the blocks apart",
                ("blockIdx.x * blockDim.x + threadIdx.x",)),
@@ -65,5 +74,6 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                "index is n or more"),
         _saxpy("y[i] = a * x[i] + y[i];", "y[i] = a * x[i];", "overwritten"),
         _saxpy("void saxpy(", "void saxpy_kernel(", "no kernel named saxpy"),
+        _saxpy('extern "C" __global__', "__global__", 'without extern "C"'),
         _saxpy("y[i] = a * x[i] + y[i];", "y[i] = a * x[i] + y[i]", "did not build")],
 }

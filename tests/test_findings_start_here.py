@@ -52,7 +52,7 @@ def test_the_course_plan_is_the_registry_s():
     for entry in lessons.LESSONS:
         assert entry.name in shown and entry.does and entry.does in shown
     total = sum(entry.minutes for entry in lessons.LESSONS) / 60
-    assert f"In all about {total:.1f} hours." in shown
+    assert f"In all about {total:g} hours." in shown
 
 
 def test_the_reference_record_is_the_session_s():

@@ -97,8 +97,15 @@ def check_l2_mib(l2_mib: Any, attributes: dict[str, int] | None = None) -> Feedb
         forgot = returned_none(l2_mib, got)
         if forgot is not None:
             return forgot
+        if got is None:   # a body of `pass`: nothing computed yet
+            return not_yet(_("l2_mib returned None: its body computes nothing yet. After `return`, give the L2 size "
+                             "in MiB, computed from attributes."))
         if is_placeholder(got):
             return not_yet(_("l2_mib returns `...`: replace it with the L2 size in MiB, computed from attributes."))
+        if isinstance(got, (str, bytes)):
+            return hint(_("{where}, l2_mib returned {value}, a string: text, not a number. What does your expression "
+                          "give without str() or the quotes?").format(where=where, value=repr(got)),
+                        _("return the number itself (the bytes divided down to MiB), not text made from it."))
         try:
             got = float(got)
         except (TypeError, ValueError):
@@ -176,6 +183,9 @@ def check_bus_bytes(bus_bytes: Any) -> Feedback:
         forgot = returned_none(bus_bytes, got)
         if forgot is not None:
             return forgot
+        if got is None:   # a body of `pass`: nothing computed yet
+            return not_yet(_("bus_bytes returned None: its body computes nothing yet. After `return`, give the pair "
+                             "(explicit copies, zero-copy)."))
         if is_placeholder(got):
             return not_yet(_("bus_bytes returns `...`: replace it with the pair (explicit copies, zero-copy)."))
         if isinstance(got, (list, np.ndarray)) and np.shape(got) == (2,):

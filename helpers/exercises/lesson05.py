@@ -3,6 +3,7 @@ mapped memory; and its prediction of what launching the kernel with the arrays t
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -14,6 +15,7 @@ from .returns import returned_none
 
 
 OUTCOMES = ("runs", "refused", "garbage")
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
 def compare_prediction(predicted: Any, by_value: Any) -> str:
@@ -68,15 +70,16 @@ class _SpyKernel:
         problem = None
         for i, arg in enumerate(args[:self.pointers]):
             if isinstance(arg, np.ndarray):
-                problem = _hint(_("argument {i} is a NumPy array: PyCUDA would copy its bytes into the kernel's "
-                                  "parameters (by value, section 5). What does the kernel expect in that parameter: "
-                                  "the array's bytes, or its device pointer? Which call in section 4 gives it?")
-                                .format(i=i),
+                problem = _hint(_("argument {nth} (index {i}) is a NumPy array: PyCUDA would copy its bytes into "
+                                  "the kernel's parameters (by value, section 5). What does the kernel expect in that "
+                                  "parameter: the array's bytes, or its device pointer? Which call in section 4 gives "
+                                  "it?").format(nth=i + 1, i=i),
                                 _("pass the array's device pointer: the mapped array's base has "
                                   "get_device_pointer(), wrapped in np.intp(...) so PyCUDA packs 8 bytes."))
             elif not isinstance(arg, (np.intp, np.int64, np.uint64)):
-                problem = _hint(_("argument {i} is {type}. How many bytes does a pointer parameter take, and how "
-                                  "does PyCUDA know to pack that many?").format(i=i, type=type(arg).__name__),
+                problem = _hint(_("argument {nth} (index {i}) is {type}. How many bytes does a pointer parameter "
+                                  "take, and how does PyCUDA know to pack that many?").format(
+                                      nth=i + 1, i=i, type=type(arg).__name__),
                                 _("pass a pointer as np.intp(...), a sized NumPy integer, so PyCUDA packs 8 bytes."))
             if problem:
                 break
@@ -134,6 +137,35 @@ def _patched_sync(namespace: dict[str, Any], log: _Launches) -> list[tuple[Any, 
     return restore
 
 
+def _patched_alloc(namespace: dict[str, Any], made: list[np.ndarray]) -> list[tuple[Any, str, Any]]:
+    """Make drv.pagelocked_empty record each array it hands out in ``made``; return what to restore."""
+    drv = namespace.get("drv")
+    real = getattr(drv, "pagelocked_empty", None)
+    if real is None:
+        return []
+
+    def spy(*args: Any, **kwargs: Any) -> np.ndarray:
+        array = real(*args, **kwargs)
+        made.append(array)
+        return array
+
+    setattr(drv, "pagelocked_empty", spy)
+    return [(drv, "pagelocked_empty", real)]
+
+
+def _freed(array: np.ndarray) -> bool:
+    """Whether a page-locked array's allocation was freed: the CPU backend says so; PyCUDA's refuses a freed
+    allocation's device pointer."""
+    base = array.base
+    if getattr(base, "freed", None) is not None:
+        return bool(base.freed)
+    try:
+        base.get_device_pointer()
+    except Exception:  # noqa: BLE001 (freed: the driver refuses the address)
+        return True
+    return False
+
+
 def _kernel(stem: str, name: str) -> Any:
     from ..mode import detect
 
@@ -154,13 +186,14 @@ def check_add_on_gpu(add_on_gpu: Callable[[Any, np.ndarray, np.ndarray], Any]) -
     for n in (1000, 100):
         a = np.arange(n, dtype=np.float32)
         b = np.full(n, 2.0, np.float32)
-        log = _Launches()
-        restore = _patched_sync(namespace, log)
+        log, made = _Launches(), []
+        restore = _patched_sync(namespace, log) + _patched_alloc(namespace, made)
         try:
             result = add_on_gpu(_SpyKernel(kernel, log, 3, "vector_add_kernel"), a, b)
         finally:
             for owner, name, original in restore:
                 setattr(owner, name, original)
+        alive = [array for array in made if not _freed(array)]
         if log.problem:
             return log.problem
         if result is None and not log.events:
@@ -195,11 +228,41 @@ def check_add_on_gpu(add_on_gpu: Callable[[Any, np.ndarray, np.ndarray], Any]) -
                            "arrays hold when the kernel reads them?").format(n=n, first=first),
                          _("copy a and b into the mapped arrays (h_a[:] = a) before the launch, and return the "
                            "result array's copy."))
+        if alive:
+            for array in alive:
+                array.base.free()   # the check leaves no pinned memory behind
+            return _hint(_("the sums are right, but {alive} of the {made} page-locked arrays are still allocated "
+                           "when add_on_gpu returns. What happens to pinned memory each time it is called?").format(
+                               alive=len(alive), made=len(made)),
+                         _("free each array (h.base.free()) after copying the result out, in a `finally:` so that a "
+                           "failed launch frees them too."))
     return _correct(_("mapped arrays, device pointers, enough blocks to cover n, a launch, a synchronisation, a copy "
                       "out and free(): the seed program as a reusable function."))
 
 
 SAXPY_N, SAXPY_A, SAXPY_BLOCK, SAXPY_GUARD = 1000, 2.5, 256, 64
+
+
+def has_c_linkage(source: str, name: str) -> bool:
+    """Whether kernel ``name`` in CUDA ``source`` is declared ``extern "C"`` (on its line or in an ``extern "C" {}``
+    block): without it the compiler mangles the name and PyCUDA's get_function does not find it. The CPU backend
+    finds any name, so the check asks this in replay too (write-your-first-zero-copy-kernel)."""
+    code = _COMMENTS.sub("", source)
+    found = re.search(r"__global__[^;{}()]*\b" + re.escape(name) + r"\s*\(", code)
+    if found is None:
+        return True   # no such kernel: the lookup's own error says so
+    start = max(code.rfind(";", 0, found.start()), code.rfind("}", 0, found.start()),
+                code.rfind("{", 0, found.start()))
+    if re.search(r'extern\s*"C"', code[start + 1:found.start()]):
+        return True
+    for block in re.finditer(r'extern\s*"C"\s*\{', code):
+        depth, i = 1, block.end()
+        while depth and i < len(code):
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        if block.end() <= found.start() < i:
+            return True
+    return False
 
 
 def check_saxpy(source: str) -> Feedback:
@@ -221,6 +284,12 @@ def check_saxpy(source: str) -> Feedback:
     y0 = rng.random(n, dtype=np.float32)
     want = a * x0 + y0
     live = detect().live
+    if not has_c_linkage(source, "saxpy"):   # live, get_function would not find the mangled name; replay says so too
+        return _hint(_("saxpy is declared without extern \"C\": C++ then mangles its name, and PyCUDA's "
+                       "get_function, which the check calls, looks the kernel up by the name as written. Which part "
+                       "of the given first line is missing?"),
+                     _("keep the first line as given, `extern \"C\" __global__ void saxpy(...)`: extern \"C\" keeps "
+                       "the name unmangled."))
     try:
         if live:
             from ..memory import gpu

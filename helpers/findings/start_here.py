@@ -142,7 +142,7 @@ def course_plan() -> Shown:
     rows = [(_plan_name(entry), _("{minutes} min").format(minutes=entry.minutes), _(entry.does)) for entry in lessons.LESSONS]
     total = sum(entry.minutes for entry in lessons.LESSONS)
     return join(Table([_("lesson"), _("time (estimate)"), _("what you do")], rows),
-                Text(_("In all about {hours:.1f} hours.").format(hours=total / 60)))
+                Text(_("In all about {hours:g} hours.").format(hours=total / 60)))
 
 
 def reference_record(course: Any) -> Text:

@@ -35,6 +35,7 @@ OTHER_FORMS: dict[str, tuple[str, ...]] = {
     "未对齐": ("不对齐",),
     "线程束": ("卷绕",),
     "可分页内存": ("分页内存",),
+    "物理主机": ("物理宿主机",),      # the physical host under the recording VM (the 主机, 设备 row)
 }
 
 # English terms too common in other senses to require the glossary's form wherever they appear.
