@@ -64,6 +64,43 @@ def test_a_close_prediction_is_called_close(stride):
     assert "close" in lesson09.compare_prediction(measured * 1.1, stride)
 
 
+def test_a_prediction_typed_as_text_is_said_to_be_read_as_a_number(stride):
+    text = lesson09.compare_prediction("0.05", stride)
+    assert "You typed the text '0.05', read as the number 0.05" in text and "You predicted 5.0%" in text
+    assert "You typed" not in lesson09.compare_prediction(0.05, stride)
+
+
+# --------------------------------------------------------------------------- errors as the hints show them
+def _bounds_hint(language: str) -> str:
+    from helpers import i18n
+
+    broken = edited("09", "coalesce", "COPY_SOURCE", "if (t < rows * cols) {", "{")()
+    i18n.use_language(language)
+    try:
+        return lesson09.check_coalesce(broken).message
+    finally:
+        i18n.use_language("en")
+
+
+def test_a_bounds_hint_quotes_the_error_and_glosses_it_in_chinese_only():
+    english, chinese = _bounds_hint("en"), _bounds_hint("zh")
+    assert "is outside parameter" in english and "That is:" not in english and "即：" not in english
+    assert "Invalid \\_\\_global\\_\\_ read of size 4 bytes" in chinese          # the English head, quoted
+    assert "中的线程 (" in chinese and "参数 src" in chinese and "越界" in chinese        # which thread, which array
+
+
+def test_a_compiler_error_shows_as_a_code_block_with_no_full_stop_added():
+    source = edited("09", "coalesce", "COPY_SOURCE", "dst[r * cols + c] = src[r * cols + c];",
+                    "dst[r * cols + c] = src[r * cols + c]")()
+    exercises.reset_tries("09", "coalesce")
+    message = exercises.check("09", "coalesce", source).message
+    exercises.reset_tries("09", "coalesce")
+    lead, block = message.split("\n\n```text\n")
+    assert lead.startswith("The kernel did not run") and "error:" in block
+    assert block.rstrip().endswith("```") and not block.rstrip().endswith("```.")
+    assert "\\_" not in block   # shown as written, not escaped for Markdown
+
+
 def test_every_exercise_of_lesson_09_is_in_the_notebook():
     from tests.test_exercises import CELLS
 

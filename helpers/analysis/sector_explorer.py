@@ -51,9 +51,10 @@ def default_model() -> Model:
     found = matching_records()
     if not found:
         return calibrate(reference_record()[0])  # raises the RecordError that says how to restore data/
-    (record, path), _ = choose_records(found)
+    (record, path), _checks = choose_records(found)
     model = calibrate(record)
-    return replace(model, calibrated_on=f"{model.calibrated_on.split(' (')[0]} (data/{path.name})")
+    return replace(model, calibrated_on=_("{fitted} (data/{file})").format(
+        fitted=model.calibrated_on.split(" (")[0], file=path.name))
 
 
 def predict_pattern(stride: int, offset: int, width: int = 1, model: Model | None = None) -> Prediction:

@@ -4,6 +4,7 @@ coalesce-and-align-accesses)."""
 from __future__ import annotations
 
 from ..errors import CourseError
+from ..i18n import CHINESE, _, language
 
 __all__ = [
     "CpuBackendError",
@@ -67,7 +68,8 @@ class MemoryAccessError(CpuBackendError):
     """A thread accessed memory it must not; attributes say where (like compute-sanitizer)."""
 
     def __init__(self, message: str, *, kernel: str, block: tuple[int, int, int], thread: tuple[int, int, int],
-                 parameter: str, byte_offset: int, size: int, is_store: bool) -> None:
+                 parameter: str, byte_offset: int, size: int, is_store: bool,
+                 array_bytes: int | None = None) -> None:
         super().__init__(message)
         self.kernel = kernel
         self.block = block
@@ -76,10 +78,26 @@ class MemoryAccessError(CpuBackendError):
         self.byte_offset = byte_offset
         self.size = size
         self.is_store = is_store
+        self.array_bytes = array_bytes   # the size of the array behind the parameter, when known
+
+    def gloss(self) -> str:
+        """One line saying the error in the chosen language, for an edition whose language is not the message's
+        (coalesce-and-align-accesses); empty in English, where the message says it."""
+        return ""
 
 
 class OutOfBoundsError(MemoryAccessError):
     """A load or store outside the array the pointer came from."""
+
+    def gloss(self) -> str:
+        if language() != CHINESE or self.array_bytes is None:
+            return ""
+        said = (_("That is: thread {thread} of block {block} wrote {size} bytes at byte {offset} of parameter "
+                  "{parameter}, an array of {nbytes} bytes: outside it.") if self.is_store else
+                _("That is: thread {thread} of block {block} read {size} bytes at byte {offset} of parameter "
+                  "{parameter}, an array of {nbytes} bytes: outside it."))
+        return said.format(thread=self.thread, block=self.block, size=self.size, offset=self.byte_offset,
+                           parameter=self.parameter, nbytes=self.array_bytes)
 
 
 class MisalignedAccessError(MemoryAccessError):

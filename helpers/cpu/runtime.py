@@ -557,7 +557,8 @@ class Function:
                 cls, what = ReadOnlyWriteError, f"{elem} of {desc}: the numpy array is not writeable"
         message = f"Invalid __global__ {op} of size {size} bytes {who}: {what}."
         return cls(message, kernel=self.name, block=block, thread=thread,  # type: ignore[arg-type]
-                   parameter=pname, byte_offset=offset, size=size, is_store=bool(err.is_store))
+                   parameter=pname, byte_offset=offset, size=size, is_store=bool(err.is_store),
+                   array_bytes=None if array is None else int(array.nbytes))
 
     def _crash(self, err: _ErrorInfo, block: tuple[int, int, int], thread: tuple[int, int, int]) -> KernelCrashError:
         signo = int(err.signo)

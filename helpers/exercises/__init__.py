@@ -118,15 +118,24 @@ _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _MARKS = re.compile(r"([\\`*_\[\]<>])")
 
 
-def quoted(text: str, limit: int | None = 400) -> str:
+def quoted(text: str | Exception, limit: int | None = 400) -> str:
     """An error's text as a hint quotes it: past ``limit`` characters cut at a word boundary and marked with an
     ellipsis, and Markdown's marks escaped so that ``__global__`` or ``ptr<T>`` show as written
-    (coalesce-and-align-accesses and every kernel exercise)."""
+    (coalesce-and-align-accesses and every kernel exercise). An error that glosses itself in the chosen language
+    (the CPU backend's bounds error in Chinese) gets its gloss on a line of its own."""
+    gloss = getattr(text, "gloss", lambda: "")()
     text = str(text)
     if limit is not None and len(text) > limit:
         cut = text[:limit]
         text = (cut[:cut.rfind(" ")] if " " in cut else cut).rstrip(" ,;:(") + "…"
-    return _MARKS.sub(r"\\\1", text)
+    return _MARKS.sub(r"\\\1", text) + (f"\n\n{gloss}" if gloss else "")
+
+
+def fenced(output: str) -> str:
+    """A tool's output (a compiler's complaint) as a Markdown code block, on lines of its own and shown as written
+    (coalesce-and-align-accesses)."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", output)), default=0))
+    return f"\n\n{fence}text\n{output.strip(chr(10))}\n{fence}\n\n"
 
 
 def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: str, step: str,
@@ -222,6 +231,8 @@ def reset_tries(lesson: str | None = None, name: str | None = None) -> None:
 def ended(text: str) -> str:
     """``text`` as a sentence that ends (a full stop added where none is), so the next one does not run into it: an
     exception's message ("name 'x' is not defined") is no sentence (pin-host-memory)."""
+    if text.endswith("```\n\n"):
+        return text   # a code block (:func:`fenced`) ends as it is: no full stop after a compiler's output
     text = text.rstrip()
     core = text.rstrip(")]）】'\"*`")
     if not text or core.endswith((".", "?", "!", ":", "…", "。", "？", "！", "：")):

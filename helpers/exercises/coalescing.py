@@ -10,7 +10,7 @@ touch fewer sectors than the broken kernel's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -48,6 +48,7 @@ class ExerciseResult:
     ideal_sectors: int
     message: str
     ran: bool = True   # False when the kernel did not build or run (``message`` then quotes the backend's error)
+    error: Exception | None = field(default=None, repr=False, compare=False)   # that error, when it did not
 
     def __str__(self) -> str:
         return self.message
@@ -80,7 +81,7 @@ def check_fix(source: str, function_name: str = FUNCTION_NAME) -> ExerciseResult
         src, dst, trace = trace_copy(source, function_name)
     except CpuBackendError as exc:
         return ExerciseResult(False, False, broken_sectors, 0, ideal,
-                              _("The kernel did not run: {error}").format(error=exc), ran=False)
+                              _("The kernel did not run: {error}").format(error=exc), ran=False, error=exc)
     wrong = np.argwhere(dst != src)
     if len(wrong):
         r, c = wrong[0]

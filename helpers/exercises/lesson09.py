@@ -19,8 +19,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..i18n import _, sentences
-from . import (Feedback, live_module, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet,
-               quoted)
+from . import (Feedback, fenced, live_module, correct as _correct, hint as _hint, is_placeholder,
+               not_yet as _not_yet, quoted)
 from .returns import returned_none
 
 SECTOR, LINE = 32, 128
@@ -156,6 +156,12 @@ def _live_copy(source: str) -> str | None:
     return None if ok else "on the GPU, dst differs from src"
 
 
+def _gloss(error: Exception | None) -> str:
+    """A bounds error's one-line gloss in the chosen language, after the quoted English ('' in English)."""
+    gloss = getattr(error, "gloss", None)
+    return gloss() if gloss else ""
+
+
 def check_coalesce(source: str) -> Feedback:
     """coalesce-and-align-accesses: the fixed ``copy_matrix`` copies exactly and its loads from ``src`` touch fewer
     sectors."""
@@ -169,9 +175,10 @@ def check_coalesce(source: str) -> Feedback:
     if not result.passed:
         text = result.message
         if not result.ran and ("outside" in text or "OutOfBounds" in text or "bounds" in text.lower()):
-            return _hint(_("a load or store fell outside the matrix. In a row-major matrix a row holds cols "
-                           "consecutive elements: for thread t, how many whole rows come before it, and where in its "
-                           "row is it? [{error}]").format(error=quoted(text.splitlines()[0])),
+            return _hint(sentences(_("a load or store fell outside the matrix. In a row-major matrix a row holds cols "
+                                     "consecutive elements: for thread t, how many whole rows come before it, and "
+                                     "where in its row is it? [{error}]").format(error=quoted(text.splitlines()[0])),
+                                   _gloss(result.error)),
                          _("thread t's row is t divided by the row length (cols, not rows), its column what is left "
                            "over."))
         if result.ran and not result.correct:
@@ -180,8 +187,10 @@ def check_coalesce(source: str) -> Feedback:
                          _("r and c both come from dividing t by the same number, the row length cols: one is the "
                            "quotient, the other the remainder."))
         if not result.ran:
-            return _hint(quoted(text, None), _("read the first error line: it names the line of your source and what the compiler "
-                                 "expected there (a missing `;`, a name not declared)."))
+            lead, _newline, output = text.partition("\n")   # the backend's lead-in, then the compiler's own lines
+            return _hint(quoted(lead, None) + (fenced(output) if output.strip() else ""),
+                         _("read the first error line: it names the line of your source and what the compiler "
+                           "expected there (a missing `;`, a name not declared)."))
         return _hint(_("{error} Which of r and c must change from one thread to the next, for neighbouring threads "
                        "to read neighbouring floats?").format(error=quoted(text)),
                      _("in a row-major matrix the column is the fast index: compute r and c so that t and t + 1 have "
@@ -189,10 +198,11 @@ def check_coalesce(source: str) -> Feedback:
     try:
         ex.trace_copy(source, rows=GUARD_ROWS, cols=GUARD_COLS)
     except CpuBackendError as exc:
-        return _hint(_("with a {rows} x {cols} matrix the last block has threads past the end, and one of them "
-                       "read or wrote outside the arrays: keep `if (t < rows * cols)`. What stops the threads past "
-                       "the end? [{error}]").format(rows=GUARD_ROWS, cols=GUARD_COLS,
-                                                    error=quoted(str(exc).splitlines()[0])),
+        return _hint(sentences(_("with a {rows} x {cols} matrix the last block has threads past the end, and one of "
+                                 "them read or wrote outside the arrays: keep `if (t < rows * cols)`. What stops the "
+                                 "threads past the end? [{error}]").format(rows=GUARD_ROWS, cols=GUARD_COLS,
+                                                                           error=quoted(str(exc).splitlines()[0])),
+                               _gloss(exc)),
                      _("the guard must wrap both the load and the store, with the index lines inside or before it."))
     from ..mode import detect
 
@@ -230,9 +240,12 @@ def _as_fraction(value: Any) -> tuple[float | None, str]:
         return None, _("`{value}` is not a number. ").format(value=repr(value))
     if not math.isfinite(x) or x <= 0:
         return None, _("{value} is not a positive fraction. ").format(value=repr(value))
+    typed = (_(" You typed the text {given}, read as the number {guess} (a number needs no quotes).").format(
+        given=repr(value), guess=f"{x:g}").strip() if isinstance(value, str) else "")
     if 1 < x <= 100:
-        return x / 100, _("(read {x:g} as {x:g} %, i.e. {fraction:g}) ").format(x=x, fraction=x / 100)
-    return x, ""
+        return x / 100, sentences(typed, _("(read {x:g} as {x:g} %, i.e. {fraction:g}) ").format(
+            x=x, fraction=x / 100))
+    return x, typed
 
 
 def compare_prediction(predicted: Any, result: Any) -> str:

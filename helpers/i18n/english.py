@@ -16,6 +16,7 @@ __all__ = ["QUOTED", "english_runs", "output_texts"]
 QUOTED = (
     r"Cuda compilation tools, release [\d.]+",                 # nvcc --version, quoted with a SASS listing
     r"\w+Error: [^|\n]*",                                      # a backend's or driver's error, quoted
+    r"Invalid (?:\\?_){2}global(?:\\?_){2} (?:read|write) of size [^|\n]*",  # the CPU backend's, as sanitizer says it
     r"(CUDA C\+\+ )?(Best Practices|Programming) Guide",       # primary sources by their titles
     r"Runtime API|Driver API|Unified Addressing|Zero Copy",
 )
