@@ -27,14 +27,14 @@ def test_the_checks_compare_with_this_process_page_table():
 
 
 def test_the_mlock_prediction_says_no_prediction_then_compares():
-    assert "no prediction" in exercises.compare("01", ..., 4)
+    assert "No prediction" in exercises.compare("01", ..., 4)
     right = exercises.compare("01", 4, 4)
     assert right.startswith("**Prediction.**") and "4 of 4" in right and "as you predicted" in right
     wrong = exercises.compare("01", 0, 4)
     assert "you predicted 0" in wrong and "faults every page in" in wrong
     partly = exercises.compare("01", 4, 3)
     assert "you predicted 4" in partly and "left 1 of them without a frame" in partly
-    assert "could not read" in exercises.compare("01", "all", 4)
+    assert "Could not read" in exercises.compare("01", "all", 4)
 
 
 def test_the_same_mistake_failing_on_another_case_gets_the_smaller_step():
@@ -73,7 +73,7 @@ def test_shifting_before_masking_gets_the_divide_hint_too():
 def test_a_typed_string_prediction_is_said_to_be_read_as_a_number():
     said = exercises.compare("01", "4", 4)
     assert "as you predicted" in said and "You typed the text '4', read as the number 4" in said, said
-    assert "could not read True" in exercises.compare("01", True, 4)
+    assert "Could not read True" in exercises.compare("01", True, 4)
 
 
 def test_a_return_left_out_is_named():
@@ -134,7 +134,7 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // page_size - address // page_size),
                 ("(address + nbytes - 1) // page_size",), lambda: lesson01.SPAN_CASES, phrase="one short"),
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes) // page_size - address // page_size),
-                phrase="two slips"),
+                phrase="two off-by-one slips"),
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // 65536 - address // 65536 + 1),
                 phrase="pages of 65536 bytes"),
         Typical(fixed(lambda address, nbytes, page_size: (address + nbytes - 1) // 4096 - address // 4096 + 1),
@@ -152,6 +152,8 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda entry: (entry >> 64, entry & ((1 << 55) - 1))), phrase="false for every entry"),
         Typical(fixed(lambda entry: (not (entry >> 63), entry & ((1 << 55) - 1))), phrase="opposite of bit 63"),
         Typical(fixed(lambda entry: (entry, entry & ((1 << 55) - 1))), phrase="whenever any bit"),
+        # issue 31 (fourth walk): bin() drops leading zeros, so its first digit is the highest bit set, not bit 63
+        Typical(fixed(lambda entry: (bin(entry)[2] == "1", entry & ((1 << 55) - 1))), phrase="drops leading zeros"),
         Typical(fixed(lambda entry: (entry >> 63, (entry & ((1 << 55) - 1)) >> 12)), phrase="divided by 4096"),
         # issue 31: shifting before masking got only the general hint
         Typical(fixed(lambda entry: (entry >> 63, (entry >> 12) & ((1 << 55) - 1))), phrase="divided by 4096"),
@@ -169,6 +171,42 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 lambda: [(e,) for e in lesson01.ENTRY_CASES], phrase="frame number first"),
         Typical(fixed(lambda entry: (entry & ((1 << 55) - 1), bool(entry >> 63 & 1))), phrase="present bit second")],
 }
+
+
+def test_a_count_that_ignores_the_start_is_shown_a_case_where_the_start_matters():
+    """Issue 31 (fourth walk): ``nbytes // page_size + 1`` was shown 65536 bytes from a page boundary, where only the
+    unconditional + 1 is wrong; the hint shows a case whose start decides the count."""
+    exercises.reset_tries("01", "pages_spanned")
+    feedback = lesson01.check_pages_spanned(lambda address, nbytes, page_size: nbytes // page_size + 1)
+    assert "ignores where the buffer starts" in feedback.message
+    assert "0x7f0000000fff, nbytes = 2" in feedback.message, feedback.message
+
+
+def test_the_top_digit_of_all_64_binary_digits_is_a_right_present_flag():
+    """Issue 31 (fourth walk): reading bit 63 as the first of 64 binary digits is right, and accepted."""
+    feedback = lesson01.check_decode_entry(lambda entry: (f"{entry:064b}"[0] == "1", entry & ((1 << 55) - 1)))
+    assert feedback.correct, feedback.message
+
+
+def test_a_module_used_without_import_gets_told_to_import_it():
+    """Issue 31 (fourth walk): "name 'math' is not defined" said only what Python said; a module's name (any
+    lesson's check) is told to import it first, any other name is not."""
+    exercises.reset_tries("01", "pages_spanned")
+    for name, statement in (("math", "import math"), ("np", "import numpy as np")):
+        raised = exercises.check("01", "pages_spanned", lambda a, n, p, name=name: eval(name))
+        assert f"`{statement}`" in raised.message, raised.message
+    unknown = exercises.check("01", "pages_spanned", lambda a, n, p: eval("first_page"))
+    assert "NameError" in unknown.message and "import" not in unknown.message
+
+
+@pytest.mark.parametrize("lesson, guess", [("01", ...), ("01", "many"), ("03", ...)])
+def test_the_prediction_after_its_label_starts_with_a_capital(lesson, guess):
+    """Issue 31 (fourth walk): "**Prediction.** no prediction: ..." started lower case; every lesson's prediction
+    reads as a sentence after its label, as hints do."""
+    measured = (4,) if lesson == "01" else (None,)
+    text = exercises.compare(lesson, guess, *measured)._repr_markdown_()
+    after = text.split("**Prediction.** ", 1)[1]
+    assert after[0].isupper(), text
 
 
 def test_no_second_step_reads_the_solution_aloud():

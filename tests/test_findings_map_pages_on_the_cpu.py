@@ -25,10 +25,26 @@ def test_the_arrows_sentence_follows_the_drawn_frames():
     assert "run parallel" in said.arrows(parallel) and "runs of" not in said.arrows(parallel)
     assert "(live)" in said.arrows(parallel)
     crossing = said.Drawn([1, 2, 3, 4], [13, 12, 11, 10], False, "recorded on X")
-    assert "neighbouring frames, in descending order" in said.arrows(crossing) and "arrows cross" in said.arrows(crossing)
+    assert "neighbouring frames, in descending order" in said.arrows(crossing) and "every arrow crosses" in said.arrows(crossing)
     scattered = said.Drawn([1, 2, 3], [9, 4, 7], True, "live")
     assert "no two neighbouring pages got neighbouring frames" in said.arrows(scattered)   # issue 31: plain words
     assert "recorded" in said.arrows(crossing) and "live" not in said.arrows(crossing)
+    # issue 31 (fourth walk): "some frame is smaller" when every frame was; the sentence says what the frames show
+    assert "every frame is smaller than the one before it" in said.arrows(crossing)
+    assert "1 of the 2 frames after the first are smaller" in said.arrows(scattered)
+    assert "recorded on X" not in said.arrows(crossing)      # the figure's title says where; the note does not repeat it
+
+
+def test_hidden_frames_are_said_once_and_the_tables_leave_them_out(monkeypatch):
+    """Issue 31 (fourth walk): without root every table said "hidden" in every row, and the walk repeated why; the
+    machine's line says why once, and the tables show what this process can read."""
+    monkeypatch.setattr(pages, "pfns_visible", lambda: False)
+    assert "CAP_SYS_ADMIN" in str(said.this_machine()) and "leave frames out" in str(said.this_machine())
+    walk = said.walk(_walk([None] * 8))._repr_markdown_()
+    assert "hidden" not in walk and "CAP_SYS_ADMIN" not in walk and "virtual page" in walk
+    shown = said.walk(_walk(list(range(100, 108))))._repr_markdown_()
+    assert "frame (PFN)" in shown and "0x64" in shown
+    assert len(str(said.zero_page(_walk([None] * 8))).split()) < 30
 
 
 def test_drawable_draws_the_array_where_frames_show_and_the_record_where_they_do_not(monkeypatch):
@@ -48,7 +64,7 @@ def test_first_touch_counts_presence_and_frames():
     assert "| never touched | 0 of 8 | 0 |" in text and "| after reading | 8 of 8 | 1 |" in text
     assert "| after writing | 8 of 8 | 8 |" in text
     hidden = said.first_touch(_walk([None] * 8, False), _walk([None] * 8), _walk([None] * 8))._repr_markdown_()
-    assert "hidden (not root)" in hidden
+    assert "distinct frames" not in hidden and "| after reading | 8 of 8 |" in hidden   # hidden: said once, above
 
 
 def test_zero_page_words_flip_with_the_walk():
@@ -153,7 +169,7 @@ def test_the_pinned_buffers_banner_uses_only_words_the_main_path_has_taught():
     pinning = experiments.reference("pagemap_pinned")
     unnamed = dataclasses.replace(pinning, provenance={**pinning.provenance, "virtualization": "unknown-hypervisor"})
     text = str(said.pinned_buffer(unnamed))
-    assert "is a virtual machine: its frame numbers are physical only as the VM sees them" in text, text
+    assert "The recording VM's frame numbers are physical only as the VM sees them" in text, text
     for word in ("hypervisor", "IOMMU", "DMA", "guest-physical"):
         assert word not in text, word
     bare = dataclasses.replace(pinning, provenance={**pinning.provenance, "virtualization": "none"})

@@ -90,3 +90,20 @@ def test_make_lab_records_cell_timings():
 
     assert json.loads(overrides.read_text())["@jupyterlab/notebook-extension:tracker"]["recordTiming"] is True
     assert "lab-overrides.json" in (README.parent / "Makefile").read_text()
+
+
+def test_a_lesson_that_reads_frames_counts_the_longer_of_its_two_paths():
+    """Issue 31 (fourth walk): lesson 03's outputs were counted as root (frames shown), while the ordinary learner,
+    frames hidden, reads more; as root a lesson that reads frames runs again without CAP_SYS_ADMIN, and the longer
+    count is kept; not as root, or with neither tool, one count stands."""
+    assert lesson_times.longer_path(458, 578) == 578 and lesson_times.longer_path(600, 578) == 600
+    assert lesson_times.longer_path(458, None) == 458
+    argv = ["python", "-c", "print(1)"]
+    both = {"setpriv": "/usr/bin/setpriv", "capsh": "/usr/sbin/capsh"}
+    setpriv = lesson_times.unprivileged_command(argv, euid=0, which=both.get)
+    assert setpriv == ["setpriv", "--inh-caps=-sys_admin", "--bounding-set=-sys_admin", *argv]
+    capsh = lesson_times.unprivileged_command(argv, euid=0, which={"capsh": "/usr/sbin/capsh"}.get)
+    assert capsh == ["capsh", "--drop=cap_sys_admin", "--", "-c", "python -c 'print(1)'"]
+    assert lesson_times.unprivileged_command(argv, euid=0, which={}.get) is None
+    assert lesson_times.unprivileged_command(argv, euid=1000, which=both.get) is None
+    assert set(lessons.needing(lessons.PROC)) >= {"01", "02", "03"}

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -283,6 +284,22 @@ _RAISED_STEP = N_("call your function by hand on one small case in a new cell an
                 "which line raised, and what did it get?")
 
 
+_MODULES = frozenset({"numpy", "pycuda", "matplotlib"})   # the course's own, beside Python's standard library
+_ALIASES = {"np": "import numpy as np", "plt": "import matplotlib.pyplot as plt"}
+
+
+def unimported(exc: BaseException) -> str:
+    """For a NameError of a module's name (``math``, ``np``), the sentence that says to import it first; else ""
+    (pin-host-memory, and every exercise)."""
+    name = getattr(exc, "name", None) if isinstance(exc, NameError) else None
+    if not name:
+        return ""
+    statement = _ALIASES.get(name) or (f"import {name}" if name in _MODULES or name in sys.stdlib_module_names
+                                       else "")
+    return " " + _("`{name}` is a module's name: import it first, with `{statement}` at the top of your "
+                   "cell.").format(name=name, statement=statement) if statement else ""
+
+
 def check(lesson: str, name: str, answer: Any, **context: Any) -> Feedback:
     """Check ``answer`` to exercise ``name`` of lesson ``lesson``; never raises (pin-host-memory). A hint is graded by
     the wrong tries so far at this exercise (see the module docstring)."""
@@ -295,7 +312,8 @@ def check(lesson: str, name: str, answer: Any, **context: Any) -> Feedback:
         feedback = checker(answer, **context)
     except Exception as exc:  # noqa: BLE001 (the learner's code may raise anything)
         feedback = hint(ended(_("your code raised {name}: {exc}").format(name=type(exc).__name__,
-                                                                            exc=exc).strip()[:800]), _(_RAISED_STEP))
+                                                                            exc=exc).strip()[:800])
+                        + unimported(exc), _(_RAISED_STEP))
     return _graded(feedback, lesson, name)
 
 
@@ -312,7 +330,7 @@ def compare(lesson: str, predicted: Any, *measured: Any, **context: Any) -> Text
     except Exception as exc:  # noqa: BLE001 (the learner's prediction may be anything)
         return Text(_("**Prediction:** could not compare ({name}: {exc}).").format(name=type(exc).__name__, exc=exc))
     text = said.message if isinstance(said, Feedback) else str(said)
-    return Text(_("**Prediction.** {text}").format(text=text))
+    return Text(_("**Prediction.** {text}").format(text=capitalised(text)))
 
 
 def solution(lesson: str, name: str) -> str:

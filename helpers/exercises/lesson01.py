@@ -81,6 +81,16 @@ def _ignores_start(pages_spanned: Callable[[int, int, int], int]) -> bool:
         return False
 
 
+def _start_matters(pages_spanned: Callable[[int, int, int], int]) -> tuple[int, int, int, int, int] | None:
+    """The first case the learner gets wrong where the start decides the count (the same bytes from a page boundary
+    touch fewer pages), as (address, nbytes, page size, got, want): the case that shows a count ignoring the start."""
+    for (address, nbytes, size), got in zip(SPAN_CASES, _answers(pages_spanned)):
+        want = spanned(address, nbytes, size)
+        if got is not None and got != want and want != spanned(address - address % size, nbytes, size):
+            return address, nbytes, size, got, want
+    return None
+
+
 def _rule(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: int, size: int, got: int,
           want: int) -> str | None:
     """The typical wrong rule the learner's function follows on every case, else the first one this case fits."""
@@ -132,12 +142,16 @@ def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbyt
                      _("take a 1-byte buffer at address 0: at which address is its last byte, and which address "
                        "does your code use as the last?"))
     if rule == "two slips":
-        return _hint(_("{where}. That is an off-by-one, one short here, yet right where the buffer ends on a "
-                       "page boundary: two slips that cancel there. Which address does the last byte have, and do you "
+        return _hint(_("{where}. That is one page short. Your count is right only where the buffer ends exactly "
+                       "on a page boundary: it has two off-by-one slips, and there they cancel out. Which address does the last byte have, and do you "
                        "count both the first and the last page?").format(where=where),
                      _("fix one slip at a time: at which address is a 1-byte buffer's last byte? Then, how many "
                        "pages lie from page 3 to page 5, and what is 5 - 3?"))
     if rule == "ignores the start":
+        shown = _start_matters(pages_spanned)
+        if shown is not None:
+            where = _("address {address:#x}, nbytes = {nbytes}, page_size = {size}: you returned {got}").format(
+                address=shown[0], nbytes=shown[1], size=shown[2], got=shown[3])
         return _hint(_("{where}. Your count uses nbytes and page_size only, so it ignores where the buffer starts: "
                        "the same bytes can touch one page more when they start late in a page. Which page holds "
                        "the first byte, and which the last?").format(where=where),
@@ -288,11 +302,12 @@ def _present_hint(decode_entry: Callable[[int], Any], entry: int, present: Any, 
                                                                                                present=shown),
                      _("`& 1` keeps bit 0 alone: which operator moves bit 63 down to bit 0 first?"))
     if reading == "any bit":
-        return _hint(_("for {entry:#018x} your present flag is {present}: it is true whenever any bit of the entry "
-                       "is set, so it reads the whole entry, not one bit. Which single bit is *present*?").format(
-                           entry=entry, present=shown),
-                     _("present is one bit, bit 63: which operator moves it down to bit 0, and which keeps bit 0 "
-                       "alone?"))
+        return _hint(_("for {entry:#018x} your present flag is {present}, yet bit 63 is 0: your flag is true "
+                       "whenever any bit of the entry is set. With `bin(entry)`, note that bin() drops leading "
+                       "zeros, so its first digit is the highest bit set, not bit 63. Which single bit is "
+                       "*present*, and how do you read it alone?").format(entry=entry, present=shown),
+                     _("f\"{e:064b}\" keeps all 64 digits, bit 63 first; or move bit 63 down to bit 0 with a "
+                       "shift and keep bit 0 alone with a mask."))
     if reading == "never":
         return _hint(_("your present flag is false for every entry, even for {entry:#018x}, whose bit 63 is set. "
                        "How far must bit 63 move to become bit 0: does your shift move it out of the number?").format(

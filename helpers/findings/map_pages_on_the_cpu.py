@@ -45,29 +45,28 @@ def neighbours(pfns: Sequence[int]) -> str:
 
 
 def this_machine() -> Shown:
-    """What this machine changes in the lesson, its page size, and whether it shows frame numbers."""
+    """What this machine changes in the lesson, its page size, and whether it shows frame numbers: where they are
+    hidden, why, said once here (the tables below then leave their frame columns out)."""
     visible = pages.pfns_visible()
     return join(Text(platform_note(LESSON)),
                 Text((_("Page size {size} bytes; physical frame numbers visible to this process") if visible else
                       _("Page size {size} bytes; physical frame numbers hidden from this process")).format(
                           size=pages.PAGE_SIZE)
-                     + (_(".") if visible else _(" (not root).") if pages.proc_available() else _(" (no /proc here)."))))
+                     + (_(".") if visible else _(HIDDEN) if pages.proc_available() else _(" (no /proc here)."))))
 
 
-def walk(frames: Sequence[pages.Frame], per_page: int = pages.PAGE_SIZE // 4) -> Shown:
+HIDDEN = N_(": since Linux 4.2 only root (CAP_SYS_ADMIN) reads them, because knowing where data sit physically helps "
+            "attacks on memory ([pagemap documentation](https://docs.kernel.org/admin-guide/mm/pagemap.html)). "
+            "Presence bits stay visible; the tables leave frames out.")
+
+
+def walk(frames: Sequence[pages.Frame], per_page: int = pages.PAGE_SIZE // 4) -> Table:
     """An array's page walk, one row per page: its elements (float32), virtual page, frame and physical address."""
-    rows = []
-    for i, frame in enumerate(frames):
-        where = [f"{frame.pfn:#x}", f"{frame.physical_address:#x}"] if frame.pfn else [_("hidden"), _("hidden")]
-        rows.append([f"{i * per_page}-{(i + 1) * per_page - 1}", f"{frame.virtual_page:#x}", *where])
-    shown: list[Any] = [Table([_("elements"), _("virtual page"), _("frame (PFN)"), _("physical address")], rows)]
-    if frames and not any(f.pfn for f in frames):
-        shown.append(Text(_("Linux shows frame numbers in `/proc/self/pagemap` only to a process with "
-                            "CAP_SYS_ADMIN (root): since Linux 4.2 it zeroes them for everyone else, because "
-                            "knowing where data sit physically helps attacks on memory ([pagemap "
-                            "documentation](https://docs.kernel.org/admin-guide/mm/pagemap.html)). Presence bits "
-                            "stay visible.")))
-    return join(*shown)
+    visible = any(f.pfn for f in frames)   # hidden: this_machine() said why, once; no columns of "hidden"
+    rows = [[f"{i * per_page}-{(i + 1) * per_page - 1}", f"{frame.virtual_page:#x}"]
+            + ([f"{frame.pfn:#x}", f"{frame.physical_address:#x}"] if visible else []) for i, frame in enumerate(frames)]
+    head = [_("elements"), _("virtual page")] + ([_("frame (PFN)"), _("physical address")] if visible else [])
+    return Table(head, rows)
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ class Drawn:
 
 def drawable(array: np.ndarray) -> Drawn:
     """The frames of ``array`` where this process may read them (live), else the 8 first pages of the touched pageable
-    buffer recorded on the GPU machine (frames read as root there)."""
+    buffer recorded in the recording VM (frames read as root there)."""
     if pages.pfns_visible():
         found = pages.frames_of(array)
         return Drawn([f.virtual_page for f in found], [f.pfn for f in found], True, "live")  # type: ignore[misc]
@@ -95,22 +94,27 @@ def drawable(array: np.ndarray) -> Drawn:
     row = recorded.one(allocation="pageable, touched")
     first = int(row["address"], 16) // pages.PAGE_SIZE
     vm = recorded.provenance.get("virtualization") not in (None, "", "none")
-    where = (_("in the {gpu}'s recording VM") if vm else _("on the {gpu}'s recording machine")).format(
-        gpu=recorded.gpu)
+    where = _("in the recording VM") if vm else _("on the {gpu}'s recording machine").format(gpu=recorded.gpu)
     return Drawn([first + i for i in range(8)], list(row["pfns"][:8]), False,
                  _("the first 8 of its {total} pages, read as root {where}; frames are hidden here").format(
                      total=len(row["pfns"]), where=where))
 
 
 def arrows(drawn: Drawn) -> Text:
-    """What the figure of ``drawn`` shows: the runs of consecutive frames, and whether its arrows cross. The figure
-    stacks the frames in ascending order, so arrows cross exactly where a frame is smaller than the one before."""
+    """What the figure of ``drawn`` shows: the runs of consecutive frames, and where its arrows cross. The figure
+    stacks the frames in ascending order, so arrows cross exactly where a frame is smaller than the one before; the
+    title says where the frames come from, the sentence only whether live or recorded."""
     pfns = drawn.pfns
-    rising = all(a < b for a, b in zip(pfns, pfns[1:]))
-    crossing = _("the arrows run parallel") if rising else _("arrows cross, since some frame is smaller than the one "
-                                                          "before it")
+    falls = sum(b < a for a, b in zip(pfns, pfns[1:]))
+    if falls == 0:
+        crossing = _("the arrows run parallel")
+    elif falls == len(pfns) - 1:
+        crossing = _("every frame is smaller than the one before it, so every arrow crosses the next")
+    else:
+        crossing = _("{falls} of the {steps} frames after the first are smaller than the one before them, and "
+                     "there the arrows cross").format(falls=falls, steps=len(pfns) - 1)
     return Text(_("In the drawing ({source}), {neighbours}: {crossing}.").format(
-        source=_(drawn.source), neighbours=neighbours(pfns), crossing=crossing))
+        source=_("live") if drawn.live else _("recorded"), neighbours=neighbours(pfns), crossing=crossing))
 
 
 def _distinct(frames: Sequence[pages.Frame]) -> int:
@@ -121,11 +125,12 @@ def first_touch(untouched: Sequence[pages.Frame], read: Sequence[pages.Frame],
                 written: Sequence[pages.Frame]) -> Table:
     """Section 3's three walks of one private mapping: pages present and distinct frames, untouched, read, written."""
     visible = any(f.pfn for walk_ in (untouched, read, written) for f in walk_)
-    rows = [[_(label), _("{present} of {n}").format(present=sum(f.present for f in walk_), n=len(walk_)),
-             _distinct(walk_) if visible else _("hidden (not root)")]
+    rows = [[_(label), _("{present} of {n}").format(present=sum(f.present for f in walk_), n=len(walk_))]
+            + ([_distinct(walk_)] if visible else [])
             for label, walk_ in ((N_("never touched"), untouched), (N_("after reading"), read),
                                  (N_("after writing"), written))]
-    return Table([_("the 8 private pages"), _("present"), _("distinct frames")], rows, caption=_("*live, this machine*"))
+    head = [_("the 8 private pages"), _("present")] + ([_("distinct frames")] if visible else [])
+    return Table(head, rows, caption=_("*live, this machine*"))
 
 
 def shares_a_frame(read: Sequence[pages.Frame]) -> bool:
@@ -143,9 +148,8 @@ def zero_page(read: Sequence[pages.Frame]) -> Text:
         return Text(_("Read but never written, the {n_read} pages map only {distinct} frames: the OS kernel's "
                       "shared zero page among them (drawn below).").format(n_read=len(read), distinct=_distinct(read)))
     if any(f.present for f in read) and not any(f.pfn for f in read):
-        return Text(_("Without root the frames of these pages read as 0, so this machine cannot show whether the "
-                      "read-only pages share one frame (the shared zero page); the presence bits above are what it "
-                      "can show. Run the notebook as root on Linux to see the shared frame drawn."))
+        return Text(_("Without root, whether the read pages share one frame (the shared zero page) cannot be "
+                      "seen here; run as root on Linux to see it drawn."))
     if not any(f.present for f in read):
         return Text(_("Reading mapped no pages on this machine (the OS kernel gave read faults no frame), so there "
                       "is nothing to draw: the presence bits above say what happened."))
@@ -159,10 +163,10 @@ def two_views(view1: np.ndarray, view2: np.ndarray) -> Table:
     visible = any(f.pfn for walk_ in frames for f in walk_)
     if visible:
         assert [f.pfn for f in frames[0]] == [f.pfn for f in frames[1]], "two mappings of one file, other frames"
-    rows = [[name, f"{v.ctypes.data:#x}", f"{v[0]:g}",
-             ", ".join(f"{f.pfn:#x}" for f in walk_) if visible else _("hidden (not root)")]
+    rows = [[name, f"{v.ctypes.data:#x}", f"{v[0]:g}"] + ([", ".join(f"{f.pfn:#x}" for f in walk_)] if visible else [])
             for name, v, walk_ in (("view1", view1, frames[0]), ("view2", view2, frames[1]))]
-    return Table([_("view"), _("virtual address"), _("first element"), _("frames")], rows, caption=_("*live, this machine*"))
+    head = [_("view"), _("virtual address"), _("first element")] + ([_("frames")] if visible else [])
+    return Table(head, rows, caption=_("*live, this machine*"))
 
 
 _THP_MODES = {   # /sys/kernel/mm/transparent_hugepage/enabled's modes, as the transhuge documentation gives them

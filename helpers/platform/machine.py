@@ -130,6 +130,9 @@ def _frames_caveat(provenance: dict[str, Any], *, live: bool, deeper: str = N_("
     if vm is None:
         return _("{where} did not record whether it was a virtual machine; if it was, its frame numbers are "
                  "physical only as the VM sees them ({deeper}).").format(where=where, deeper=deeper)
+    if vm and not live:   # the glossary's name for it: the recording VM
+        return _("The recording VM's frame numbers are physical only as the VM sees them ({deeper}).").format(
+            deeper=deeper)
     if vm:
         return _("{where} is a virtual machine: its frame numbers are physical only as the VM sees them "
                  "({deeper}).").format(where=where, deeper=deeper)
