@@ -77,3 +77,31 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         _saxpy('extern "C" __global__', "__global__", 'without extern "C"'),
         _saxpy("y[i] = a * x[i] + y[i];", "y[i] = a * x[i] + y[i]", "did not build")],
 }
+
+
+def test_a_pycuda_allocation_counts_as_freed_only_when_free_already_ran_and_a_leak_is_freed_by_the_check():
+    """PyCUDA's HostAllocation.free() raises on an allocation already freed (its own flag, no driver call): the
+    check reads that, and frees a leaked allocation itself, so it leaves no pinned memory behind."""
+    import numpy as np
+
+    from helpers.exercises import lesson05
+
+    class Allocation:           # PyCUDA's pagelocked_host_allocation, as src/cpp/cuda.hpp writes it
+        def __init__(self) -> None:
+            self.valid, self.frees = True, 0
+
+        def free(self) -> None:
+            if not self.valid:
+                raise RuntimeError("pagelocked_host_allocation::free failed: invalid handle")
+            self.valid, self.frees = False, self.frees + 1
+
+    class Pinned(np.ndarray):
+        pass
+
+    freed_one, leaked_one = (np.zeros(4).view(Pinned) for _ in range(2))
+    freed_one.base_allocation, leaked_one.base_allocation = Allocation(), Allocation()
+    freed_one.base_allocation.free()
+    Pinned.base = property(lambda self: self.base_allocation)
+    assert lesson05._freed(freed_one) is True
+    assert lesson05._freed(leaked_one) is False
+    assert leaked_one.base_allocation.frees == 1 and not leaked_one.base_allocation.valid

@@ -154,14 +154,18 @@ def _patched_alloc(namespace: dict[str, Any], made: list[np.ndarray]) -> list[tu
 
 
 def _freed(array: np.ndarray) -> bool:
-    """Whether a page-locked array's allocation was freed: the CPU backend says so; PyCUDA's refuses a freed
-    allocation's device pointer."""
+    """Whether a page-locked array's allocation was freed, leaving none behind: the CPU backend says so; PyCUDA's
+    ``free()`` raises on an allocation already freed (its own flag, no driver call: src/cpp/cuda.hpp) and otherwise
+    frees the leaked one, so the check leaves no pinned memory behind."""
     base = array.base
     if getattr(base, "freed", None) is not None:
-        return bool(base.freed)
+        freed = bool(base.freed)
+        if not freed:
+            base.free()
+        return freed
     try:
-        base.get_device_pointer()
-    except Exception:  # noqa: BLE001 (freed: the driver refuses the address)
+        base.free()
+    except Exception:  # noqa: BLE001 (pycuda's LogicError: already freed)
         return True
     return False
 
@@ -228,9 +232,7 @@ def check_add_on_gpu(add_on_gpu: Callable[[Any, np.ndarray, np.ndarray], Any]) -
                            "arrays hold when the kernel reads them?").format(n=n, first=first),
                          _("copy a and b into the mapped arrays (h_a[:] = a) before the launch, and return the "
                            "result array's copy."))
-        if alive:
-            for array in alive:
-                array.base.free()   # the check leaves no pinned memory behind
+        if alive:   # _freed has freed them: the check leaves no pinned memory behind
             return _hint(_("the sums are right, but {alive} of the {made} page-locked arrays are still allocated "
                            "when add_on_gpu returns. What happens to pinned memory each time it is called?").format(
                                alive=len(alive), made=len(made)),
