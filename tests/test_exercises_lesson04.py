@@ -101,7 +101,7 @@ def test_the_lesson_quotes_the_documented_exceptions():
     assert ('"Note that this is not the case for memory allocated using the flag cudaHostAllocWriteCombined"'
             in text)
     assert '"there exists a distinct host and device address for the memory"' in text
-    assert "three cases" in section3 and "**Write-combined memory.**" in section3
+    assert "three cases where equality is not promised" in section3 and "**Write-combined memory.**" in section3
     assert "contradicts the documentation" in section3 and "two cases" not in text
     first = text.index("VFIO")
     assert text[first:first + 80].startswith("VFIO, the Linux kernel's framework that hands a whole device")
@@ -207,6 +207,39 @@ def test_the_registered_rules_second_hint_leaves_the_learner_a_step():
     second = exercises.check("04", "same_address", unified_only).message
     step = second.split("Next step:")[1]
     assert "a case of its own" in step and "return what it says" not in step and "startswith" not in step, second
+
+
+def test_the_lesson_speaks_of_promises_where_the_table_shows_equality():
+    """Issue 31 (fourth walk): the recorded write-combined row is equal, so the text says where equality is promised,
+    not where it holds or fails; the portable kind is glossed with its source at first use; the buffer drawn names
+    the one kind by both experiments' names; the GPU's page size is not claimed."""
+    text = " ".join(" ".join(_markdown_04()).split())
+    check3 = text[text.index("3. Why still call"):]
+    assert "promise them equal only under conditions" in check3 and "equal only under" not in check3.replace(
+        "promise them equal only under", "")
+    assert "where it fails" not in text and "may map host memory with larger pages" not in text
+    portable = text[text.index("**portable** memory"):][:200]
+    assert "pinned for every GPU, not only the current one" in portable and "#portable-memory" in portable
+    assert text.index("**portable** memory") < text.index("mapped + portable")
+    section4 = text[text.index("## 4."):]
+    assert "`cudaHostAlloc mapped`" in section4[:600] and "`mapped (DEVICEMAP)`" in section4[:600]
+
+
+def test_the_figure_and_the_text_say_the_iommu_translates_where_one_is_in_use():
+    """Issue 31 (fourth walk): the footnote scopes the IOMMU as the text does."""
+    from helpers.display import plots
+
+    text = " ".join(" ".join(_markdown_04()).split())
+    figure = plots.page_mapping([1, 2], [3, 4], gpu_pages=[1, 2])
+    footnote = " ".join(" ".join(t.get_text() for t in figure.axes[0].texts if "DMA (bus)" in t.get_text()).split())
+    assert "where an IOMMU is in use, it translates them to memory" in footnote
+    assert "where an IOMMU is in use, it translates them to memory" in text and "to DRAM" not in footnote
+
+
+def test_the_untouched_rule_is_asked_for_from_the_allocation_and_the_attributes():
+    """Issue 31 (fourth walk): the rule depends on the allocation too."""
+    said = exercises.check("04", "same_address", lambda allocation, attributes: ...).message
+    assert "from the allocation and the two attributes" in said, said
 
 
 # --------------------------------------------------------------------------- typical wrong answers

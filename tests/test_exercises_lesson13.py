@@ -262,16 +262,19 @@ def test_the_summary_says_what_section_1_found_and_where_the_guide_holds():
 
     wc = experiments.write_combined()
     verdict = lesson13.write_combined_verdict(wc)
-    said = " ".join(str(found.in_short(wc)).split())
+    reg = experiments.registered()
+    said = " ".join(str(found.in_short(wc, reg)).split())
     assert lesson13.recording_machine(wc.provenance) in said and "Section 1, on" in said
     if not verdict["cpu_wc_honoured"] and verdict["cpu_read_ratio"] >= 0.5:
         assert f"at {verdict['cpu_read_ratio']:.0%} of the ordinary rate" in said
-        assert "hold where the CPU maps the pages write-combining" in said
+        # issue 31 (fourth walk): the Guide's words unconditioned; the condition is the course's, said so
+        assert '"prohibitively slow", with no condition' in said and "is the course's reasoning" in said
+        assert "hold where the CPU maps" not in said and "without a hypervisor" not in said
     slow = dataclasses.replace(wc, rows=[dict(r, GBps=r["GBps"] / 10, seconds=[t * 10 for t in r["seconds"]])
                                          if (r["allocation"], r["side"], r["op"]) ==
                                          ("mapped + write-combined", "cpu", "read") else r for r in wc.rows],
                                provenance={"gpu": "Test GPU"}, live=True)
-    assert "this machine (live)" in str(found.in_short(slow))
+    assert "this machine (live)" in str(found.in_short(slow, reg))
     text = _markdown_13()
     summary = text[text.index("## Summary"):text.index("## What's next")]
     assert "prohibitively" not in summary and "SDM" not in text      # the computed point says it, with the machine
@@ -284,8 +287,10 @@ def test_lesson_13_sets_write_combined_addresses_against_the_documents():
 
     text = _markdown_13()
     assert "every `cudaHostAlloc` allocation, even one made" not in text
-    assert '*"a distinct host and device address"* (lesson 04)' in text
-    assert "except write-combined memory, documented as distinct" in text
+    assert 'two exceptions with *"a distinct host and device address"*: write-combined memory and memory registered' \
+        in text and '"* (lesson 04)' not in text     # issue 31 (fourth walk): both exceptions; the quote is the API's
+    summary = str(found.in_short(experiments.write_combined(), experiments.registered()))
+    assert "except write-combined memory, documented as distinct" in summary
     identity = experiments.address_identity()
     said = str(found.addresses(identity, identity.provenance["attributes"]))
     if identity.one(allocation="mapped + write-combined")["equal"]:
@@ -297,3 +302,40 @@ def test_going_deeper_says_what_the_page_attribute_table_holds():
     text = _markdown_13()
     pat = text[text.index("page attribute table"):][:260]
     assert "memory types" in pat and "Vol. 3A, *Page Attribute Table*" in pat
+
+
+def test_the_summary_is_one_list_and_the_text_predicts_nothing_unmeasured():
+    """Issue 31 (fourth walk): the summary's points render as one list (the computed output, no Markdown bullets
+    after it); no sentence predicts what bare metal shows; the self-check gives the Guide's words and says whose
+    reasoning the condition is; section 3 names its subjects and columns as shown."""
+    from helpers.findings import use_write_combined_and_registered_memory as found
+
+    text = _markdown_13()
+    summary = text[text.index("## Summary"):text.index("## What's next")]
+    assert "- " not in summary
+    reg = experiments.registered()
+    points = str(found.in_short(experiments.write_combined(), reg)).splitlines()
+    assert len(points) == 4 and all(point.startswith("- ") for point in points)
+    refused = dataclasses.replace(reg, rows=[dict(r, works=False) if r.get("page_offset") == 4095 else r
+                                             for r in reg.rows])
+    assert "refused 1 of its" in str(found.in_short(experiments.write_combined(), refused))
+    assert "bare metal" not in text and "without a hypervisor" not in text
+    check1 = text[text.index("1. When is write-combined memory"):text.index("2. On a GPU")]
+    assert '*"prohibitively slow"*' in check1 and "the course's reasoning" in check1
+    assert "It also times" not in text and "`zc.experiments.registered()` also times registering" in text
+    assert "the italic line above the table names it" in text and "`works` column" in text
+    assert "caption names it" not in text
+
+
+def test_the_reads_needed_hints_leave_the_learner_the_algebra_and_the_function():
+    """Issue 31 (fourth walk): no second step writes the inequality out or names math.ceil."""
+    wrong = [lambda r, t, share=0.1: math.ceil(r / (share * t)),
+             lambda r, t, share=0.1: math.floor(r * (1 - share) / (share * t)),
+             lambda r, t, share=0.1: r * (1 - share) / (share * t),
+             lambda r, t, share=0.1: math.ceil(r * (1 - share) / (share * t)) + 5]
+    for answer in wrong:
+        exercises.reset_tries()
+        exercises.check("13", "reads_needed", answer)
+        step = exercises.check("13", "reads_needed", answer).message.split("Next step:")[1]
+        assert "ceil" not in step and "<=" not in step and "register / (register" not in step, step
+    exercises.reset_tries()

@@ -69,6 +69,16 @@ def test_promises_show_as_a_figure_check(identity, monkeypatch):
     assert "Unexpected" in zc.experiments.expect(findings.promises(_registered_apart(identity), attrs))
 
 
+def test_the_write_combined_sentence_names_the_call_the_lesson_taught(identity):
+    """Issue 31 (fourth walk): "ask the driver" names `zc.gpu.device_pointer` (and the driver call it makes), not a
+    PyCUDA method the lesson never shows."""
+    row = identity.one(allocation="mapped + write-combined")
+    kept = dataclasses.replace(identity, rows=[dict(r, equal=True) if r is row else r for r in identity.rows])
+    said = findings.write_combined_address(kept)
+    assert "`zc.gpu.device_pointer`, which calls `cuMemHostGetDevicePointer`" in said
+    assert "get_device_pointer()" not in said
+
+
 def test_the_second_look_reads_the_rows(identity):
     text = findings.second_look(identity)
     assert "equal to the host pointer" in text and "FAILED" not in text and "recorded on" in text

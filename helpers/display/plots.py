@@ -449,8 +449,9 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
     map-pages-on-the-gpu).
 
     With ``gpu_pages`` the GPU's arrows pass through an IOMMU column: the GPU's page tables give DMA (bus)
-    addresses, which an IOMMU translates to DRAM addresses (in a virtual machine, the physical host's IOMMU, with
-    mappings the hypervisor sets up). The frames are the ones /proc/self/pagemap reports (guest-physical in a VM).
+    addresses, which an IOMMU, where one is in use, translates to memory addresses (in a virtual machine, the
+    physical host's IOMMU, with mappings the hypervisor sets up). The frames are the ones /proc/self/pagemap reports
+    (guest-physical in a VM).
     """
     n = len(virtual_pages)
     known = sorted({f for f in frames if f is not None})
@@ -491,7 +492,8 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
             ax.text(columns["iommu"] + 0.4, top + 0.1, "IOMMU\nDMA addr.\n-> memory", ha="center", fontsize=8)
             ax.text(columns["gpu"] + 1.3, top + 0.1, "GPU virtual pages\n(GPU MMU -> DMA address,\nover PCIe)",
                     ha="center", fontsize=9)
-            ax.text(0.0, -0.45, "The GPU's page tables hold DMA (bus) addresses; an IOMMU translates them to DRAM.\n"
+            ax.text(0.0, -0.45, "The GPU's page tables hold DMA (bus) addresses; where an IOMMU is in use, it "
+                    "translates them to memory.\n"
                     "In a VM: the physical host's IOMMU, with mappings the hypervisor sets up; the frames above are "
                     "guest-physical.\nThe GPU's side follows the rule that section 2 measured on allocations "
                     "of the same kind.",

@@ -281,7 +281,8 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
         if forgot is not None:
             return forgot
         if is_placeholder(got):
-            return _not_yet(_("same_address returns `...`: return True or False from the two attributes."))
+            return _not_yet(_("same_address returns `...`: return True or False from the allocation and the two "
+                             "attributes."))
         try:        # judged by what it decides: 1 and 0 (`return U and C`) decide as True and False do
             got = bool(got)
         except Exception:   # an array or an object without a truth value decides nothing

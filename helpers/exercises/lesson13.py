@@ -142,7 +142,8 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
             return _hint(_("you returned {got:.3f} reads: a count of reads is a whole number. Which way must you "
                            "round so that the registration stays within the share?").format(got=got),
-                         _("round up (math.ceil): rounding down leaves the registration above the share."))
+                         _("round up, not down: rounding down leaves the registration above the share. The math module "
+                           "imported in the cell has a function that rounds up."))
         if not isinstance(got, (int, np.integer, float, np.floating)):
             return _hint(_("return a whole number of reads; you returned {got!r}.").format(got=got),
                          _("compute k as a number, round it to a whole count, and return it alone."))
@@ -160,14 +161,14 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
             return _hint(_("the share is of the TOTAL time, registration included, not of the reading time. What "
                            "is the total time of registering once and reading k times, and what share of it is the "
                            "registration?"),
-                         _("the condition is register / (register + k * read) <= share: multiply both sides by "
-                           "(register + k * read), gather the terms with k on one side, then divide."))
+                         _("the total after k reads is register + k * read. Write the registration's share of "
+                           "that total, require it to be at most `share`, and solve for k."))
         if got == math.floor(exact) and got < want:
             return _hint(_("for register = {register} s, read = {read} s, share = {share} you returned {got}, one "
                            "too few. Should you round up or down so that the share is not exceeded?").format(
                              register=register, read=read, share=share, got=got),
-                         _("k must reach the bound, not stop short of it: the next whole number above it "
-                           "(math.ceil)."))
+                         _("k must reach the bound, not stop short of it: the next whole number at or above it. Which "
+                           "function of the math module gives that?"))
         if float(exact).is_integer() and got == int(exact) + 1:
             return _hint(_("for register = {register} s, read = {read} s, share = {share} you returned {got}: one "
                            "read too many. Here the bound on k is a whole number, and the registration may be at "
@@ -179,8 +180,8 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
             return _hint(_("{got} reads do bring the registration under {share:.0%} (for register = {register} s, "
                            "read = {read} s), but fewer do too: the question asks for the fewest. Where is the "
                            "bound on k exactly?").format(got=got, share=share, register=register, read=read),
-                         _("solve register / (register + k * read) = share for k, then round up to the next whole "
-                           "number."))
+                         _("find the k at which the registration's share of the total is exactly `share`, then "
+                           "take the first whole number at or above it."))
         return _hint(_("for register = {register} s, read = {read} s, share = {share} you returned {got}. With k "
                        "reads, what share of the total time is the registration, and for which k does it first "
                        "drop to the share?").format(register=register, read=read, share=share, got=got),

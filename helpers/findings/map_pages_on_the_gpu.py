@@ -70,7 +70,7 @@ def write_combined_address(identity: Any, brief: bool = False) -> str:
     return _("**Write-combined** memory kept the host address, {origin}, driver {driver}. The Unified Addressing "
              "section documents \"a distinct host and device address\" for it: this measurement contradicts the "
              "documentation. It is what that driver did on that GPU, not a promise; code must not rely on it and "
-             "should ask the driver (`cuMemHostGetDevicePointer`, `get_device_pointer()`).").format(
+             "should ask the driver (`zc.gpu.device_pointer`, which calls `cuMemHostGetDevicePointer`).").format(
                origin=identity.origin(), driver=driver)
 
 

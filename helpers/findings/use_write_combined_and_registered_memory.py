@@ -220,9 +220,10 @@ def refusals() -> Table:
     return Table([_("array"), _("RegisteredArray says")], rows)
 
 
-def in_short(wc: Any) -> Text:
-    """The summary's first point, computed from section 1's result: what write-combined memory is for, what the CPU's
-    reads of it did on the machine that ran it, and where the Programming Guide's "prohibitively slow" holds."""
+def in_short(wc: Any, reg: Any) -> Text:
+    """The summary as one list: its first point computed from section 1's result (what write-combined memory is for,
+    what the CPU's reads of it did on the machine that ran it, the Programming Guide's words and the course's own
+    reasoning kept apart), then the lesson's other points, the last from section 3's probes."""
     v = write_combined_verdict(wc)
     machine = _("this machine (live)") if wc.live else recording_machine(wc.provenance)
     if v["cpu_wc_honoured"]:
@@ -232,11 +233,26 @@ def in_short(wc: Any) -> Text:
         found = _("the CPU read it at {ratio:.0%} of the ordinary rate, but not every recorded run of that machine "
                   "was slower.").format(ratio=v["cpu_read_ratio"])
     else:
-        found = _("the CPU read it at {ratio:.0%} of the ordinary rate, so that machine gave the CPU no "
-                  "write-combined mapping. The Programming Guide's \"prohibitively slow\" host reads hold where the CPU maps the "
-                  "pages write-combining, as without a hypervisor (Going deeper).").format(ratio=v["cpu_read_ratio"])
-    return bullets([_("Write-combined memory is for buffers the host writes and the GPU reads. Section 1, on "
-                      "{machine}: {found}").format(machine=machine, found=found)])
+        found = _("the CPU read it at {ratio:.0%} of the ordinary rate. The Programming Guide calls host reads of "
+                  "write-combining memory \"prohibitively slow\", with no condition; that the slowdown needs the CPU "
+                  "to map the pages write-combining, which that machine did not, is the course's reasoning "
+                  "(section 1).").format(ratio=v["cpu_read_ratio"])
+    probes = reg.select(allocation="alignment probe (cuMemHostRegister)")
+    refused = sum(not r["works"] for r in probes)
+    alignment = (_("which section 3's driver did not require") if not refused else
+                 _("and section 3's driver refused {refused} of its {n} probes").format(refused=refused,
+                                                                                       n=len(probes)))
+    return bullets([
+        _("Write-combined memory is for buffers the host writes and the GPU reads. Section 1, on {machine}: "
+          "{found}").format(machine=machine, found=found),
+        _("`zc.gpu.host_flags` (`cuMemHostGetFlags`) reads back a page-locked allocation's flags."),
+        _("With unified addressing, `cudaHostAlloc` memory is usable by every device at its host address (the "
+          "portable and mapped flags are implied), except write-combined memory, documented as distinct; registered "
+          "memory only where `CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM` is 1."),
+        _("`cuMemHostRegister` pins existing memory in place: it costs time per GiB once, then reads as section 3 "
+          "showed; it needs one contiguous range; the course also asks for page-aligned arrays, {alignment}.").format(
+            alignment=alignment),
+    ])
 
 
 def _kept(identity: Any) -> str:
