@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from helpers import exercises
 from helpers.memory import pages
 from helpers.exercises import lesson03
@@ -69,6 +71,34 @@ def _strictly_ascending(address, pfns):
     if pfns[0] % 512 != (address // PAGE) % 512:
         return False
     return all(b > a for a, b in zip(pfns, pfns[1:]))
+
+
+def _sorted_first(address, pfns):
+    """Sorts the frames, then the lowest one's offset and consecutive (issue 31, fifth walk: was called correct)."""
+    s = sorted(pfns)
+    return s[0] % 512 == (address // PAGE) % 512 and all(p == s[0] + i for i, p in enumerate(s))
+
+
+def _min_and_max(address, pfns):
+    """The lowest frame's offset, and max - min == len - 1 (issue 31, fifth walk: was called correct)."""
+    return min(pfns) % 512 == (address // PAGE) % 512 and max(pfns) - min(pfns) == len(pfns) - 1
+
+
+def _frame_in_bytes(address, pfns):
+    """A frame number's place in its 2 MiB block taken in bytes (issue 31, fifth walk: got the generic hint)."""
+    return (pfns[0] % (2 * 1024 * 1024) == (address // PAGE) % 512
+            and all(p == pfns[0] + i for i, p in enumerate(pfns)))
+
+
+def _both_in_bytes(address, pfns):
+    """The frame number and the address both taken modulo 2 MiB, as bytes."""
+    return pfns[0] % (2 << 20) == address % (2 << 20) and all(p == pfns[0] + i for i, p in enumerate(pfns))
+
+
+def _float_index(address, start, pfns):
+    """The page's index with `/` (issue 31, fifth walk: got only the TypeError)."""
+    pfn = pfns[(address - start) / PAGE]
+    return None if pfn is None else pfn * PAGE + address % PAGE
 
 
 def _ascending_only(address, pfns):
@@ -177,7 +207,10 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         # issue 31: hex(...) as cell 4 and the walk's table show it; was told the page, then the answer it gave
         Typical(fixed(_with_none(lambda address, start, pfns:
                                  hex(pfns[(address - start) // PAGE] * PAGE + address % PAGE))),
-                phrase="not a string")],
+                phrase="not a string"),
+        # issue 31 (fifth walk): a float index raised TypeError, and the learner met only the error
+        Typical(fixed(_float_index), ("(address - start) // PAGE",), _physical_cases,
+                phrase="what type does `/` give")],
     ("03", "could_be_huge"): [
         Typical(fixed(lambda address, pfns: address % (2 << 20) == 0), ("pfns[0] + i",),
                 lambda: [(a, p) for _, a, p in lesson03._huge_cases()]),
@@ -192,6 +225,11 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(_bytes_in_the_range), phrase="which unit"),
         Typical(fixed(_ignores_the_address), phrase="never looks at the address"),
         Typical(fixed(_strictly_ascending), phrase="ascend but skip"),
+        # issue 31 (fifth walk): rules that ignore the frames' order, and a frame number taken as bytes
+        Typical(fixed(_sorted_first), ("pfns[0] + i",), phrase="ASCEND"),
+        Typical(fixed(_min_and_max), ("pfns[0] + i",), phrase="ASCEND"),
+        Typical(fixed(_frame_in_bytes), ("% per_huge",), phrase="counts frames, not bytes"),
+        Typical(fixed(_both_in_bytes), ("% per_huge",), phrase="counts frames, not bytes"),
         Typical(fixed(lambda address, pfns: 1), phrase="True or False")],
 }
 
@@ -229,3 +267,32 @@ def test_the_prediction_reply_is_translated():
     finally:
         i18n.use_language(before)
     assert "You predicted" not in said and "8" in said, said
+
+
+LESSON03_WRONG = [(name, i) for (lesson, name), typical in TYPICAL.items() for i in range(len(typical))]
+
+
+@pytest.mark.parametrize("name, i", LESSON03_WRONG, ids=[f"{n}-{i}" for n, i in LESSON03_WRONG])
+def test_every_family_of_wrong_answer_is_refused_with_its_own_hint_then_a_smaller_step(name, i):
+    """Issue 31 (fifth walk): each family of wrong answer is refused; the first hint names that slip (its phrase);
+    the second step differs from it and gives none of the solution's key expressions."""
+    entry = TYPICAL[("03", name)][i]
+    exercises.reset_tries("03", name)
+    try:
+        first = exercises.check("03", name, entry.wrong())
+        second = exercises.check("03", name, entry.wrong())
+    finally:
+        exercises.reset_tries("03", name)
+    assert first.status == "hint" and second.status == "hint", (first, second)
+    assert entry.phrase is None or entry.phrase in first.message, first.message
+    step = second.message.split("Next step:")[1]
+    assert step.strip() and step.strip() not in first.message, second.message
+    assert not [k for k in entry.keys if k.replace(" ", "") in step.replace(" ", "")], step
+
+
+def test_a_descending_run_is_refused_even_where_its_lowest_frame_sits_at_the_right_offset():
+    """Issue 31 (fifth walk): a rule that sorts the frames must meet a descending case it would accept."""
+    cases = {label: (address, pfns) for label, address, pfns in lesson03._huge_cases()}
+    refused = [label for label, (address, pfns) in cases.items()
+               if label.startswith("descending") and not pages.huge_page_possible(address, pfns)]
+    assert [label for label in refused if _sorted_first(*cases[label]) and _min_and_max(*cases[label])], refused

@@ -104,7 +104,9 @@ def test_pinned_buffer_quotes_the_row_and_flips_with_it():
     assert f"address {start:#x}" in text and f"{row['present_pages']} of {row['pages']} pages present" in text
     size = said.size_in_words(row["pages"] * pages.PAGE_SIZE)
     assert f"a {size} buffer ({row['pages']} pages)" in text
-    assert f"mapping around it: {said.size_in_words(row['mapping_bytes'])}" in text
+    mapping = said.size_in_words(row["mapping_bytes"])
+    assert f"mapping around it (its range in `/proc/self/maps`, lesson 01): {mapping}" in text
+    assert "of its 2 MiB block" not in text   # issue 31 (fifth walk): the verdict only; exercise 2 derives why
     assert said.neighbours(pfns) in text and "REPLAY" in text
     huge = pages.huge_page_possible(start, pfns)
     assert ("not ruled out" in text) == huge

@@ -58,6 +58,12 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
             address = start + page * PAGE + offset
             try:
                 got = physical_address(address, start, list(pfns))
+            except TypeError as exc:
+                if "float" not in str(exc):
+                    raise
+                return _hint(_("your code raised TypeError: {exc}. A list index must be an int: what type does "
+                               "`/` give, even where it divides exactly?").format(exc=exc),
+                             _("drop every `/`: which integer operator gives a quotient without a fraction?"))
             except IndexError:
                 return _hint(_("IndexError: pfns has one entry per page of the buffer, not one per page of the "
                                "whole address space. Which page of the buffer holds the byte: the first, the "
@@ -161,6 +167,10 @@ def _huge_cases() -> list[tuple[str, int, list[int]]]:
         (N_("aligned address, scattered frames"), BASE, [block, block + 40, block + 3, block + 900]),
         # the first frame at the first page's offset (15), so only the direction can refuse it (issue 31)
         (N_("descending consecutive frames"), BASE + 15 * PAGE, [block + 15 - i for i in range(16)]),
+        # the lowest frame at the first page's offset: a rule that sorts the frames, or takes min and max, accepts
+        # it (issue 31, fifth walk)
+        (N_("descending consecutive frames, the lowest at the first page's offset"), BASE,
+         [block + 15 - i for i in range(16)]),
         (N_("ascending consecutive frames, at the wrong offset in their block"), BASE, _run(7)),
         (N_("ascending with one break"), BASE, [block + i for i in range(8)] + [block + 100 + i for i in range(8)]),
         # every frame at its page's offset, the second in the next block: offsets alone accept it (issue 31)
@@ -186,8 +196,9 @@ def _accepted_bad(rule: Callable[[int, list[int]], Any], label: str) -> Feedback
     """The hint for a rule that accepts frames which rule a huge page out: which check it skips."""
     if label.startswith("descending"):
         return _hint(_("a descending run of frames is one contiguous piece of memory, but does a 2 MiB entry "
-                       "map its pages in either order? The cell above the exercise says where page i of the "
-                       "range lands; the frames must ASCEND with the pages."),
+                       "map its pages in either order? The paragraph \"What would a 2 MiB huge page need?\" (above "
+                       "the pinned buffer's figure) says where page i of the range lands; do frames that ASCEND "
+                       "with the pages, or frames in any order, fit it?"),
                      _("if page 0 sits in frame f, in which frames must pages 1 and 2 sit? Compare that with "
                        "the descending frames."))
     if label.startswith("ascending consecutive frames, at the wrong offset"):
@@ -217,7 +228,8 @@ def _accepted_bad(rule: Callable[[int, list[int]], Any], label: str) -> Feedback
 
 def _refused_good(rule: Callable[[int, list[int]], Any]) -> Feedback | None:
     """The hint for a rule that refuses a possible huge page, told apart by moving only the address or only the
-    frames: bytes counted as pages, the address never used, or a 2 MiB-aligned address required."""
+    frames: the address's bytes counted as pages, the address never used, a 2 MiB-aligned address
+    required, or a frame number counted as bytes."""
     at = lambda page, first: _says(rule, BASE + page * PAGE, _run(first))   # noqa: E731
     if _says(rule, BASE + 5, _run(5)) and not at(5, 5):
         return _hint(_("your rule accepts a buffer 5 bytes into its 2 MiB range whose first frame is frame 5 of "
@@ -238,6 +250,14 @@ def _refused_good(rule: Callable[[int, list[int]], Any]) -> Feedback | None:
                        "block to agree?"),
                      _("drop the alignment test: a buffer 5 pages into its range may sit in a block whose first "
                        "frame is 5 frames in. What must your rule compare instead?"))
+    low = (_says(rule, BASE + 5 * PAGE, [5 + i for i in range(16)])                 # frames 5, 6, ... of memory
+           or _says(rule, BASE + 5 * PAGE, [5 * PAGE + i for i in range(16)]))     # frame number = byte offset
+    if low and not at(5, 5):
+        return _hint(_("your rule refuses frames that start at the right place in a 2 MiB block high in "
+                       "memory, and accepts runs only near frame 0. A frame number counts frames, not bytes: in "
+                       "which unit does your rule take a frame's place in its 2 MiB block?"),
+                     _("a 2 MiB block holds {PER_HUGE} frames: count a frame's place in its block in frames, as a "
+                       "page's place in its range is counted in pages.").format(PER_HUGE=PER_HUGE))
     return None
 
 

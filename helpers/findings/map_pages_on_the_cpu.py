@@ -218,7 +218,7 @@ def pinned_pages(pinning: Result) -> tuple[list[int], list[int | None], str]:
 
 def pinned_buffer(pinning: Result) -> Text:
     """The pinned buffer as the CPU's page table holds it: alignment, mapping, runs, and whether one 2 MiB page is
-    ruled out."""
+    ruled out (the verdict only: exercise 2 has the learner derive the conditions, issue 31)."""
     row = _pinned(pinning)
     start, pfns = int(row["address"], 16), row["pfns"]
     aligned = _("aligned") if start % pages.HUGE_PAGE_SIZE == 0 else _("not aligned")
@@ -226,7 +226,7 @@ def pinned_buffer(pinning: Result) -> Text:
     items = [_("a {size_in_words} buffer ({pages} pages) at address {start:#x}, {aligned} to 2 MiB; "
                "{present_pages} of {pages} pages present").format(
                  size_in_words=size_in_words(size), pages=row['pages'], start=start, aligned=aligned, present_pages=row['present_pages']),
-             _("the driver's mapping around it: {size_in_words}").format(
+             _("the driver's mapping around it (its range in `/proc/self/maps`, lesson 01): {size_in_words}").format(
                  size_in_words=size_in_words(row['mapping_bytes']))
              + (_(" (more than was asked for)")
                 if row["mapping_bytes"] > size else "")]
@@ -234,9 +234,6 @@ def pinned_buffer(pinning: Result) -> Text:
         items.append(_("frames physically consecutive: unknown (frames hidden)"))
     else:
         items.append(_("frames: {neighbours}").format(neighbours=neighbours(pfns)))
-        items.append(_("the first frame {value:#x} is page {value2} of its 2 MiB block; the first virtual page is "
-                       "page {start} of its 2 MiB range").format(
-                         value=pfns[0], value2=pfns[0] % 512, start=start // pages.PAGE_SIZE % 512))
     huge = pages.huge_page_possible(start, pfns)
     items.append(_("one 2 MiB huge page behind it: {value}").format(value=_("not ruled out") if huge else _("ruled out")))
     head = (f"**{pinning.describe()}** {machine.address_caveat(pinning.provenance, live=pinning.live, brief=True)}")

@@ -20,8 +20,12 @@ SKIPPED = ("Skipped: this cell reads Linux's /proc ({root} is missing here; macO
 
 def evaluate(cell: str, namespace: dict[str, Any]) -> tuple[str | None, Any]:
     """Run ``cell`` in ``namespace`` where /proc exists: (None, the value of its last expression, or None); else
-    (the sentence saying it was skipped, None)."""
+    (the sentence saying it was skipped, None), with the names the cell assigns set to None, so a later cell may
+    pass them on (map-pages-on-the-cpu's prediction)."""
     if not pages.proc_available():
+        for node in ast.walk(ast.parse(cell)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and not node.id.startswith("_"):
+                namespace.setdefault(node.id, None)
         return SKIPPED.format(root=pages.proc_root()), None
     tree = ast.parse(cell)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
