@@ -5,6 +5,9 @@ tests/test_exercises.py covers the placeholder ("not yet") and the solution ("co
 
 from __future__ import annotations
 
+import re
+from math import ceil
+
 import pytest
 
 from helpers import exercises
@@ -158,7 +161,7 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         # issue 31: shifting before masking got only the general hint
         Typical(fixed(lambda entry: (entry >> 63, (entry >> 12) & ((1 << 55) - 1))), phrase="divided by 4096"),
         Typical(fixed(lambda entry: (entry >> 63, entry & ((1 << 56) - 1))), ("(1 << 55) - 1",),
-                lambda: [(e,) for e in lesson01.ENTRY_CASES], phrase="one bit too many"),
+                lambda: [(e,) for e in lesson01.ENTRY_CASES], phrase="bits 0-55: the PFN ends at bit 54, 1 lower"),
         Typical(fixed(lambda entry: (entry >> 63, entry & (1 << 55))), phrase="single bit"),
         Typical(fixed(lambda entry: (entry & (1 << 63), entry & ((1 << 55) - 1))), phrase="True or False"),
         Typical(fixed(lambda entry: (entry >> 63, entry)), phrase="flag bits"),
@@ -224,3 +227,90 @@ def test_no_second_step_reads_the_solution_aloud():
                 assert aloud not in step, (aloud, step)
     short = lesson01.check_pages_spanned(lambda a, n, p: (a + n - 1) // p - a // p)
     assert short.message.split("Next step:")[0].count(":") <= 2, short.message
+
+
+# --------------------------------------------------------------------------- every family of wrong answers
+# Issue 31 (fifth walk): a hint named a 54-bit mask for every narrower one, and second steps asked the first hint's
+# case again or answered its question. Each family of wrong answers, with the words its first hint must say (the
+# slip actually made, with its numbers): its second try adds a step that is a different, smaller step, shows no
+# case of the first hint again, and names none of the solution's expressions.
+def _mask_of(width):
+    return lambda entry: (entry >> 63, entry & ((1 << width) - 1))
+
+
+
+SOLUTION_EXPRESSIONS = ("(address + nbytes - 1) // page_size", "address // page_size", "last - first + 1",
+                        "(1 << 55) - 1", "0x7fffffffffffff", ">> 63", "return present, pfn", "55 ones",
+                        "55 bits wide", "(present, pfn), present first")
+SPAN_FAMILIES = [
+    ("ceil of a float", lambda a, n, p: ceil(n / p), ("starts on a page boundary", "nbytes = 2",
+                                                           "returned 1")),
+    ("rounded up with //", lambda a, n, p: -(-n // p), ("starts on a page boundary",)),
+    ("rounded down", lambda a, n, p: n // p, ("rounds down", "nbytes = 1", "returned 0")),
+    ("size alone + 1", lambda a, n, p: n // p + 1, ("ignores where the buffer starts", "nbytes = 2")),
+    ("one short", lambda a, n, p: (a + n - 1) // p - a // p, ("one short",)),
+    ("one over", lambda a, n, p: (a + n) // p - a // p + 1, ("one over",)),
+    ("two slips", lambda a, n, p: (a + n) // p - a // p, ("two off-by-one slips",)),
+    ("4096 typed", lambda a, n, p: (a + n - 1) // 4096 - a // 4096 + 1, ("ignored page_size",)),
+    ("shift by 12", lambda a, n, p: ((a + n - 1) >> 12) - (a >> 12) + 1, ("ignored page_size",)),
+    ("64 KiB typed", lambda a, n, p: (a + n - 1) // 65536 - a // 65536 + 1, ("pages of 65536 bytes",)),
+    ("true division", lambda a, n, p: (a + n - 1) / p - a / p + 1, ("float", "`//`")),
+    ("a string", lambda a, n, p: str(spanned_right(a, n, p)), ("return an int",)),
+]
+ENTRY_FAMILIES = [
+    *[(f"{w}-bit mask", _mask_of(w), (f"keeps bits 0-{w - 1}:", f"{55 - w} higher")) for w in range(2, 55)],
+    *[(f"{w}-bit mask", _mask_of(w), (f"keeps bits 0-{w - 1}:", f"{w - 55} lower")) for w in range(56, 64)],
+    ("1-bit mask", _mask_of(1), ("keeps bit 0:", "54 higher")),
+    *[(f"bit {b} alone", lambda e, b=b: (e >> 63, e & (1 << b)), (f"single bit set, bit {b} ",))
+      for b in (12, 54, 55, 56)],
+    ("no mask", lambda e: (e >> 63, e), ("flag bits",)),
+    ("shift after the mask", lambda e: (e >> 63, (e & ((1 << 55) - 1)) >> 12), ("divided by 4096",)),
+    ("shift before the mask", lambda e: (e >> 63, (e >> 12) & ((1 << 55) - 1)), ("divided by 4096",)),
+    ("the address", lambda e: (e >> 63, (e & ((1 << 55) - 1)) << 12), ("physical address",)),
+    ("present read at bit 62", lambda e: (e >> 62 & 1, e & ((1 << 55) - 1)), ("bit 62",)),
+    ("present read at bit 0", lambda e: (e & 1, e & ((1 << 55) - 1)), ("you read bit 0",)),
+    ("bin() top digit", lambda e: (bin(e)[2] == "1", e & ((1 << 55) - 1)), ("drops leading zeros",)),
+    ("shifted out", lambda e: (e >> 64, e & ((1 << 55) - 1)), ("false for every entry",)),
+    ("inverted", lambda e: (e >> 63 == 0, e & ((1 << 55) - 1)), ("opposite of bit 63",)),
+    ("bit 63 in place", lambda e: (e & (1 << 63), e & ((1 << 55) - 1)), ("bit 63 left in its place",)),
+    ("swapped pair", lambda e: (e & ((1 << 55) - 1), e >> 63), ("frame number first",)),
+    ("a list swapped", lambda e: [e & ((1 << 55) - 1), bool(e >> 63)], ("present bit second",)),
+    ("hex text", lambda e: (e >> 63, hex(e & ((1 << 55) - 1))), ("not a string", "'0x1234'")),
+    ("a float", lambda e: (e >> 63, float(e & ((1 << 55) - 1))), ("float",)),
+    ("the flag alone", lambda e: e >> 63, ("return a pair", "you returned 1")),
+    ("a triple", lambda e: (e >> 63, e & ((1 << 55) - 1), 0), ("return a pair",)),
+    ("no return", lambda e: _no_return(e), ("returned None",)),
+]
+
+
+def _no_return(entry):
+    (entry >> 63, entry & ((1 << 55) - 1))
+
+
+def spanned_right(address, nbytes, page_size):
+    return lesson01.spanned(address, nbytes, page_size)
+
+
+def _sentences(text):
+    return {s.strip() for s in text.replace("?", "?|").replace(". ", ".|").split("|") if len(s.strip()) > 12}
+
+
+@pytest.mark.parametrize("name, wrong, says", [("pages_spanned", *f[1:]) for f in SPAN_FAMILIES]
+                         + [("decode_entry", *f[1:]) for f in ENTRY_FAMILIES],
+                         ids=[f[0] for f in SPAN_FAMILIES] + [f[0] for f in ENTRY_FAMILIES])
+def test_every_family_gets_its_slip_named_then_a_smaller_different_step(name, wrong, says):
+    exercises.reset_tries("01", name)
+    first = exercises.check("01", name, wrong)
+    second = exercises.check("01", name, wrong)
+    exercises.reset_tries("01", name)
+    assert first.status == "hint" and "Next step:" not in first.message, first.message
+    for words in says:
+        assert words in first.message, (words, first.message)
+    step = second.message.split("Next step:")[1]
+    assert not _sentences(step) & _sentences(first.message), (step, first.message)
+    for expression in SOLUTION_EXPRESSIONS:
+        assert expression.replace(" ", "") not in step.replace(" ", ""), (expression, step)
+    for case in re.findall(r"0x[0-9a-f]{6,}", first.message):
+        assert case not in step, (case, step)
+    if "nbytes = 2" in first.message:
+        assert "2 bytes" not in step and "last byte of a page" not in step, step

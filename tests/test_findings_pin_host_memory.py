@@ -52,10 +52,10 @@ def test_mlocked_quotes_vmlck_and_the_pages_present(vmlck, present, back):
     before, locked, after = vmlck
     assert f"{before} KiB before, **{locked} KiB** while locked ({locked - before:+d} KiB)" in text
     assert ("back to where it was" in text) == back and (f"not back to {before} KiB" in text) == (not back)
-    assert f"**{present} of 4**" in text and "soft 64 KiB, hard unlimited" in text
+    assert f"**{present} of 4**" in text and "soft 64 KiB, the limit in force; hard unlimited" in text and "getrlimit(2)" in text
 
 
-@pytest.mark.parametrize("setting, phrase", [("1\n", "**MAY move**"), ("0\n", "**may not move**"),
+@pytest.mark.parametrize("setting, phrase", [("1\n", "**may move**"), ("0\n", "**may not move**"),
                                              (None, "no `compact_unevictable_allowed`")])
 def test_compaction_flips_with_the_setting(setting, phrase):
     text = pin_host_memory.compaction(setting)

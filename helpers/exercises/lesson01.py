@@ -111,8 +111,12 @@ def _rule(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: i
     return {nbytes // size: "rounds down", -(-nbytes // size): "rounds up"}.get(got)
 
 
-_OWN_SIZE_STEP = N_("use the page_size argument everywhere, instead of a size of your own (such as 4096) or a "
-                    "shift (such as `>> 12`).")
+_OWN_SIZE_STEP = N_("look through your function for a number (such as 4096) or a shift (such as `>> 12`): each "
+                    "is a page size of its own. Which argument carries the case's page size?")
+# The step of every count from the size alone (rounded down, rounded up, + 1): smaller than the first hint, which
+# shows a case, and no case of its own to work again: how one address gives its page.
+_PAGE_OF_STEP = N_("a byte at address A lies in page A // page_size: with 4096-byte pages, byte 4095 in page 0 and "
+                   "byte 4096 in page 1. Which pages hold the first and the last byte of the case above?")
 
 
 def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbytes: int, size: int, got: int,
@@ -155,20 +159,17 @@ def _span_hint(pages_spanned: Callable[[int, int, int], int], address: int, nbyt
         return _hint(_("{where}. Your count uses nbytes and page_size only, so it ignores where the buffer starts: "
                        "the same bytes can touch one page more when they start late in a page. Which page holds "
                        "the first byte, and which the last?").format(where=where),
-                     _("try 2 bytes that start at the last byte of a page: they touch 2 pages. Which page holds "
-                       "the first byte, which the last, and what in your code could see the difference?"))
+                     _(_PAGE_OF_STEP))
     if rule == "rounds down":
         return _hint(_("{where}. nbytes // page_size rounds down and ignores where the buffer starts: a page is "
                        "touched even if only one of its bytes is used. Which page holds the first byte, and which "
                        "the last?").format(where=where),
-                     _("try 2 bytes that start at the last byte of a page: they touch 2 pages. Which page holds "
-                       "the first byte, which the last, and what in your code could see the difference?"))
+                     _(_PAGE_OF_STEP))
     if rule == "rounds up":
         return _hint(_("{where}. Rounding nbytes up is right only for a buffer that starts on a page boundary: "
                        "one that starts inside a page can spill into one more. What decides the pages touched, "
                        "the size alone or where the first and the last byte fall?").format(where=where),
-                     _("try 2 bytes that start at the last byte of a page: how many pages do they touch, and "
-                       "what does your code give?"))
+                     _(_PAGE_OF_STEP))
     return _hint(_("{where}. Which page holds the buffer's first byte, which its last, and how many pages lie "
                    "from one to the other, both included?").format(where=where),
                  _("work this case by hand: the page of the first byte, the address and page of the last byte, "
@@ -192,8 +193,8 @@ def check_pages_spanned(pages_spanned: Callable[[int, int, int], int]) -> Feedba
             return _hint(_("you returned a float: a count of pages is a whole number, and a float has only 53 bits, "
                            "too few for 64-bit addresses. Which operator divides integers and stays an integer, `/` "
                            "or `//`?"),
-                         _("use `//` (integer division) on the addresses everywhere, and no math.ceil on a float: "
-                           "every value in the count can stay an int."))
+                         _("in a new cell, compare 2**53 + 1 with float(2**53 + 1): which one lost its last "
+                           "bit? Then find where your count first becomes a float."))
         if not isinstance(got, int) and not hasattr(got, "__index__"):
             return _hint(_("return an int; for address {address:#x} you returned {got}.").format(
                 address=address, got=repr(got)),
@@ -269,6 +270,54 @@ READINGS: tuple[tuple[str, Callable[[int], bool]], ...] = (
 )
 
 
+ALL_ONES = (1 << 64) - 1   # a probe: every bit set, so a PFN read from it is the learner's mask itself
+
+
+def _mask(decode_entry: Callable[[int], Any]) -> int | None:
+    """The mask ``decode_entry`` keeps its PFN with, read from the all-ones probe and confirmed on every present
+    case (``entry & 0xFFFFFFFFFFFF`` gives 48 ones), else None: a single case cannot tell widths apart."""
+    try:
+        mask = decode_entry(ALL_ONES)[1]
+        if not isinstance(mask, int) or isinstance(mask, bool) or not 0 < mask < ALL_ONES:
+            return None
+        fits = all(decode_entry(e)[1] == e & mask for e in ENTRY_CASES if decoded(e)[0])
+    except Exception:  # noqa: BLE001 - a function that fails somewhere keeps no mask
+        return None
+    return mask if fits else None
+
+
+def _bits(low: int, high: int) -> str:
+    """Bits ``low`` to ``high`` as a hint names them."""
+    return _("bit {low}").format(low=low) if low == high else _("bits {low}-{high}").format(low=low, high=high)
+
+
+_WIDTH_STEP = N_("bits 0 to 3 are 4 bits, and (1 << 4) - 1, that is 0b1111 or 0xF, has 4 ones. How many bits lie "
+                 "from bit 0 to bit 54, and how many ones has your mask?")
+
+
+def _mask_hint(entry: int, mask: int) -> Feedback | None:
+    """pin-host-memory: the hint for a PFN kept with a mask of the wrong width, or with a single bit, naming the
+    bits the learner's mask actually keeps; None for any other mask."""
+    width = mask.bit_length()
+    if mask == 1 << (width - 1) and width > 1:   # 1 << 55: one bit set, bit 55
+        return _hint(_("for {entry:#018x} your mask has a single bit set, bit {bit} (that is what 1 << {bit} is). "
+                       "How do you write a number whose lowest 55 bits are all ones?").format(entry=entry,
+                                                                                           bit=width - 1),
+                     _("1 << {bit} is a one followed by {bit} zeros in binary: what is binary 1000 minus "
+                       "1?").format(bit=width - 1))
+    if mask != (1 << width) - 1 or width == 55:
+        return None
+    if width < 55:
+        return _hint(_("for {entry:#018x} your mask keeps {bits}: the PFN ends at bit 54, {missing} higher, so "
+                       "your PFN lost its top bits. Which mask keeps bits 0 to 54 and none above?").format(
+                           entry=entry, bits=_bits(0, width - 1), missing=55 - width),
+                     _(_WIDTH_STEP))
+    return _hint(_("for {entry:#018x} your mask keeps {bits}: the PFN ends at bit 54, {extra} lower, and from bit "
+                   "55 up the entry holds flags (bit 55 is soft-dirty). Which mask keeps bits 0 to 54 and "
+                   "none above?").format(entry=entry, bits=_bits(0, width - 1), extra=width - 55),
+                 _(_WIDTH_STEP))
+
+
 def _reading(decode_entry: Callable[[int], Any]) -> str | None:
     """The reading of the present flag that ``decode_entry`` follows on every case, else None."""
     try:
@@ -294,8 +343,8 @@ def _present_hint(decode_entry: Callable[[int], Any], entry: int, present: Any, 
     if reading == "bit 62":
         return _hint(_("for {entry:#018x} you read bit 62, *swapped*. Which bit does the pagemap layout above "
                        "the exercise give *present*?").format(entry=entry),
-                     _("present is the top bit of the 64: shift the entry right until that bit is bit 0, "
-                       "then keep only bit 0."))
+                     _("bits are numbered from 0, the lowest: which number has the highest of 64 bits? "
+                       "Compare it with the bit the layout calls *present*."))
     if reading == "bit 0":
         return _hint(_("for {entry:#018x} your present flag is {present}: you read bit 0, the lowest bit of the "
                        "PFN. Which bit is *present* in the layout above the exercise?").format(entry=entry,
@@ -338,23 +387,26 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
         if not (isinstance(got, (tuple, list)) and len(got) == 2):   # a two-item list is a pair too
             return _hint(_("return a pair (present, pfn); for {entry:#018x} you returned {got}.").format(
                 entry=entry, got=_shown(got)),
-                         _("end with `return present, pfn`: Python makes the pair from the two names."))
+                         _("`return a, b` returns the pair (a, b): which two values does your function compute, "
+                           "and does its return give both?"))
         present, pfn = got
         want_present, want_pfn = decoded(entry)
         if want_pfn > 1 and present == want_pfn and not isinstance(pfn, float) and pfn == want_present:
             return _hint(_("for {entry:#018x} you returned ({first:#x}, {second}): the frame number first and the "
                            "present bit second. In which order does the exercise ask for the pair?").format(
                 entry=entry, first=want_pfn, second=pfn),
-                         _("keep your two values, swap their order: the pair is (present, pfn), present first."))
+                         _("call your function on 1 << 63 in a new cell: which item of the pair is the flag, "
+                           "and where does the exercise's pair put it?"))
         if isinstance(pfn, str):
             return _hint(_("return an int, not a string: for {entry:#018x} your PFN is {pfn!r}, the text hex() "
                            "makes for reading. Can the program compute with text?").format(entry=entry, pfn=pfn),
-                         _("return the number itself, without hex(); wrap the call in hex() only where you "
-                           "want to read it."))
+                         _("type hex(66) + 1 in a new cell: what does Python say? Where does your function "
+                           "turn its number into text?"))
         if isinstance(pfn, float):
             return _hint(_("your PFN is a float: a float has only 53 bits, too few for a 64-bit entry. Which of the "
                            "integer operators takes bits out of an integer and keeps it exact?"),
-                         _("use the integer operators `>>` (shift) and `&` (mask), never `/` or `**` with floats."))
+                         _("in a new cell, compare 2**53 + 1 with float(2**53 + 1): which one lost its last "
+                           "bit? Then find where your PFN first becomes a float."))
         if bool(present) != want_present:
             return _present_hint(decode_entry, entry, present, want_present)
         if want_present and present not in (0, 1) and _flags_right(decode_entry):   # True == 1; 2**63: no flag
@@ -368,22 +420,10 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
             continue                         # the low bits of an absent page are not a PFN: any value passes
         if pfn == want_pfn:
             continue
-        if pfn == entry & ((1 << 54) - 1):
-            return _hint(_("for {entry:#018x} your mask keeps bits 0-53, one bit too few. How many bits does the "
-                           "PFN have, counting bits 0 to 54?").format(entry=entry),
-                         _("the PFN is 55 bits wide (bits 0 to 54, both included), one more than your mask keeps: "
-                           "build the mask with that many ones."))
-        if pfn == entry & ((1 << 56) - 1):
-            return _hint(_("for {entry:#018x} your mask keeps bits 0-55, one bit too many: bit 55 is a flag "
-                           "(soft-dirty). How many bits does the PFN have, counting bits 0 to 54?").format(
-                entry=entry),
-                         _("the PFN is 55 bits wide (bits 0 to 54, both included), one fewer than your mask keeps: "
-                           "build the mask with that many ones."))
-        if pfn == entry & (1 << 55):
-            return _hint(_("for {entry:#018x} your PFN is {pfn}: your mask has a single bit set, bit 55 (that is "
-                           "what 1 << 55 is). How do you write a number whose lowest 55 bits are all ones?").format(
-                entry=entry, pfn=_shown(pfn)),
-                         _("1 << 55 is a one followed by 55 zeros in binary: what is binary 1000 minus 1?"))
+        mask = _mask(decode_entry)
+        masked = _mask_hint(entry, mask) if mask is not None and mask < 1 << 63 else None
+        if masked is not None:
+            return masked
         if pfn == entry or pfn == entry & ((1 << 63) - 1) or pfn == entry & ((1 << 62) - 1):
             return _hint(_("for {entry:#018x} your PFN still holds flag bits (55-63: present, swapped and other "
                            "flags the pagemap documentation lists). Which bits belong to the frame number?").format(
@@ -394,12 +434,13 @@ def check_decode_entry(decode_entry: Callable[[int], tuple[Any, int]]) -> Feedba
             return _hint(_("for {entry:#018x} you returned the PFN {pfn}: you divided by 4096 (or shifted right by "
                            "12), before or after the mask. Section 1 divides a physical *address* by 4096 to get a "
                            "PFN; what do bits 0-54 of the entry already hold?").format(entry=entry, pfn=_shown(pfn)),
-                         _("bits 0-54 already are the frame number: keep them with the mask, with no shift or "
-                           "division before or after it."))
+                         _("call your function on (1 << 63) | 5, the entry of frame 5: which PFN does it "
+                           "return, and which step of your code changes the 5?"))
         if pfn == want_pfn * 4096 or pfn == want_pfn << 12:
             return _hint(_("that is the physical address (PFN x 4096). What does the exercise ask for: the frame's "
                            "address or its number?"),
-                         _("return the frame number itself, bits 0-54, without multiplying by the page size."))
+                         _("a PFN counts frames: frame 3 starts at byte 3 x 4096. Which of the two does your "
+                           "function return, and where does it multiply?"))
         return _hint(_("for {entry:#018x} you returned the PFN {pfn}. Which bits of the entry hold the frame "
                        "number, and how do you keep only those?").format(entry=entry, pfn=_shown(pfn, small=0)),
                      _("print the entry in binary, f\"{e:064b}\", with your PFN below it: which of the 64 digits "

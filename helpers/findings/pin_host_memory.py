@@ -68,7 +68,9 @@ def mlocked(vmlck_kib: Sequence[int], present: int, total: int,
     before, locked, after = vmlck_kib
     back = _("back to where it was") if after == before else _("not back to {before} KiB").format(before=before)
     return bullets([
-        _("`RLIMIT_MEMLOCK` (`ulimit -l`): soft {soft}, hard {hard}.").format(soft=_limit(soft), hard=_limit(hard)),
+        _("`RLIMIT_MEMLOCK` (`ulimit -l`): soft {soft}, the limit in force; hard {hard}, the most a process "
+          "without privilege may raise it to ([getrlimit(2)](https://man7.org/linux/man-pages/man2/getrlimit.2.html))."
+          ).format(soft=_limit(soft), hard=_limit(hard)),
         _("`VmLck`: {before} KiB before, **{locked} KiB** while locked ({change:+d} KiB), {after} KiB after munlock "
           "({back}).").format(before=before, locked=locked, change=locked - before, after=after, back=back),
         _("pages with a frame right after mlock, without any touch: **{present} of {total}**.").format(
@@ -82,6 +84,6 @@ def compaction(setting: str | None) -> Text:
     if setting is None:
         return Text(_("This OS kernel has no `compact_unevictable_allowed` setting (built without compaction)."))
     value = setting.strip()
-    verdict = (_("compaction **MAY move** mlocked pages to other frames on this machine") if value == "1" else
+    verdict = (_("compaction **may move** mlocked pages to other frames on this machine") if value == "1" else
                _("compaction **may not move** mlocked pages on this machine"))
     return Text(_("`compact_unevictable_allowed` = {value}: {verdict}.").format(value=value, verdict=verdict))
