@@ -227,7 +227,18 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda r, t, share=0.1: math.floor(r * (1 - share) / (share * t))), phrase="round up"),
         Typical(fixed(lambda r, t, share=0.1: math.ceil(r * (1 - share) / (share * t)) + 5), phrase="the fewest"),
         # issue 31: `int(x) + 1` is right unless the bound is whole; READ_CASES holds one exact in binary floats
-        Typical(fixed(lambda r, t, share=0.1: int(r * (1 - share) / (share * t)) + 1), phrase="equal included")],
+        Typical(fixed(lambda r, t, share=0.1: int(r * (1 - share) / (share * t)) + 1), phrase="Equal is enough"),
+        # issue 31 (fifth walk): every slip its own hint, judged on the other cases where one result cannot tell
+        Typical(fixed(lambda r, t, share=0.1: next(k for k in range(10**6) if r / (r + k * t) < share)),
+                phrase="Equal is enough"),     # a loop `while ... >= share` stops one read late
+        Typical(fixed(lambda r, t, share=0.1: math.ceil((r - share * r) / share * t)), phrase="divide by both"),
+        Typical(fixed(lambda r, t, share=0.1: math.ceil(r * share / ((1 - share) * t))),
+                phrase="the registration the rest"),
+        Typical(fixed(lambda r, t, share=0.1: round(r * (1 - share) / (share * t))), phrase="nearest"),
+        Typical(fixed(lambda r, t, share=0.1: next(k for k in range(10**6) if r / (r + (k + 1) * t) <= share)),
+                phrase="one read early"),
+        Typical(fixed(lambda r, t, share=0.1: math.ceil(r * (1 - share) / (share * t)) + 1),
+                phrase="one read more than the fewest")],
     ("13", "neighbours_pinned"): [
         Typical(fixed(lambda a, n, page_size=4096: (a % page_size, page_size - (a + n) % page_size)),
                 ("-(address + nbytes) % page_size",), lambda: lesson13.NEIGHBOUR_CASES,
@@ -242,8 +253,48 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda a, n, page_size=4096: (a % 4096, -(a + n) % 4096)), phrase="page_size argument"),
         Typical(fixed(lambda a, n, page_size=4096: (-(a + n) % page_size, a % page_size)), phrase="swapped"),
         Typical(fixed(lambda a, n, page_size=4096: a % page_size + -(a + n) % page_size),
-                phrase="pair of whole numbers")],
+                phrase="pair of whole numbers"),
+        # issue 31 (fifth walk): the stub's `last = address + nbytes - 1` counted itself; off by one each side
+        Typical(fixed(lambda a, n, page_size=4096: (a % page_size, page_size - (a + n - 1) % page_size)),
+                phrase="one byte too many after it. The last byte belongs to the range"),
+        Typical(fixed(lambda a, n, page_size=4096: (a % page_size, -(a + n) % page_size - 1)),
+                phrase="one byte too few after it"),
+        Typical(fixed(lambda a, n, page_size=4096: (a % page_size + 1, -(a + n) % page_size)),
+                phrase="one byte too many before it"),
+        Typical(fixed(lambda a, n, page_size=4096: (a % page_size - 1, -(a + n) % page_size)),
+                phrase="one byte too few before it"),
+        Typical(fixed(lambda a, n, page_size=4096: (page_size - -a % page_size, -(a + n) % page_size)),
+                phrase="starts exactly on a page boundary")],
 }
+
+
+SOLUTION_ALOUD = ("ceil", "<=", "share) / (share", "% page_size", "address % page")
+WRONG_13 = [(name, i) for (lesson, name), typical in TYPICAL.items() for i in range(len(typical))]
+
+
+@pytest.mark.parametrize("name, i", WRONG_13, ids=[f"{name}-{i}" for name, i in WRONG_13])
+def test_every_slip_gets_its_own_hint_and_a_smaller_step(name, i):
+    """Issue 31 (fifth walk): each typical wrong answer is refused; its first hint names its slip, with counts in
+    the singular where they are 1; the second step differs from every other slip's and does not read the solution
+    aloud (tests/test_hints.py checks the grading itself)."""
+    import re
+
+    exercises.reset_tries()
+    answer = TYPICAL[("13", name)][i].wrong()
+    first = exercises.check("13", name, answer)
+    second = exercises.check("13", name, answer)
+    exercises.reset_tries()
+    assert first.status == "hint" and TYPICAL[("13", name)][i].phrase in first.message, first
+    assert not re.search(r"\b1 (reads|bytes)\b", first.message), first
+    step = second.message.split("Next step:")[1]
+    assert not any(words in step for words in SOLUTION_ALOUD), step
+    others = set()
+    for j, other in enumerate(TYPICAL[("13", name)]):
+        if j != i and other.phrase != TYPICAL[("13", name)][i].phrase:
+            exercises.check("13", name, other.wrong())
+            others.add(exercises.check("13", name, other.wrong()).message.split("Next step:")[1])
+            exercises.reset_tries()
+    assert step not in others, step
 
 
 def _markdown_13() -> str:

@@ -116,9 +116,91 @@ def _ignores_share(reads_needed: Callable[..., Any], register: float, read: floa
         return False
 
 
+def _acts_as(reads_needed: Callable[..., Any], model: Callable[[float, float, float], float],
+             within: float = 0.0) -> bool:
+    """Whether the learner's count agrees with ``model`` on every case of :data:`READ_CASES` (to ``within``, or
+    exactly): a slip is judged by what the function does on other inputs, not by one result."""
+    try:
+        return all(abs(float(reads_needed(*case)) - model(*case)) <= within for case in READ_CASES)
+    except Exception:   # the learner's function may fail elsewhere: then it is not that slip
+        return False
+
+
 def _returned(got: Any) -> str:
     """A placeholder return value as the two checks' "not yet" messages name it: `...` or `None`."""
     return "`...`" if got is Ellipsis else f"`{got!r}`"
+
+
+def _reads(n: int) -> str:
+    """A count of reads with its plural: "1 read", "2 reads"."""
+    return _("1 read") if n == 1 else _("{n} reads").format(n=n)
+
+
+def _exact(r: float, t: float, s: float) -> float:
+    """The bound on k: registration at exactly ``s`` of the total."""
+    return r * (1 - s) / (s * t)
+
+
+# Each slip of reads_needed the check names: (test on the learner's function, the case and its result; the
+# question; the smaller step). The first that holds gives the hint; its step names the kind its grade counts.
+def _read_slips(f: Callable[..., Any], r: float, t: float, s: float, got: int) -> list[tuple[bool, str, str]]:
+    """The slips of reads_needed, in the order the check tries them (each test already evaluated)."""
+    want, exact, case = reads_needed_rule(r, t, s), _exact(r, t, s), dict(register=r, read=t, share=s)
+    said = _("for register = {register} s, read = {read} s, share = {share} you returned {reads}").format(
+        reads=_reads(got), **case)
+    whole = READ_CASES[-1]
+    return [
+        (_acts_as(f, lambda a, b, c: a * (1 - c) / c * b, 1) or _acts_as(f, lambda a, b, c: a / c * b, 1),
+         said + _(", far too few. Does your division by `share` and `read_seconds` divide by both? Python reads "
+                  "`a / b * c` as `(a / b) * c`."),
+         _("a divisor of two factors needs parentheses around both: `a / (b * c)`.")),
+        (_acts_as(f, lambda a, b, c: a * c / ((1 - c) * b), 1),
+         said + _(": your k makes the reading `share` of the total and the registration the rest. Which of the "
+                  "two may be at most `share`?"),
+         _("swap the roles: the registration's share must be at most `share`, so the reading's is at least "
+           "1 - `share`. Solve for k again.")),
+        (_ignores_share(f, r, t, s, got),
+         _("you returned {reads} for register = {register} s, read = {read} s, and {got} again whatever `share` "
+           "is: your count leaves the share out. How does the share the registration may take of the total decide "
+           "how many reads are needed?").format(reads=_reads(got), got=got, register=r, read=t),
+         _("write the registration's share of the total time after k reads, then find the first k for which it "
+           "is at most `share`.")),
+        (got in (math.ceil(r / (s * t) - 1e-9), math.floor(r / (s * t))),
+         _("the share is of the TOTAL time, registration included, not of the reading time. What is the total "
+           "time of registering once and reading k times, and what share of it is the registration?"),
+         _("the total after k reads is register + k * read. Write the registration's share of that total, require "
+           "it to be at most `share`, and solve for k.")),
+        (float(exact).is_integer() and got == int(exact) + 1,
+         said + _(": one read too many where the bound on k is whole. Equal is enough: the registration may be at "
+                  "most `share` of the total. Where does your count step past a bound it has reached?"),
+         _("at the bound the share is exactly `share`, which is allowed: a loop stops when the share equals it, "
+           "not only below it; a rounding leaves a whole number as it is (`int(x) + 1` adds one to it).")),
+        (got == want + 1 and _acts_as(f, lambda a, b, c: reads_needed_rule(a, b, c) + 1),
+         said + _(": one read more than the fewest, on every case. With one read fewer, is the registration "
+                  "already at most `share` of the total?"),
+         _("compute the registration's share with your k - 1 reads: it is at most `share` already. Find where "
+           "your count adds the extra read.")),
+        (got == want - 1 and _acts_as(f, lambda a, b, c: round(_exact(a, b, c))),
+         said + _(", one read too few: your count rounds to the nearest whole number, which goes down when the "
+                  "bound's fraction is under a half. Which way must it round so that the share is never exceeded?"),
+         _("any k below the bound leaves the registration above `share`, however close k is: round in the one "
+           "direction that never goes below.")),
+        (got == want - 1 and _acts_as(f, lambda a, b, c: reads_needed_rule(a, b, c) - 1),
+         said + _(", one read too few, and one too few where the bound on k is whole too: your count stops one "
+                  "read early everywhere. With your k, is the registration at most `share` of the total?"),
+         _("compute the registration's share with the k you return: it is still above `share`. Return the first "
+           "k at which it is not, not the last one before it.")),
+        (got == math.floor(exact) and got < want,
+         said + _(", one read too few. Should you round up or down so that the share is not exceeded?"),
+         _("k must reach the bound, not stop short of it: the next whole number at or above it. Which function "
+           "of the math module gives that?")),
+        (got > 0 and r / (r + got * t) <= s,
+         _("{reads} do bring the registration to at most {share:.0%} (for register = {register} s, read = "
+           "{read} s), but fewer do too: the question asks for the fewest. Where is the bound on k exactly?").format(
+             reads=_reads(got), share=s, register=r, read=t),
+         _("find the k at which the registration's share of the total is exactly `share`, then take the first "
+           "whole number at or above it.")),
+    ]
 
 
 def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None) -> Feedback:
@@ -137,8 +219,6 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
         if is_placeholder(got):
             return _not_yet(_("reads_needed returns {got}: return the number of reads.").format(
                 got=_returned(got)))
-        want = reads_needed_rule(register, read, share)
-        exact = register * (1 - share) / (share * read)
         if isinstance(got, (float, np.floating)) and not float(got).is_integer():
             return _hint(_("you returned {got:.3f} reads: a count of reads is a whole number. Which way must you "
                            "round so that the registration stays within the share?").format(got=got),
@@ -148,40 +228,11 @@ def check_reads_needed(reads_needed: Callable[..., Any], *, measured: Any = None
             return _hint(_("return a whole number of reads; you returned {got!r}.").format(got=got),
                          _("compute k as a number, round it to a whole count, and return it alone."))
         got = int(got)
-        if got == want:
+        if got == reads_needed_rule(register, read, share):
             continue
-        if _ignores_share(reads_needed, register, read, share, got):
-            return _hint(_("you returned {got} reads for register = {register} s, read = {read} s, and {got} again "
-                           "whatever `share` is: your count leaves the share out. How does the share the "
-                           "registration may take of the total decide how many reads are needed?").format(
-                             got=got, register=register, read=read),
-                         _("write the registration's share of the total time after k reads, then find the first k "
-                           "for which it is at most `share`."))
-        if got == math.ceil(register / (share * read) - 1e-9) or got == math.floor(register / (share * read)):
-            return _hint(_("the share is of the TOTAL time, registration included, not of the reading time. What "
-                           "is the total time of registering once and reading k times, and what share of it is the "
-                           "registration?"),
-                         _("the total after k reads is register + k * read. Write the registration's share of "
-                           "that total, require it to be at most `share`, and solve for k."))
-        if got == math.floor(exact) and got < want:
-            return _hint(_("for register = {register} s, read = {read} s, share = {share} you returned {got}, one "
-                           "too few. Should you round up or down so that the share is not exceeded?").format(
-                             register=register, read=read, share=share, got=got),
-                         _("k must reach the bound, not stop short of it: the next whole number at or above it. Which "
-                           "function of the math module gives that?"))
-        if float(exact).is_integer() and got == int(exact) + 1:
-            return _hint(_("for register = {register} s, read = {read} s, share = {share} you returned {got}: one "
-                           "read too many. Here the bound on k is a whole number, and the registration may be at "
-                           "most `share` of the total, equal included. What does your rounding do to a number that "
-                           "is whole already?").format(register=register, read=read, share=share, got=got),
-                         _("`int(x) + 1` adds one even when x is whole: round up in a way that leaves a whole "
-                           "number as it is."))
-        if got > 0 and register / (register + got * read) <= share:
-            return _hint(_("{got} reads do bring the registration under {share:.0%} (for register = {register} s, "
-                           "read = {read} s), but fewer do too: the question asks for the fewest. Where is the "
-                           "bound on k exactly?").format(got=got, share=share, register=register, read=read),
-                         _("find the k at which the registration's share of the total is exactly `share`, then "
-                           "take the first whole number at or above it."))
+        for holds, question, step in _read_slips(reads_needed, register, read, share, got):
+            if holds:
+                return _hint(question, step)
         return _hint(_("for register = {register} s, read = {read} s, share = {share} you returned {got}. With k "
                        "reads, what share of the total time is the registration, and for which k does it first "
                        "drop to the share?").format(register=register, read=read, share=share, got=got),
@@ -254,6 +305,22 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
                                "Which page holds the first byte, and where does that page begin?").format(case=case),
                              _("the first pinned page begins at the page boundary at or below the address: the "
                                "bytes before are the distance from that boundary to the address."))
+            if before == page and address % page == 0:
+                return _hint(_("{case}: the range starts exactly on a page boundary, and you counted a whole page "
+                               "before it. Does the driver pin the page that ends where the range starts?").format(
+                                 case=case),
+                             _("your count is right except on a boundary, where it gives a full page instead of 0. "
+                               "Which operation turns page_size into 0?"))
+            if before == want_before + 1:
+                return _hint(_("{case}: one byte too many before it: the byte at `address` is the range's first, "
+                               "not a neighbour. Where do the bytes before it end?").format(case=case),
+                             _("count from the page's first byte up to the range's first byte, leaving that one "
+                               "out."))
+            if before == want_before - 1:
+                return _hint(_("{case}: one byte too few before it: the page's first byte is pinned too. Where "
+                               "do the bytes before it begin?").format(case=case),
+                             _("count every byte from the page's first byte, that one included, up to the "
+                               "range's first."))
             return _hint(_("{case}: you returned {before} bytes before it. The driver's first pinned page is the "
                            "one that holds the range's first byte: where does that page begin?").format(
                              case=case, before=before),
@@ -275,6 +342,16 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
                              case=case, after=after),
                          _("what is left of the last page is the page size minus how far the range reaches into "
                            "it, and 0 when the range ends on a boundary."))
+        if after == want_after + 1:
+            return _hint(_("{case}: one byte too many after it. The last byte belongs to the range, not to its "
+                           "neighbours: where do the bytes after it begin?").format(case=case),
+                         _("the bytes after the range begin one past its last byte: count from there up to the "
+                           "page's end."))
+        if after == want_after - 1:
+            return _hint(_("{case}: one byte too few after it: the page's last byte is pinned too. Where do the "
+                           "bytes after it end?").format(case=case),
+                         _("count every byte from the one past the range up to the page's last byte, that one "
+                           "included."))
         return _hint(_("{case}: you returned {after} bytes after it. The driver's last pinned page is the one that "
                        "holds the range's last byte: where does that page end?").format(case=case, after=after),
                      _("the distance from the range's end (address + nbytes) up to the next page boundary, 0 when "

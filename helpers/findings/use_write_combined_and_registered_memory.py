@@ -146,9 +146,11 @@ def flags(identity: Any) -> Any:
     unasked = dict(rows).get("pinned, no DEVICEMAP flag", "")
     if "DEVICEMAP" not in unasked:
         return table
-    return join(table, Text(
-        _("With unified addressing every page-locked allocation is mapped (Runtime API, Unified Addressing), so the "
-          "one made without `DEVICEMAP` reports it too.")))
+    said = _("With unified addressing every page-locked allocation is mapped (Runtime API, Unified Addressing), so the "
+             "one made without `DEVICEMAP` reports it too.")
+    if all(("PORTABLE" in flags) == ("portable" in kind) for kind, flags in rows):
+        said += _(" `PORTABLE` is implied too (section 2), but the driver reports it only where it was asked for.")
+    return join(table, Text(said))
 
 
 def addresses(identity: Any, attributes: dict[str, int]) -> Any:
@@ -246,8 +248,8 @@ def in_short(wc: Any, reg: Any) -> Text:
         _("Write-combined memory is for buffers the host writes and the GPU reads. Section 1, on {machine}: "
           "{found}").format(machine=machine, found=found),
         _("`zc.gpu.host_flags` (`cuMemHostGetFlags`) reads back a page-locked allocation's flags."),
-        _("With unified addressing, `cudaHostAlloc` memory is usable by every device at its host address (the "
-          "portable and mapped flags are implied), except write-combined memory, documented as distinct; registered "
+        _("With unified addressing, `cudaHostAlloc` memory is usable by every device at its host address (mapped "
+          "and portable in effect, whatever flags it was given), except write-combined memory, documented as distinct; registered "
           "memory only where `CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM` is 1."),
         _("`cuMemHostRegister` pins existing memory in place: it costs time per GiB once, then reads as section 3 "
           "showed; it needs one contiguous range; the course also asks for page-aligned arrays, {alignment}.").format(
@@ -276,7 +278,7 @@ def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str
           "(`UNIFIED_ADDRESSING` = {unified_addressing}).").format(
             kept=_kept(identity), unified_addressing=attributes['UNIFIED_ADDRESSING']),
         _("Registering and unregistering cost {per_gib:.0f} ms per GiB; registered memory read at {registered:.0%} of "
-          "`cudaHostAlloc` memory's rate; {reads_needed_rule} reads of 1 GiB bring registering under 10% of the "
+          "`cudaHostAlloc` memory's rate; {reads_needed_rule} reads of 1 GiB bring registering to at most 10% of the "
           "total ({origin}).").format(
             per_gib=per_gib * 1e3, registered=registered / allocated, reads_needed_rule=reads_needed_rule(per_gib, read), origin=reg.origin(dated=True)),
     ], head=computed_from(wc))
