@@ -137,6 +137,7 @@ def every_figure() -> dict[str, object]:
         "offset_sweep": plots.access_sweep(ref("offset"), "offset_floats"),
         "managed_figure": platform_views.managed_figure(ref("managed")),
         "cpu_traffic_figure": platform_views.cpu_traffic_figure(ref("cpu_traffic")),
+        "parameter_bytes": plots.parameter_bytes(28, 3 * 4096 + 4, 1024),  # lesson 05: "PPPi" beside 3 arrays
     })
     return drawn
 

@@ -444,14 +444,14 @@ def write_combined(result: Result) -> Figure:
 
 # --------------------------------------------------------------------------- page tables
 def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, gpu_pages: Sequence[int] | None = None,
-                 title: str = "Virtual pages and the physical frames behind them") -> Figure:
+                 title: str | None = None) -> Figure:
     """Boxes for virtual pages on the left (and GPU pages on the right) and arrows to frames (map-pages-on-the-cpu,
     map-pages-on-the-gpu).
 
     With ``gpu_pages`` the GPU's arrows pass through an IOMMU column: the GPU's page tables give DMA (bus)
     addresses, which an IOMMU, where one is in use, translates to memory addresses (in a virtual machine, the
     physical host's IOMMU, with mappings the hypervisor sets up). The frames are the ones /proc/self/pagemap reports
-    (guest-physical in a VM).
+    (guest-physical in a VM). Without ``title``, the figure says what it shows in general.
     """
     n = len(virtual_pages)
     known = sorted({f for f in frames if f is not None})
@@ -463,7 +463,8 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
 
         def box(x: float, y: float, text: str, color: str) -> None:
             ax.add_patch(Rectangle((x, y), 2.6, 0.8, facecolor=color, edgecolor="0.3"))
-            ax.text(x + 1.3, y + 0.4, text, ha="center", va="center", fontsize=8, family="monospace")
+            ax.text(x + 1.3, y + 0.4, text, ha="center", va="center", fontsize=8,  # Chinese: CJK font as fallback
+                    family="monospace" if text.isascii() else ["monospace", "sans-serif"])
 
         def arrow(start: tuple[float, float], end: tuple[float, float], color: str) -> None:
             ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10, color=color))
@@ -485,22 +486,23 @@ def page_mapping(virtual_pages: Sequence[int], frames: Sequence[int | None], *, 
                     arrow((columns["gpu"], y + 0.4), (iommu_right, y + 0.4), "C3")
                     arrow((columns["iommu"], y + 0.4), (columns["ram"] + 2.6, frame_y[frame] + 0.4), "C3")
         for frame, y in frame_y.items():
-            box(columns["ram"], y, f"frame {frame:#x}", "#e3f1dc")
-        ax.text(1.3, top + 0.1, "CPU virtual pages\n(host MMU, page tables)", ha="center", fontsize=9)
-        ax.text(5.3, top + 0.1, "physical page frames\n(as /proc/self/pagemap shows them)", ha="center", fontsize=9)
+            box(columns["ram"], y, _("frame {frame}").format(frame=f"{frame:#x}"), "#e3f1dc")
+        ax.text(1.3, top + 0.1, _("CPU virtual pages\n(host MMU, page tables)"), ha="center", fontsize=9)
+        ax.text(5.3, top + 0.1, _("physical page frames\n(as /proc/self/pagemap shows them)"), ha="center",
+                fontsize=9)
         if gpu_pages is not None:
-            ax.text(columns["iommu"] + 0.4, top + 0.1, "IOMMU\nDMA addr.\n-> memory", ha="center", fontsize=8)
-            ax.text(columns["gpu"] + 1.3, top + 0.1, "GPU virtual pages\n(GPU MMU -> DMA address,\nover PCIe)",
+            ax.text(columns["iommu"] + 0.4, top + 0.1, _("IOMMU\nDMA addr.\n-> memory"), ha="center", fontsize=8)
+            ax.text(columns["gpu"] + 1.3, top + 0.1, _("GPU virtual pages\n(GPU MMU -> DMA address,\nover PCIe)"),
                     ha="center", fontsize=9)
-            ax.text(0.0, -0.45, "The GPU's page tables hold DMA (bus) addresses; where an IOMMU is in use, it "
-                    "translates them to memory.\n"
-                    "In a VM: the physical host's IOMMU, with mappings the hypervisor sets up; the frames above are "
-                    "guest-physical.\nThe GPU's side follows the rule that section 2 measured on allocations "
-                    "of the same kind.",
+            ax.text(0.0, -0.45, _("The GPU's page tables hold DMA (bus) addresses; where an IOMMU is in use, it "
+                                  "translates them to memory.\n"
+                                  "In a VM: the physical host's IOMMU, with mappings the hypervisor sets up; the "
+                                  "frames above are guest-physical.\nThe GPU's side follows the rule that section "
+                                  "2 measured on allocations of the same kind."),
                     fontsize=7, color="0.35", va="top")
         ax.set_xlim(-0.2, 12.4 if gpu_pages is not None else 7)
         ax.set_ylim(-1.2 if gpu_pages is not None else -0.3, top + 1.4)
-        ax.set_title(title)
+        ax.set_title(title if title is not None else _("Virtual pages and the physical frames behind them"))
     return fig
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import records
 from ..errors import CourseError, RecordError
-from ..i18n import _, sentences
+from ..i18n import N_, _, sentences
 from ..mode import detect
 from ..tables import Table, Text, bullets, column_name
 
@@ -138,9 +138,16 @@ def _shown(value: Any) -> Any:
     return value
 
 
+# Headers shown translated in the Chinese edition (the address table of map-pages-on-the-gpu and
+# use-write-combined-and-registered-memory); other headers show as column_name words them.
+_TRANSLATED_HEADERS = (N_("allocation"), N_("host pointer"), N_("device pointer"), N_("equal"),
+                       N_("kernel through host pointer ok"))
+
+
 def _header(key: str, rows: list[Row]) -> str:
     first = rows[0].get(key) if rows else None
-    return column_name(key, f"median of {len(first)}" if _numbers(first) else "")
+    name = column_name(key, f"median of {len(first)}" if _numbers(first) else "")
+    return _(name) if name in _TRANSLATED_HEADERS else name
 
 
 def check_figure(ok: bool, expected: str, got: str, why: str = "") -> Text:

@@ -157,6 +157,14 @@ def zero_page(read: Sequence[pages.Frame]) -> Text:
                   "reading did not share one frame between them.").format(n_read=len(read), distinct=_distinct(read)))
 
 
+def zero_page_title(read: Sequence[pages.Frame]) -> str:
+    """The title of the read-only walk's figure, drawn live when :func:`shares_a_frame`."""
+    if _distinct(read) == 1:
+        return _("Read, never written: every page maps one frame (live)")
+    return _("Read, never written: {n_read} pages map {distinct} frames (live)").format(
+        n_read=len(read), distinct=_distinct(read))
+
+
 def two_views(view1: np.ndarray, view2: np.ndarray) -> Table:
     """Section 4's two mappings of one memfd: their addresses, first values and frames."""
     frames = [pages.frames_of(v) for v in (view1, view2)]
