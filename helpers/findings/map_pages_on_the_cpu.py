@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import lessons
 from ..experiments.result import Result, reference
 from ..memory import pages
 from ..platform import machine
@@ -234,8 +235,8 @@ def pinned_buffer(pinning: Result) -> Text:
     items = [_("a {size_in_words} buffer ({pages} pages) at address {start:#x}, {aligned} to 2 MiB; "
                "{present_pages} of {pages} pages present").format(
                  size_in_words=size_in_words(size), pages=row['pages'], start=start, aligned=aligned, present_pages=row['present_pages']),
-             _("the driver's mapping around it (its range in `/proc/self/maps`, lesson 01): {size_in_words}").format(
-                 size_in_words=size_in_words(row['mapping_bytes']))
+             _("the driver's mapping around it (its range in `/proc/self/maps`, {lesson}): {size_in_words}").format(
+                 lesson=lessons.lesson("pin-host-memory").label, size_in_words=size_in_words(row['mapping_bytes']))
              + (_(" (more than was asked for)")
                 if row["mapping_bytes"] > size else "")]
     if None in pfns:
