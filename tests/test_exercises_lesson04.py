@@ -116,6 +116,8 @@ def test_the_prediction_says_no_prediction_on_the_placeholder_and_compares_a_num
     assert "Right" in exercises.compare("04", equal, identity)
     more = exercises.compare("04", equal - 1, identity)
     assert "More than you expected" in more and "Section 1 names what decides each" in more   # issue 31: where it is
+    assert "the next section says" in more and "section 3" not in more   # issue 31 (fifth walk): it is just below
+    assert "section 3" not in exercises.compare("04", equal + 1, identity)
     assert "whole number" in exercises.compare("04", "five", identity)
     assert isinstance(lesson04.compare_prediction(..., identity), str)
 
@@ -273,7 +275,7 @@ def test_reading_the_attributes_with_a_dot_is_told_they_are_a_dict():
     said = exercises.check("04", "same_address", _attribute_access).message
     assert "AttributeError" in said and "is a dict" in said, said
     said = exercises.check("04", "same_address", _attribute_access).message
-    assert 'attributes["UNIFIED_ADDRESSING"]' in said, said
+    assert "square brackets" in said and 'attributes["UNIFIED_ADDRESSING"]' not in said, said
 
 
 def test_hints_and_correct_start_with_a_capital_after_the_label():
@@ -319,6 +321,56 @@ def test_a_function_that_returns_none_is_told_so_and_the_untouched_stub_is_not_y
     assert exercises.check("04", "device_address", device_address).status == "not yet"
 
 
+def _compares(names: tuple[str, str, str, str], otherwise: bool):
+    """A rule right in its logic that compares the allocation with ``names`` (mapped, portable, pinned, write-combined),
+    tests registered memory by its start and answers ``otherwise`` for the rest: a misspelled name never matches."""
+    mapped, portable, pinned, write_combined = names
+
+    def same_address(allocation, attributes):
+        if not attributes["UNIFIED_ADDRESSING"]:
+            return False
+        if allocation == write_combined:
+            return False
+        if allocation in (mapped, portable, pinned):
+            return True
+        if allocation.startswith("registered"):
+            return bool(attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"])
+        return otherwise
+    return same_address
+
+
+_TABLE = ("mapped (DEVICEMAP)", "mapped + portable", "pinned, no DEVICEMAP flag", "mapped + write-combined")
+
+
+def _misspelled(position: int, name: str):
+    names = tuple(name if k == position else kind for k, kind in enumerate(_TABLE))
+    return _compares(names, otherwise=_TABLE[position] == "mapped + write-combined")   # the misspelled kind falls through
+
+
+def _registered_before_unified(allocation, attributes):
+    """The walk's order: registered memory decided first, so it follows its attribute without unified addressing."""
+    if allocation.startswith("registered"):
+        return bool(attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"])
+    return bool(attributes["UNIFIED_ADDRESSING"]) and allocation != "mapped + write-combined"
+
+
+def _registered_attribute_everywhere(allocation, attributes):
+    """CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM read for every kind, not only registered memory."""
+    both = attributes["UNIFIED_ADDRESSING"] and attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]
+    return bool(both) and allocation != "mapped + write-combined"
+
+
+def _third_attribute(allocation, attributes):
+    """Section 1's third attribute, which the check does not pass: KeyError."""
+    return bool(attributes["CAN_MAP_HOST_MEMORY"] and attributes["UNIFIED_ADDRESSING"])
+
+
+def _own_table(allocation, attributes):
+    """The learner's own dict of allocations, its names not the table's: KeyError on the name the check passes."""
+    promised = {"mapped": True, "portable": True, "pinned": True, "write-combined": False}
+    return bool(attributes["UNIFIED_ADDRESSING"]) and promised[allocation]
+
+
 TYPICAL: dict[tuple[str, str], list[Typical]] = {
     ("04", "device_address"): [
         Typical(fixed(lambda a, i, d_a: d_a + i), ("i * a.itemsize",), lambda: lesson04.address_cases(),
@@ -337,19 +389,63 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 phrase="return the int, not its hex text"),
         # the `return` left out: the last line computes the address and drops it
         Typical(edited("04", "device_address", "device_address", "return d_a", "d_a"), ("i * a.itemsize",),
-                phrase="returned None: is a `return` missing")],
+                phrase="returned None: is a `return` missing"),
+        # d_a left out: the distance from a[0] returned as the address
+        Typical(fixed(lambda a, i, d_a: i * a.itemsize), ("d_a + i * a.itemsize",), lambda: lesson04.address_cases(),
+                phrase="a distance, not an address"),
+        # one element too far, and one too near
+        Typical(fixed(lambda a, i, d_a: d_a + (i + 1) * a.itemsize), ("i * a.itemsize",),
+                lambda: lesson04.address_cases(), phrase="is one element off: it is where a[6] starts"),
+        Typical(fixed(lambda a, i, d_a: d_a + (i - 1) * a.itemsize), ("i * a.itemsize",),
+                lambda: lesson04.address_cases(), phrase="is one element off: it is where a[4] starts"),
+        # the whole array's size per index
+        Typical(fixed(lambda a, i, d_a: d_a + i * a.nbytes), ("i * a.itemsize",), lambda: lesson04.address_cases(),
+                phrase="the whole array's size in bytes")],
     ("04", "same_address"): [
         Typical(fixed(lambda allocation, attributes: True), ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',),
-                _same_address_cases, phrase="without UNIFIED_ADDRESSING"),
+                _same_address_cases, phrase="returned True for every allocation"),
+        Typical(fixed(lambda allocation, attributes: False), ('attributes["UNIFIED_ADDRESSING"]',),
+                _same_address_cases, phrase="returned False for every allocation"),
         Typical(fixed(lambda allocation, attributes: bool(attributes["UNIFIED_ADDRESSING"])),
                 ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',), _same_address_cases,
-                phrase="CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"),
+                phrase="follows UNIFIED_ADDRESSING alone"),
+        # registered memory given the host address whatever its attribute says
+        Typical(fixed(lambda allocation, attributes: bool(attributes["UNIFIED_ADDRESSING"])
+                      and allocation != "mapped + write-combined"),
+                ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',), _same_address_cases,
+                phrase="for registered memory with CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 0 you predicted True"),
+        Typical(fixed(_registered_before_unified), ('attributes["UNIFIED_ADDRESSING"]',), _same_address_cases,
+                phrase="before it asks whether addressing is unified"),
+        Typical(fixed(_registered_attribute_everywhere), ('allocation.startswith("registered")',),
+                _same_address_cases, phrase="which is not registered memory"),
+        # a name the check never passes, for each kind the rule compares
+        Typical(fixed(_misspelled(3, "write-combined")), ('allocation == "mapped + write-combined"',),
+                _same_address_cases, phrase="'write-combined', a name the check never passes"),
+        Typical(fixed(_misspelled(0, "mapped")), ("return True",), _same_address_cases,
+                phrase="'mapped', a name the check never passes"),
+        Typical(fixed(_misspelled(1, "mapped + portabel")), ("return True",), _same_address_cases,
+                phrase="'mapped + portabel', a name the check never passes"),
+        Typical(fixed(_misspelled(2, "pinned (no DEVICEMAP)")), ("return True",), _same_address_cases,
+                phrase="'pinned (no DEVICEMAP)', a name the check never passes"),
+        # kinds the documents promise the host address, each given False
+        Typical(fixed(lambda allocation, attributes: lesson04.same_address_rule(allocation, attributes)
+                      and allocation != "mapped + portable"), ("return True",), _same_address_cases,
+                phrase="Portable memory is pinned for every GPU"),
+        Typical(fixed(lambda allocation, attributes: lesson04.same_address_rule(allocation, attributes)
+                      and allocation != "mapped (DEVICEMAP)"), ("return True",), _same_address_cases,
+                phrase="What does unified addressing give memory from cudaHostAlloc"),
+        # keys the check does not pass: section 1's third attribute, and the learner's own names as keys
+        Typical(fixed(_third_attribute), ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',),
+                _same_address_cases, phrase="two keys only, 'UNIFIED_ADDRESSING', "
+                                            "'CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM'"),
+        Typical(fixed(_own_table), ('allocation.startswith("registered")',), _same_address_cases,
+                phrase="a dict of yours has no entry for 'registered (cuMemHostRegister)'"),
         Typical(fixed(lambda allocation, attributes: lesson04.same_address_rule(allocation, attributes)
                       and not allocation.startswith("pinned, no DEVICEMAP")),
                 phrase="Section 2's table"),
         # reads the attribute, but under a name the check never passes: the hint quotes both names
         Typical(fixed(_misspelled_registered), ('attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"]',),
-                _same_address_cases, phrase="'registered' as registered memory"),
+                _same_address_cases, phrase="'registered', a name the check never passes"),
         # no else branch: without unified addressing the function returns None
         Typical(fixed(_no_else), ("return False",), phrase="with UNIFIED_ADDRESSING = 0"),
         # write-combined memory given the host address: the documents give it a distinct one
@@ -358,3 +454,59 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         # the attributes read with a dot: a dict has no such attribute
         Typical(fixed(_attribute_access), ('attributes["UNIFIED_ADDRESSING"]',), phrase="is a dict")],
 }
+
+
+@pytest.mark.parametrize("name", ["device_address", "same_address"])
+def test_every_wrong_answer_family_has_its_own_first_hint_and_a_smaller_step(name):
+    """Issue 31 (fifth walk): each family of wrong answers (TYPICAL, the lesson's one table of them) is refused with
+    a first hint that names its slip, a first hint no other family gets, and a second step that differs from it and
+    does not read the solution's key expression aloud."""
+    firsts = {}
+    for typical in TYPICAL[("04", name)]:
+        exercises.reset_tries()
+        answer = typical.wrong()
+        first = exercises.check("04", name, answer)
+        assert first.status == "hint" and typical.phrase in first.message, (typical.phrase, first)
+        second = exercises.check("04", name, answer).message
+        step = second.split("Next step:")[1]
+        assert second != first.message and step.strip(), second
+        assert not [key for key in typical.keys if "".join(key.split()) in "".join(step.split())], second
+        firsts.setdefault(first.message, []).append(typical.phrase)
+    shared = {message: phrases for message, phrases in firsts.items() if len(phrases) > 1}
+    assert not shared, f"families that share a first hint: {shared}"
+
+
+def test_a_correct_address_says_both_kinds_of_d_a_were_tried():
+    """Issue 31 (fifth walk): the check tried d_a equal to the host address and a different one; Correct says both."""
+    said = exercises.check("04", "device_address", _solution("device_address")).message
+    assert "the host address itself (UVA) and a different one (a GPU without UVA)" in said, said
+
+
+def test_the_fifth_walks_text_says_what_is_there():
+    """Issue 31 (fifth walk): exercise 2 names the two keys the check passes; section 4 credits the name to lesson 02's
+    table; the two C interfaces and the two names of the device-pointer call are said at first use; the column is
+    named as its header reads; the VFIO no-IOMMU aside is in Going deeper; the goal reads a drawing."""
+    cells = _markdown_04()
+    text = " ".join(" ".join(cells).split())
+    exercise2 = text[text.index("**Exercise 2"):]
+    assert "`UNIFIED_ADDRESSING` and `CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`" in exercise2[:500]
+    assert "lesson 02's table names it `cudaHostAlloc mapped`" in text and "which names it" not in text
+    first = text.index("Runtime API")
+    assert "CUDA has two C interfaces: the Runtime API (functions `cuda…`) and the lower-level Driver API" in text[
+        first - 60:first + 80]
+    assert "the Driver API's name for the runtime's `cudaHostGetDevicePointer`" in text
+    assert "**kernel through host pointer ok**" in text and "`kernel_through_host_pointer_ok`" not in text
+    deeper = text.index("## Going deeper")
+    assert text.index("VFIO_NOIOMMU") > deeper and "how to read a drawing of both mappings" in text
+
+
+def test_the_buffer_sentence_points_back_to_section_1_instead_of_repeating_it():
+    """Issue 31 (fifth walk): section 1 explains guest-physical frames and the IOMMU once; the cell under section 4
+    points back to it."""
+    from helpers.findings import map_pages_on_the_gpu as findings
+
+    pagemap = experiments.pagemap_pinned()
+    row = pagemap.one(allocation="cudaHostAlloc mapped")
+    host = int(row["address"], 16)
+    said = str(findings.buffer(host, host, row["pfns"], pagemap))
+    assert "(section 1)" in said and "IOMMU" not in said and "hypervisor" not in said, said

@@ -3,6 +3,8 @@ is the host pointer; and the prediction of how many kinds of pinned memory keep 
 
 from __future__ import annotations
 
+import difflib
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -104,6 +106,20 @@ def _arithmetic(device_address: Callable[..., Any]) -> Feedback | None:
         if int(got) == d_a and i > 0:
             return _hint(_("every element got the address of a[0]. Where does a[i] lie, relative to a[0]?"),
                          _("add to d_a the number of bytes between a[0] and a[i]."))
+        if int(got) == want - d_a:
+            return _hint(_("you returned how far a[i] lies from a[0], not where it lies: a distance, not an "
+                           "address. Where does the array start for the GPU?"),
+                         _("one of the three arguments is an address; add your distance to it."))
+        for near in (i + 1, i - 1):
+            if near >= 0 and int(got) == d_a + near * a.itemsize:
+                return _hint(_("your address of a[{i}] is one element off: it is where a[{near}] starts. How many "
+                               "whole elements lie before a[{i}]?").format(i=i, near=near),
+                             _("try your expression by hand for i = 0: a[0] starts at d_a itself, zero bytes "
+                               "after it."))
+        if i > 0 and int(got) == d_a + i * a.nbytes:
+            return _hint(_("each step of your index moves by the whole array's size in bytes (a.nbytes). a[i] "
+                           "lies i elements after a[0]: how many bytes is one element?"),
+                         _("the array's size in bytes counts every element; you need the size of one."))
         return _hint(_("for a {dtype} array and i = {i} your address is {got:+d} bytes from d_a. How many bytes "
                        "lie between a[0] and a[i], and does the mapping change that distance?").format(
                          dtype=a.dtype, i=i, got=int(got) - d_a),
@@ -179,7 +195,9 @@ def check_device_address(device_address: Callable[[np.ndarray, int, int], int]) 
         why = (_("Here d_a differed from the host address a.ctypes.data (no unified addressing): only the start "
                  "moves; the distance from a[0] to a[i] is the same on both sides, because a page table translates "
                  "pages, never the offset inside them."))
-    return _correct(_("A kernel wrote through your address of a[i] and the CPU found the byte in a[i] ({where}). ").format(
+    return _correct(_("Your address was right with both kinds of d_a the check tried: the host address itself (UVA) "
+                      "and a different one (a GPU without UVA). ")
+                    + _("A kernel wrote through your address of a[i] and the CPU found the byte in a[i] ({where}). ").format(
                         where=where)
                     + why)
 
@@ -223,33 +241,133 @@ def ran_with(identity: Any) -> dict[str, int]:
 
 
 def _strings(code: Any) -> set[str]:
-    """The string constants of a function's code, nested functions' included."""
+    """The string constants of a function's code (those in a tuple or set of names too), nested functions' included."""
     found = set()
     for const in code.co_consts:
         if isinstance(const, str):
             found.add(const)
+        elif isinstance(const, (tuple, frozenset)):
+            found |= {item for item in const if isinstance(item, str)}
         elif hasattr(const, "co_consts"):
             found |= _strings(const)
     return found
 
 
+ATTRIBUTE_CASES = tuple({"UNIFIED_ADDRESSING": uva, "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can_use}
+                        for uva in (0, 1) for can_use in (1, 0))
+
+
+def _pattern(same_address: Callable[[str, dict[str, int]], bool], name: str) -> list[bool] | None:
+    """What the learner's rule answers for allocation ``name`` under each of ATTRIBUTE_CASES; None when it raises or
+    answers something without a truth value."""
+    try:
+        return [bool(same_address(name, dict(attrs))) for attrs in ATTRIBUTE_CASES]
+    except Exception:   # the learner's rule may not expect this name: then it says nothing about it
+        return None
+
+
+def _like(name: str, kind: str) -> float:
+    """How much ``name`` looks like the allocation ``kind``: the best match of one of its words (0 when none)."""
+    words = [w for w in re.split(r"[^a-z]+", kind.lower()) if len(w) >= 4]
+    text = name.lower()
+    return max((1.0 if w in text else difflib.SequenceMatcher(None, w, t).ratio())
+               for w in words for t in re.split(r"[^a-z]+", text) or [text])
+
+
 def _name_never_matched(same_address: Callable[[str, dict[str, int]], bool], kind: str) -> str | None:
-    """A name the learner's rule compares the allocation with, under which it follows
-    CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM while it does not for ``kind`` (the name the check passed): the
-    comparison never matched. None when there is no such name."""
+    """A name the learner's rule compares the allocation with, under which it answers as the documents do for
+    ``kind`` (the name the check passed) while it does not for ``kind`` itself: the comparison never matched. The
+    likeliest such name, or None."""
     code = getattr(same_address, "__code__", None)
     if code is None:
         return None
-    for name in sorted(_strings(code) - set(KINDS)):
-        answers = []
-        for can_use in (1, 0):
-            try:
-                answers.append(bool(same_address(name, {"UNIFIED_ADDRESSING": 1,
-                                                        "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": can_use})))
-            except Exception:   # the learner's rule may not expect this name: then it is not the one
-                break
-        if answers == [True, False]:
-            return name
+    want = [same_address_rule(kind, attrs) for attrs in ATTRIBUTE_CASES]
+    held = [cell.cell_contents for cell in getattr(same_address, "__closure__", None) or ()
+            if isinstance(getattr(cell, "cell_contents", None), (str, tuple, frozenset))]   # names from outside
+    strings = _strings(code) | {n for value in held for n in ([value] if isinstance(value, str) else value)
+                                if isinstance(n, str)}
+    names = [n for n in strings - set(KINDS) - set(ATTRIBUTE_CASES[0]) if len(n) <= 60 and "\n" not in n]
+    found = [(_like(n, kind), n) for n in sorted(names) if _like(n, kind) >= 0.75 and _pattern(same_address, n) == want]
+    return max(found)[1] if found else None
+
+
+def _answers(same_address: Callable[[str, dict[str, int]], bool]) -> dict[tuple[int, int, str], bool] | None:
+    """The rule's answer for every case the check tries, or None when one of them raises."""
+    table = {}
+    for kind in KINDS:
+        pattern = _pattern(same_address, kind)
+        if pattern is None:
+            return None
+        for attrs, got in zip(ATTRIBUTE_CASES, pattern):
+            table[(attrs["UNIFIED_ADDRESSING"], attrs["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"], kind)] = got
+    return table
+
+
+def _key_error(exc: KeyError, attrs: dict[str, int]) -> Feedback:
+    """A key read that the check does not pass: an attribute section 1 shows but the check leaves out, a misspelled
+    one, or an allocation name missing from the learner's own dict."""
+    key = exc.args[0] if exc.args else None
+    if key in KINDS:
+        return _hint(_("your code raised KeyError: {key!r}. The check passes the allocation names of section 2's "
+                       "table, and a dict of yours has no entry for {key!r}. Which names did you give it?").format(
+                         key=key),
+                     _("give that dict one entry per row of section 2's table, each name copied from its "
+                       "allocation column, or compare the names instead of looking them up."))
+    return _hint(_("your code raised KeyError: {key!r}. The check passes `attributes` with two keys only, {keys}: "
+                   "which of your reads asks for a key it does not hold?").format(
+                     key=key, keys=", ".join(repr(k) for k in attrs)),
+                 _("copy the two keys as the exercise cell's comment spells them; section 1's third attribute, "
+                   "CAN_MAP_HOST_MEMORY, says whether a GPU maps host memory at all, not at which address."))
+
+
+def _family(same_address: Callable[[str, dict[str, int]], bool], uva: int, can_use: int, kind: str,
+            got: bool) -> Feedback | None:
+    """The hint for a wrong answer that a whole family of mistakes gives, seen in all its answers: a name compared
+    that never matched, one answer for everything, UNIFIED_ADDRESSING alone, registered memory decided before unified
+    addressing, CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM read for other kinds. None when it is none of these."""
+    unmatched = _name_never_matched(same_address, kind)
+    if unmatched is not None:
+        return _hint(_("your rule compares the allocation with {unmatched!r}, a name the check never passes: it passed "
+                       "{kind!r}, so that comparison never matched. How does section 2's table spell the "
+                       "allocations?").format(unmatched=unmatched, kind=kind),
+                     _("copy each name you compare from the allocation column of section 2's table, or compare "
+                       "only the part of it that no other row shares."))
+    table = _answers(same_address)
+    if table is None:
+        return None
+    values = set(table.values())
+    if values == {True}:
+        return _hint(_("your rule returned True for every allocation and every value of the attributes: it reads "
+                       "neither yet. Section 3 lists the cases where equality is not promised: which of them rules "
+                       "out every kind at once?"),
+                     _("decide one case at a time, starting from the attribute without which no kind keeps the host "
+                       "address."))
+    if values == {False}:
+        return _hint(_("your rule returned False for every allocation and every value of the attributes: it reads "
+                       "neither yet. The Unified Addressing section (section 1) promises some kinds the host's "
+                       "pointer value: which kinds, and on which GPUs?"),
+                     _("start from the memory that section promises the host's pointer value, and the attribute "
+                       "the GPU needs for it."))
+    if all(answer == bool(u) for (u, _c, _k), answer in table.items()):
+        return _hint(_("your rule follows UNIFIED_ADDRESSING alone: it gives all five kinds the same answer. Which "
+                       "kinds does section 3 say need more than unified addressing?"),
+                     _("keep that test, and give each exception section 3 names a case of its own."))
+    registered = KINDS[-1]
+    if (not uva and kind == registered
+            and not any(answer for (u, _c, k), answer in table.items() if not u and k != registered)):
+        return _hint(_("without UNIFIED_ADDRESSING your rule says False for every kind but registered memory, where "
+                       "it returned {got}: it reads CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM before it asks whether "
+                       "addressing is unified. Can registered memory keep its host address without unified "
+                       "addressing (section 3)?").format(got=got),
+                     _("put the tests in order: the one every kind needs before the one only registered memory "
+                       "needs."))
+    if uva and not can_use and kind != registered and table[(1, 1, kind)] == same_address_rule(kind, {
+            "UNIFIED_ADDRESSING": 1, "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM": 1}):
+        return _hint(_("with CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 0 your rule changed its answer for {kind!r}, "
+                       "which is not registered memory. Which allocations does that attribute speak of?").format(
+                         kind=kind),
+                     _("read the attribute's name to its end, then look for the one row of section 2's table it "
+                       "names."))
     return None
 
 
@@ -274,7 +392,9 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                 raise
             return _hint(_("your code raised AttributeError: {exc}. `attributes` is a dict, like the "
                            "table in section 1: how do you read one value from a dict?").format(exc=exc),
-                         _('read it by its name in square brackets: attributes["UNIFIED_ADDRESSING"].'))
+                         _("a dict is read by key, in square brackets, as the exercise cell's comment shows."))
+        except KeyError as exc:
+            return _key_error(exc, attrs)
         forgot = returned_none(same_address, got, _(
             "{kind!r} with UNIFIED_ADDRESSING = {uva} and CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = "
             "{can_use}").format(kind=kind, uva=uva, can_use=can_use))
@@ -291,6 +411,9 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
         want = same_address_rule(kind, attrs)
         if got == want:
             continue
+        family = _family(same_address, uva, can_use, kind, got)
+        if family is not None:
+            return family
         if not uva:
             return _hint(_("you predicted {got} for {kind!r} without UNIFIED_ADDRESSING. Without unified "
                            "addressing, can the device use the host's addresses at all (section 3)?").format(
@@ -298,14 +421,6 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                          _("without UNIFIED_ADDRESSING the device has its own address for mapped memory; "
                            "only cuMemHostGetDevicePointer can give it, so test that attribute first."))
         if kind.startswith("registered"):
-            unmatched = _name_never_matched(same_address, kind)
-            if unmatched is not None:
-                return _hint(_("your rule treats {unmatched!r} as registered memory and follows "
-                               "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM there, but the check passed "
-                               "{kind!r}: your comparison never matched that name. How does section 2's "
-                               "table spell the allocations?").format(unmatched=unmatched, kind=kind),
-                             _("test the name as the table's allocation column spells it, or only its "
-                               "start (allocation.startswith(...))."))
             return _hint(_("for registered memory with CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = {can_use} "
                            "you predicted {got}. What does that attribute say about memory registered with "
                            "cuMemHostRegister (cuMemHostGetDevicePointer's reference)?").format(
@@ -326,6 +441,12 @@ def check_same_address(same_address: Callable[[str, dict[str, int]], bool], *,
                          _("with unified addressing, cudaHostAlloc memory is mapped at the host address "
                            "with or without the DEVICEMAP flag (the Runtime API's Unified Addressing "
                            "section)."))
+        if kind == "mapped + portable":
+            return _hint(_("you predicted {got} for {kind!r}. Portable memory is pinned for every GPU, not only "
+                           "the current one (section 1): does that change its address on this one?").format(
+                             got=got, kind=kind),
+                         _("the Unified Addressing section names the portable flag beside the mapped flag; "
+                           "what does it say holds with or without either?"))
         return _hint(_("you predicted {got} for {kind!r} with unified addressing. What does unified "
                        "addressing give memory from cudaHostAlloc?").format(got=got, kind=kind),
                      _("with unified addressing, the Unified Addressing section promises cudaHostAlloc "
@@ -371,10 +492,11 @@ def compare_prediction(predicted: Any, identity: Any) -> str:
     if predicted == len(same):
         gpu = _("this GPU") if identity.live else _("the recorded {gpu}").format(gpu=identity.gpu)
         return text + _("Right.") + (_(" Every kind got the host's own address on {gpu}, write-combined memory "
-                                       "too, which no document promises (section 3).").format(gpu=gpu)
+                                       "too, which no document promises (the next section).").format(gpu=gpu)
                                   if len(same) == len(rows) else "")
     if predicted < len(same):
         return text + (_("More than you expected. Which rows surprised you: the one allocated without the "
                          "DEVICEMAP flag, the write-combined one, or the registered NumPy buffer? Section 1 names "
-                         "what decides each; section 3 says which equality no document promises."))
-    return text + _("Fewer than you expected: section 3 says which kinds need more than unified addressing.")
+                         "what decides each; the next section says which equality no document promises."))
+    return text + _("Fewer than you expected: the next section says which kinds need more than unified "
+                    "addressing.")

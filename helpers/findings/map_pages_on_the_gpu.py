@@ -116,11 +116,12 @@ def second_look(identity: Any) -> Text:
 
 
 def buffer(host: int, device: int, frames: Sequence[int | None], pagemap: Any) -> Text:
-    """The buffer drawn next: its two addresses, what its frames are on the machine that read them, hidden frames."""
+    """The buffer drawn next: its two addresses, what its frames are on the machine that read them (briefly: section
+    1 of map-pages-on-the-gpu says what a VM's frames and the IOMMU mean), hidden frames."""
     same = _("**equal**") if host == device else _("**different**")
     text = (_("Host pointer `{host:#x}` ({origin}), device pointer `{device:#x}` derived from section 2's rule: "
               "{same}. ").format(host=host, device=device, same=same, origin=pagemap.origin())
-            + machine.address_caveat(pagemap.provenance, live=pagemap.live))
+            + machine.address_caveat(pagemap.provenance, live=pagemap.live, brief=True, deeper=_("section 1")))
     if None in list(frames)[:8]:
         text += _(" Some frame numbers are hidden (not root): the figure draws those pages without arrows.")
     return Text(text)
