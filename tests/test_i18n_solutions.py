@@ -81,3 +81,14 @@ def test_a_translation_that_changes_the_code_is_broken_and_not_shown(tmp_path, c
     _translate(path, english.replace("Twice x.", "x 的两倍。").replace("2 * x", "x + x"))
     assert solutions.status(folder, path).broken == ["00/twice"]
     assert solutions.translate("00", "twice", english, path) == english
+
+
+def test_a_lesson_not_declared_translated_leaves_its_solutions_waiting(tmp_path):
+    """A new lesson's solutions are not reported untranslated until the lesson is declared, as its cells are not."""
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    (folder / "lesson99.py").write_text("# exercise: twice\ndef twice(x):\n    # double it\n    return 2 * x\n")
+    path = tmp_path / "solutions.po"
+    path.write_text(solutions.catalog_text(folder, path), encoding="utf-8")
+    state = solutions.status(folder, path)
+    assert state.complete and not state.untranslated

@@ -37,9 +37,18 @@ def english(folder: Path | None = None) -> list[tuple[str, str]]:
     return found
 
 
+def _declared(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The solutions of lessons declared translated (:func:`.edition.declared`): a new lesson's wait, as its cells
+    do, until it is declared, so adding a lesson touches no Chinese file."""
+    from .edition import declared
+
+    ids = {entry.id for entry in declared()}
+    return [(key, text) for key, text in found if key.split("/", 1)[0] in ids]
+
+
 def catalog_text(folder: Path | None = None, path: Path | None = None) -> str:
-    """The solutions' catalog merged with the solutions as they are now."""
-    cells = english(folder)
+    """The solutions' catalog, for the lessons declared translated, merged with the solutions as they are now."""
+    cells = _declared(english(folder))
     return render(extract(cells, read(path or CATALOG), {key for key, _ in cells}), _ABOUT)
 
 
@@ -55,10 +64,11 @@ def translate(lesson: str, name: str, text: str, path: Path | None = None) -> st
 
 
 def status(folder: Path | None = None, path: Path | None = None) -> Status:
-    """Each solution against its catalog entry as it is on disk (exercise-solutions in the report)."""
+    """Each solution of a lesson declared translated against its catalog entry as it is on disk
+    (exercise-solutions in the report)."""
     found = Status("solutions")
     old = {e.msgctxt: e for e in read(path or CATALOG) if e.msgid and not e.obsolete}
-    for key, text in english(folder):
+    for key, text in _declared(english(folder)):
         e = old.get(key)
         if e is None or not e.msgstr:
             found.untranslated.append(key)
