@@ -60,9 +60,10 @@ def write_combined_address(identity: Any, brief: bool = False) -> str:
     (map-pages-on-the-gpu; ``brief``, pointing back to it, for use-write-combined-and-registered-memory)."""
     row = identity.one(allocation=WRITE_COMBINED)
     if brief:
-        return (_("**Write-combined** memory kept the host address here, though the documents give it a distinct "
-                  "one: do not rely on it.") if row["equal"] else
-                _("**Write-combined** memory got a device address of its own, as documented."))
+        return (_("**Write-combined** memory kept the host address on {gpu}, though the documents give it a "
+                  "distinct one: do not rely on it.") if row["equal"] else
+                _("**Write-combined** memory got a device address of its own on {gpu}, as documented.")).format(
+                    gpu=identity.gpu)
     if not row["equal"]:
         return _("**Write-combined** memory got a device pointer of its own, as the Unified Addressing section "
                  "documents (\"a distinct host and device address\"), {origin}.").format(origin=identity.origin())

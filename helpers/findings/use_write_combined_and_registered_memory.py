@@ -157,7 +157,8 @@ def addresses(identity: Any, attributes: dict[str, int]) -> Any:
     """Section 2: the two attributes that decide, each allocation's host and device pointers, and the write-combined
     row set against the documented distinct address (map-pages-on-the-gpu's sentence)."""
     said = Text(", ".join(f"`{k}` = {attributes[k]}" for k in ("UNIFIED_ADDRESSING",
-                                                                "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM")) + ".")
+                                                                "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"))
+                + f" (*{identity.origin(dated=True)}*).")
     return join(said, identity.table(["allocation", "host_pointer", "device_pointer", "equal",
                                       "kernel_through_host_pointer_ok"]), Text(write_combined_address(identity, brief=True)))
 
