@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import pytest
@@ -133,6 +134,8 @@ def test_compare_prediction_untouched_and_answered():
     assert "zero page" in lesson03.compare_prediction(0, _walk(8))
     assert "fewer pages" in lesson03.compare_prediction(8, _walk(0))
     assert "from 0 to 8" in lesson03.compare_prediction("eight", _walk(8))
+    typed = lesson03.compare_prediction("8", _walk(8))   # issue 31 (sixth walk): read as a number, as in lesson 01
+    assert "matched" in typed and "You typed the text '8', read as the number 8" in typed, typed
 
 
 def test_the_catch_all_hint_shows_the_returned_address_in_hex_as_the_addresses():
@@ -204,6 +207,13 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(_with_none(lambda address, start, pfns: pfns[(address - start) // PAGE - 1] * PAGE
                                  + address % PAGE)),
                 ("(address - start) // PAGE",), _physical_cases, phrase="the previous page's frame"),
+        # issue 31 (sixth walk): an index rounded up or to the nearest is right at start: not "one too high"
+        Typical(fixed(_with_none(lambda address, start, pfns: pfns[math.ceil((address - start) / PAGE)] * PAGE
+                                 + address % PAGE)),
+                ("(address - start) // PAGE",), _physical_cases, phrase="rounded up (math.ceil)"),
+        Typical(fixed(_with_none(lambda address, start, pfns: pfns[round((address - start) / PAGE)] * PAGE
+                                 + address % PAGE)),
+                ("(address - start) // PAGE",), _physical_cases, phrase="to the nearest (round)"),
         # issue 31: hex(...) as cell 4 and the walk's table show it; was told the page, then the answer it gave
         Typical(fixed(_with_none(lambda address, start, pfns:
                                  hex(pfns[(address - start) // PAGE] * PAGE + address % PAGE))),

@@ -30,9 +30,19 @@ def test_the_arrows_sentence_follows_the_drawn_frames():
     assert "no two neighbouring pages got neighbouring frames" in said.arrows(scattered)   # issue 31: plain words
     assert "recorded" in said.arrows(crossing) and "live" not in said.arrows(crossing)
     # issue 31 (fourth walk): "some frame is smaller" when every frame was; the sentence says what the frames show
-    assert "every frame is smaller than the one before it" in said.arrows(crossing)
-    assert "1 of the 2 frames after the first are smaller" in said.arrows(scattered)
+    assert "every arrow crosses every other one" in said.arrows(crossing)
+    assert "2 of the 3 pairs of arrows cross" in said.arrows(scattered)   # 9>4 and 9>7: one drop, two crossings
     assert "recorded on X" not in said.arrows(crossing)      # the figure's title says where; the note does not repeat it
+
+
+def test_the_arrows_count_every_crossing_pair_not_only_adjacent_drops():
+    """Issue 31 (sixth walk): three pages whose frames lie above those of five later ones cross all fifteen of
+    their arrows, though only one frame is smaller than the one before it."""
+    pfns = [50, 51, 52, 10, 11, 12, 13, 14]
+    assert said.crossings(pfns) == 15 and said.crossings([1, 2, 3]) == 0 and said.crossings([3, 2, 1]) == 3
+    assert said.crossings([2, 1, 4, 3]) == 2
+    text = said.arrows(said.Drawn(list(range(8)), pfns, False, "recorded"))
+    assert "15 of the 28 pairs of arrows cross (a pair crosses" in text, text
 
 
 def test_hidden_frames_are_said_once_and_the_tables_leave_them_out(monkeypatch):

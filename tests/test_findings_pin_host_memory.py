@@ -83,6 +83,27 @@ def test_the_machine_note_says_this_lessons_measurements_run_live_in_replay():
     assert "the GPU measurements replay" in other and "GPU measurements shown are those of the recorded" in other
 
 
+def test_the_machine_note_says_whose_frames_section_2_shows_on_each_path():
+    """Issue 31 (sixth walk): in a VM, as root, section 2 shows this VM's own frames and everything runs live here;
+    without root it shows frames read as root on the recording machine, and the note says so, not "the VM's own"."""
+    import dataclasses
+
+    from helpers.platform.facts import Facts
+    from helpers.platform.notes import platform_note
+
+    root = Facts(mode="replay", mode_cause="no-pycuda", mode_reason="test", gpu=None, virtualization="kvm",
+                 cxx="/usr/bin/g++", cxx_identity="g++", proc_available=True, frames_visible=True)
+    note = platform_note("01", facts=root)
+    assert "the VM's own" in note and "runs live here; none needs a GPU" in note and "recorded" not in note, note
+    hidden = platform_note("01", facts=dataclasses.replace(root, frames_visible=False))
+    assert "the VM's own" not in hidden and "except frame numbers" in hidden, hidden
+    assert "read as root on the recording machine" in hidden and "only root may" in hidden, hidden
+    bare = platform_note("01", facts=dataclasses.replace(root, frames_visible=False, virtualization="none"))
+    assert "virtual machine" not in bare and "section 2 shows recorded ones" in bare, bare
+    live = platform_note("01", facts=dataclasses.replace(root, frames_visible=False, mode="live"))
+    assert "runs live here" not in live and "read as root on the recording machine" in live, live
+
+
 def test_the_machine_note_of_a_vm_says_its_frames_are_the_vms_in_words_known_by_then():
     """Issue 31: a VM's note says what the VM changes here. Lesson 01's note comes before its section 1 defines
     frames, /proc and the hypervisor (third walk): it points there and explains none of them twice; "container" and

@@ -43,6 +43,18 @@ def _neighbour_page(got: Any, address: int, page: int, pfns: list[int | None]) -
     return None
 
 
+def _rounds(physical_address: Callable[[int, int, list], Any], start: int, page: int,
+            pfns: list[int | None]) -> bool:
+    """Whether ``physical_address`` is right at the first byte of ``page`` (where a page index rounded up or to the
+    nearest still is) though it gave the next page's frame later in that page: an index one too high is wrong at
+    both."""
+    address = start + page * PAGE
+    try:
+        return physical_address(address, start, list(pfns)) == _physical(address, start, pfns)
+    except Exception:   # the learner's code: any error means it is not merely rounding
+        return False
+
+
 def check_physical_address(physical_address: Callable[[int, int, list], Any]) -> Feedback:
     """map-pages-on-the-cpu: ``physical_address(address, start, pfns)``: the physical address of a byte, or None
     without a frame."""
@@ -109,6 +121,15 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
                                "gives a number below PAGE?"))
             shown = f"{int(got):#x}" if isinstance(got, Integral) else repr(got)   # in hex, as the addresses
             slip = _neighbour_page(got, address, page, pfns)
+            if slip is not None and slip[1] == "next" and _rounds(physical_address, start, page, pfns):
+                return _hint(_("for address {address:#x}, {offset} bytes into page {page} of the buffer, you "
+                               "returned an address in the next page's frame, yet for the first byte of page {page} "
+                               "you return its own frame: your page index is rounded up (math.ceil) or to the nearest "
+                               "(round), so it moves to the next page partway through a page. Which way must it "
+                               "round for every byte of a page to stay on that page?").format(
+                                 address=address, offset=offset, page=page),
+                             _("try it at the first and the last byte of page 0 (start and start + PAGE - 1): "
+                               "both must give index 0. Which integer operator never rounds up?"))
             if slip is not None:
                 return _hint(_("for address {address:#x} you returned {got}: that is in frame {frame:#x}, the {slip} "
                                "page's frame, not the frame of the page that holds the byte. Which page of the "
@@ -328,10 +349,19 @@ def compare_prediction(predicted: Any, read_only: list | None, total: int = 8) -
                    measured=measured, total=total)
     if is_placeholder(predicted):
         return _("You made no prediction (predicted_present_after_reading is still `...`). {seen}").format(seen=seen)
+    typed = ""
+    if isinstance(predicted, str):   # '8' is read as 8, as pin-host-memory reads it (issue 31)
+        try:
+            given, predicted = predicted, float(predicted)
+            typed = _(" You typed the text {given}, read as the number {guess} (a number needs no quotes).").format(
+                given=repr(given), guess=f"{predicted:g}")
+        except ValueError:
+            pass
     if not isinstance(predicted, Real) or isinstance(predicted, bool) or not 0 <= predicted <= total:
         return _("Predict a number of pages from 0 to {total}; you wrote {predicted!r}. {seen}").format(
                    total=total, predicted=predicted, seen=seen)
-    head = _("You predicted {predicted:g} of {total}. {seen}").format(predicted=predicted, total=total, seen=seen)
+    head = _("You predicted {predicted:g} of {total}. {seen}").format(predicted=predicted, total=total,
+                                                                     seen=(typed.strip() + " " + seen).strip())
     if measured is None:
         return head
     if predicted == measured:

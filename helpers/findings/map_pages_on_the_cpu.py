@@ -101,19 +101,24 @@ def drawable(array: np.ndarray) -> Drawn:
                      total=len(row["pfns"]), where=where))
 
 
+def crossings(pfns: Sequence[int]) -> int:
+    """How many pairs of the figure's arrows cross. The figure stacks the frames in ascending order, so the arrows
+    of pages i < j cross exactly where page i's frame is larger than page j's (an inversion), adjacent or not."""
+    return sum(a > b for i, a in enumerate(pfns) for b in pfns[i + 1:])
+
+
 def arrows(drawn: Drawn) -> Text:
-    """What the figure of ``drawn`` shows: the runs of consecutive frames, and where its arrows cross. The figure
-    stacks the frames in ascending order, so arrows cross exactly where a frame is smaller than the one before; the
-    title says where the frames come from, the sentence only whether live or recorded."""
+    """What the figure of ``drawn`` shows: the runs of consecutive frames, and how many pairs of its arrows cross
+    (:func:`crossings`); the title says where the frames come from, the sentence only whether live or recorded."""
     pfns = drawn.pfns
-    falls = sum(b < a for a, b in zip(pfns, pfns[1:]))
-    if falls == 0:
+    crossed, pairs = crossings(pfns), len(pfns) * (len(pfns) - 1) // 2
+    if crossed == 0:
         crossing = _("the arrows run parallel")
-    elif falls == len(pfns) - 1:
-        crossing = _("every frame is smaller than the one before it, so every arrow crosses the next")
+    elif crossed == pairs:
+        crossing = _("every frame is smaller than all before it, so every arrow crosses every other one")
     else:
-        crossing = _("{falls} of the {steps} frames after the first are smaller than the one before them, and "
-                     "there the arrows cross").format(falls=falls, steps=len(pfns) - 1)
+        crossing = _("{crossed} of the {pairs} pairs of arrows cross (a pair crosses wherever the earlier page has "
+                     "the larger frame)").format(crossed=crossed, pairs=pairs)
     return Text(_("In the drawing ({source}), {neighbours}: {crossing}.").format(
         source=_("live") if drawn.live else _("recorded"), neighbours=neighbours(pfns), crossing=crossing))
 

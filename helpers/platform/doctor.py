@@ -306,6 +306,16 @@ def shows_gpu_measurements(lesson: str) -> bool:
     return entry is not None and bool(entry.kernels or entry.experiments)
 
 
+def _runs_here(facts: Facts) -> str:
+    """pin-host-memory's replay note: all of it runs live here, its frame numbers only where this process reads them
+    (else section 2 shows recorded ones, issue 31)."""
+    if facts.frames_visible:
+        return _("Every measurement in this lesson reads what Linux reports about this process (section 1) and runs "
+                 "live here; none needs a GPU.")
+    return _("Every measurement in this lesson reads what Linux reports about this process (section 1) and runs live "
+             "here, except frame numbers, which only root may read: section 2 shows recorded ones. None needs a GPU.")
+
+
 def _machine_effects(facts: Facts, toolkit: list[Finding], pinned: dict[str, Any]) -> list[Effect]:
     out: list[Effect] = []
     live = facts.mode == "live"
@@ -321,13 +331,14 @@ def _machine_effects(facts: Facts, toolkit: list[Finding], pinned: dict[str, Any
     elif not live:
         for lesson in PROC_LESSONS:
             out.append(Effect(lesson, "note", _("The /proc sections run live on this machine; the GPU measurements "
-                              "replay.") if shows_gpu_measurements(lesson) else _("Every measurement in this lesson "
-                              "reads what Linux reports about this process (section 1) and runs live here; none "
-                              "needs a GPU.")))
+                              "replay.") if shows_gpu_measurements(lesson) else _runs_here(facts)))
     if facts.proc_available and facts.wsl != "wsl2" and facts.virtualization not in ("none", "unknown", ""):
         for lesson in PROC_LESSONS:   # pin-host-memory's note comes before its section 1 defines frames and VMs
-            vm = (_("Linux here runs in a virtual machine (VM): the frame numbers section 2 shows are the VM's "
-                    "own (section 1 says what that means).") if lesson == _PIN else
+            own = _("Linux here runs in a virtual machine (VM): the frame numbers section 2 shows are the VM's "
+                    "own (section 1 says what that means).") if facts.frames_visible else _(
+                    "Linux here runs in a virtual machine (VM), but this process may not read its frame numbers "
+                    "(only root may): section 2 shows those read as root on the recording machine.")
+            vm = (own if lesson == _PIN else
                   _("In this virtual machine (VM) the frames /proc/self/pagemap shows are the VM's own "
                     "(guest-physical): the hypervisor, the software that runs the VM, maps them to the "
                     "physical host's RAM."))

@@ -79,6 +79,7 @@ class Facts:
     container: str | None = None  # how a container was recognised, e.g. "/.dockerenv"
     virtualization: str = "unknown"  # helpers.platform.machine.detect_virtualization()
     proc_available: bool = True
+    frames_visible: bool = True  # helpers.memory.pages.pfns_visible(): root reads frame numbers (pin-host-memory)
     mem_total_bytes: int | None = None
     mem_available_bytes: int | None = None
     cxx: str | None = None  # the C++ compiler the CPU backend would use
@@ -296,7 +297,7 @@ def gather() -> Facts:
         system=sys.platform, proc_version=_read(root / "version").strip(),
         osrelease=_read(root / "sys" / "kernel" / "osrelease").strip() or platform.release(),
         colab=_colab(), container=_container(), virtualization=virtualization,
-        proc_available=pages.proc_available(), mem_total_bytes=total, mem_available_bytes=available,
+        proc_available=pages.proc_available(), frames_visible=pages.pfns_visible(), mem_total_bytes=total, mem_available_bytes=available,
         cxx=cxx, cxx_identity=cxx_identity, make=shutil.which("make") is not None, numa_nodes=_numa_nodes(),
         gpu_count=_gpu_count(), notes=tuple(notes))
 
