@@ -43,7 +43,7 @@ def test_the_language_is_english_until_chosen_and_then_chinese():
     assert i18n.use_language("zh") == "zh_CN"
     chinese = lesson00.check_bus_bytes(...)
     assert chinese.status == "not yet" and re.search(r"[\u4e00-\u9fff]", chinese.message)
-    assert chinese._repr_markdown_().startswith("**还没有。**")
+    assert chinese._repr_markdown_().startswith("**还没有**。")
     i18n.use_language("en")
     assert lesson00.check_bus_bytes(...).message == placeholder.message
 

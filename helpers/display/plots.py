@@ -21,7 +21,7 @@ from .. import paths
 from ..experiments import Result
 from ..experiments.latency import load_ns_spread
 from ..experiments.quiet import band
-from ..i18n import _
+from ..i18n import CHINESE, _, language
 
 STYLE = paths.STYLE
 KiB = 1024
@@ -98,7 +98,7 @@ def _source_note(fig: Figure, *results: Result | None) -> None:
         if result is not None:
             when = _("live") if result.live else _("recorded {date}").format(
                 date=result.provenance.get("date", "")[:10])
-            notes.append(f"{result.gpu} ({when})")
+            notes.append(f"{result.gpu}（{when}）" if language() == CHINESE else f"{result.gpu} ({when})")
     # a figure-level x label is laid out by constrained layout, so it never overlaps the axes' labels
     fig.supxlabel(" · ".join(dict.fromkeys(notes)), x=0.99, ha="right", fontsize=7, color="0.4")
 

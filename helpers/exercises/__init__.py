@@ -147,6 +147,11 @@ def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: st
     is the smaller step), a kernel name not found (``name_note`` is added), or the error itself."""
     text = f"{type(exc).__name__}: {exc}"
     if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
+        gloss = getattr(exc, "gloss", lambda: "")()   # the CPU backend's bounds error in Chinese ('' in English)
+        if gloss:   # on its own line right after the quoted error, the question after it
+            head = _("{past_end} ({error}){question}").format(past_end=past_end, error=quoted(
+                text.splitlines()[0]), question="")
+            return hint(f"{head}\n\n{gloss}\n\n{question.lstrip('.。 ')}".rstrip("\n"), step)
         return hint(_("{past_end} ({error}){question}").format(past_end=past_end, error=quoted(text.splitlines()[0]),
                                                                question=question), step)
     if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
@@ -155,7 +160,9 @@ def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: st
                         kernel=kernel, note=name_note))
     if len(text) > 900:   # keep the compiler's first lines and the backend's hint at the end
         text = f"{text[:520]} [...] {text[-360:]}"
-    return hint(_("the kernel did not build or run: {error}").format(error=quoted(text, None)),
+    lead, _newline, output = text.partition("\n")   # the backend's lead-in, then the compiler's own lines
+    return hint(_("the kernel did not build or run: {error}").format(error=quoted(lead, None))
+                + (fenced(output) if output.strip() else ""),
                 _("read the first error line: it names the line of your source and what the compiler expected there "
                   "(a missing `;` or brace, a name not declared, a type that does not match)."))
 

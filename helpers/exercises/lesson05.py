@@ -312,10 +312,9 @@ def check_saxpy(source: str) -> Feedback:
             fn(np.int32(n), a, cpu.device_pointer(x), cpu.device_pointer(y), block=(block, 1, 1), grid=(grid, 1))
             got, guard_ok = y.copy(), True
     except Exception as exc:  # noqa: BLE001 (a check never raises)
-        gloss = getattr(exc, "gloss", lambda: "")()   # the CPU backend's bounds error said in Chinese ('' in English)
         return kernel_failure_hint(exc, "saxpy", _("an access past the end of the arrays"),
-                                   sentences(_(". The grid has {threads} threads for n = {n}: what stops the threads "
-                                               "whose index is n or more?").format(threads=grid * block, n=n), gloss),
+                                   _(". The grid has {threads} threads for n = {n}: what stops the threads "
+                                     "whose index is n or more?").format(threads=grid * block, n=n),
                                    _("guard the body with `if (i < n)` (not `<=`)."),
                                    name_note=_(" (extern \"C\" keeps the name unmangled)"))
     if not guard_ok:
