@@ -3,6 +3,7 @@ test_exercises.py cover placeholder -> "not yet" and solution -> "correct". Also
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from helpers.exercises import coalescing as ex
@@ -109,6 +110,28 @@ def test_every_exercise_of_lesson_09_is_in_the_notebook():
 
 
 # --------------------------------------------------------------------------- typical wrong answers
+def _threads(s, o, w, size, last, unit=32):
+    first = (o + np.arange(32) * s) * size
+    return len(set(first // unit) | set((first + last) // unit))
+
+
+def _lines(s, o, w=1):           # 128-byte lines instead of 32-byte sectors
+    first = (o + np.arange(32) * s) * 4 * w
+    return len(set(first // 128) | set((first + 4 * w - 1) // 128))
+
+
+def _last_past(s, o, w=1):       # the last byte 4 * width on, one too far
+    return _threads(s, o, w, 4 * w, 4 * w)
+
+
+def _element_numbers(s, o, w=1):  # element number times width, the float's bytes missing
+    return _threads(s, o, w, w, 4 * w - 1)
+
+
+def _floats_as_bytes(s, o, w=1):  # element numbers as bytes, width and floats both missing
+    return _threads(s, o, w, w, w - 1)
+
+
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
 # tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
 # its phrase, the mistake it names), then a smaller step, then the way to the solution. This is the lesson's one
@@ -126,7 +149,16 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda s, o, w=1: _right(s, o, 1)), phrase="4 * width bytes"),
         Typical(fixed(lambda s, o, w=1: 4 * w), phrase="what the threads asked for"),
         Typical(fixed(lambda s, o, w=1: _right(s, o, w) / 3), phrase="not a whole number"),
-        Typical(fixed(lambda s, o, w=1: _right(s, o, w) + 1), phrase="off by one")],
+        Typical(fixed(lambda s, o, w=1: _right(s, o, w) + 1), phrase="off by one"),
+        # issue 31 (a Chinese reader's walk): the four slips of the stub's three lines, each its own hint
+        Typical(fixed(_lines), ("// 32",), lambda: lesson09.SECTOR_CASES, phrase="you counted 128-byte lines"),
+        Typical(fixed(_last_past), ("size - 1",), lambda: lesson09.SECTOR_CASES, phrase="last byte is one too far"),
+        Typical(fixed(_element_numbers), ("* size",), lambda: lesson09.SECTOR_CASES,
+                phrase="count elements (or floats), not bytes"),
+        Typical(fixed(_floats_as_bytes), ("* size",), lambda: lesson09.SECTOR_CASES,
+                phrase="count elements (or floats), not bytes"),
+        Typical(fixed(lambda s, o, w=1: len(o + np.arange(32) * s)), ("len(set(",), lambda: lesson09.SECTOR_CASES,
+                phrase="one sector per thread")],
     ("09", "coalesce"): [
         Typical(edited("09", "coalesce", "COPY_SOURCE", "int r = t / cols;", "int r = t / rows;"),
                 ("t / cols", "t % cols"), variable="COPY_SOURCE", phrase="how many whole rows come before it"),
@@ -137,3 +169,42 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(edited("09", "coalesce", "COPY_SOURCE", "dst[r * cols + c] = src[r * cols + c];",
                        "dst[r * cols + c] = src[r * cols + c]"), variable="COPY_SOURCE", phrase="did not run")],
 }
+
+
+SOLUTION_ALOUD = ("// 32", "//32", "size - 1", "len(set(", "* 4 * width")
+SLIPS_09 = list(range(9, len(TYPICAL[("09", "sectors_per_warp")])))
+
+
+@pytest.mark.parametrize("i", SLIPS_09, ids=[TYPICAL[("09", "sectors_per_warp")][i].phrase for i in SLIPS_09])
+def test_every_slip_of_sectors_per_warp_gets_its_own_hint_and_a_smaller_step(i):
+    """Issue 31 (a Chinese reader's walk): lines for sectors, the last byte one too far, element numbers for bytes,
+    one sector per thread: each is refused, its first hint names its slip (not the fallback's "Draw that warp"), and
+    its second step differs from every other slip's and reads no part of the solution aloud."""
+    typical = TYPICAL[("09", "sectors_per_warp")]
+    exercises.reset_tries()
+    first = exercises.check("09", "sectors_per_warp", typical[i].wrong())
+    second = exercises.check("09", "sectors_per_warp", typical[i].wrong())
+    exercises.reset_tries()
+    assert first.status == "hint" and typical[i].phrase in first.message, first
+    assert "Draw that warp" not in first.message, first
+    step = second.message.split("Next step:")[1]
+    assert not any(words in step for words in SOLUTION_ALOUD), step
+    others = set()
+    for j in SLIPS_09:
+        if typical[j].phrase != typical[i].phrase:
+            exercises.check("09", "sectors_per_warp", typical[j].wrong())
+            others.add(exercises.check("09", "sectors_per_warp", typical[j].wrong()).message.split("Next step:")[1])
+            exercises.reset_tries()
+    assert step not in others, step
+
+
+def test_lines_and_element_numbers_are_told_apart_by_the_code_and_named_together_without_it():
+    """Issue 31: counting 128-byte lines and taking element numbers (width included) for bytes give the same counts
+    on every input; the check reads the learner's code for a 128, and names both when the code cannot be read."""
+    exercises.reset_tries()
+    assert "128-byte lines, not" in lesson09.check_sectors_per_warp(_lines).message
+    assert "count elements" in lesson09.check_sectors_per_warp(_floats_as_bytes).message
+    anonymous = eval(compile("lambda s, o, w=1: len(set((o + np.arange(32) * s) * w // 32) | "
+                             "set(((o + np.arange(32) * s) * w + w - 1) // 32))", "<no file>", "eval"), {"np": np})
+    message = lesson09.check_sectors_per_warp(anonymous).message
+    assert "128-byte lines the warp touches, or" in message and "not bytes" in message, message

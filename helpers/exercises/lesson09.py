@@ -45,6 +45,35 @@ def _span_sectors(stride: int, offset: int, width: int) -> int:
     return last // SECTOR - first // SECTOR + 1
 
 
+def _slipped(stride: int, offset: int, width: int, size: int, span: int, unit: int = SECTOR) -> int:
+    """Typical wrong answers: thread t's first byte (offset + t * stride) * size, its last byte span on (the right
+    answer has size 4 * width, span 4 * width - 1, unit 32), counted in units of ``unit`` bytes."""
+    first = (offset + np.arange(32) * stride) * size
+    return len(set((first // unit).tolist()) | set(((first + span) // unit).tolist()))
+
+
+def _slips(cases: list[tuple[int, int, int]]) -> dict[str, list[np.ndarray]]:
+    """What each typical slip returns on ``cases``: 128-byte lines; the last byte one too far; element numbers as
+    bytes (the x4 missing; with width elements as bytes too it equals lines); one sector per thread."""
+    return {"lines": [np.array([_slipped(s, o, w, 4 * w, 4 * w - 1, LINE) for s, o, w in cases])],
+            "past": [np.array([_slipped(s, o, w, 4 * w, 4 * w) for s, o, w in cases])],
+            "elements": [np.array([_slipped(s, o, w, w, 4 * w - 1) for s, o, w in cases]),
+                         np.array([_slipped(s, o, w, 1, 4 * w - 1) for s, o, w in cases])],
+            "per_thread": [np.full(len(cases), 32)]}
+
+
+def _mentions_lines(function: Callable[..., Any]) -> bool | None:
+    """Whether the learner's code divides by a line's 128 bytes (None if its source cannot be read): lines and
+    element numbers taken as bytes give the same counts on every input, so only the code tells them apart."""
+    import inspect
+
+    try:
+        code = inspect.getsource(function)
+    except (OSError, TypeError):
+        return None
+    return bool(re.search(r"\b128\b", re.sub(r"#[^\n]*", "", code)))
+
+
 def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
     """coalesce-and-align-accesses: ``sectors_per_warp(stride, offset, width=1)`` counts the distinct 32-byte
     sectors of one warp's load."""
@@ -114,12 +143,57 @@ def check_sectors_per_warp(sectors_per_warp: Callable[..., Any]) -> Feedback:
         return _hint(_("off by one. Do you count the distinct sectors themselves, or the distance between the first "
                        "and the last?"),
                      _("collect the distinct sectors (a set) and count them, for example len(set(...))."))
+    slip = _slip_hint(sectors_per_warp, cases, got_a, (stride, offset, width, got_all[first_bad]))
+    if slip is not None:
+        return slip
     return _hint(_("for stride {stride}, offset {offset}, width {width} you returned {got}. Draw that warp with "
                    "zc.sector_explorer.draw_warp({stride}, {offset}, {width}): which sectors do its threads' bytes "
                    "fall in?").format(stride=stride, offset=offset, width=width, got=got_all[first_bad]),
                  _("the trace counts {want} sectors there: for each thread take its first and its last byte, the "
                    "sector of each (byte // 32), and count the distinct sectors of all 32 threads.").format(
                      want=want_all[first_bad]))
+
+
+def _slip_hint(function: Callable[..., Any], cases: list[tuple[int, int, int]], got: np.ndarray,
+               case: tuple[int, int, int, int]) -> Feedback | None:
+    """The hint for a typical slip of ``sectors_per_warp`` (issue 31), judged on all the check's cases; None if the
+    counts match none."""
+    stride, offset, width, returned = case
+    said = {"stride": stride, "offset": offset, "width": width, "got": returned}
+    slips = {kind for kind, answers in _slips(cases).items() if any(np.array_equal(got, a) for a in answers)}
+    if "lines" in slips:   # the same counts as element numbers taken for bytes, width included
+        lines = _mentions_lines(function)
+        slips = {"lines"} if lines else {"elements"} if lines is False else {"either"}
+    if "either" in slips:
+        return _hint(_("for stride {stride}, offset {offset}, width {width} you returned {got}: those are the "
+                       "128-byte lines the warp touches, or the sectors of addresses counted in elements, not bytes. "
+                       "Which unit does your code divide by, and does it turn element numbers into bytes?").format(
+            **said),
+                     _("check both: divide by the sector's size in bytes, not the line's, and multiply the element "
+                       "number by the element's size in bytes before dividing."))
+    if "lines" in slips:
+        return _hint(_("for stride {stride}, offset {offset}, width {width} you returned {got}: you counted 128-byte "
+                       "lines, not 32-byte sectors. Which piece of a line does a load move over PCIe?").format(**said),
+                     _("a line holds several sectors and a load moves only those its bytes fall in: divide each "
+                       "byte by the sector's size, not the line's, for the first byte and the last."))
+    if "elements" in slips:
+        return _hint(_("for stride {stride}, offset {offset}, width {width} you returned {got}: your addresses "
+                       "count elements (or floats), not bytes, so too few sectors. At which byte does element "
+                       "offset + t * stride start?").format(**said),
+                     _("an element of width w holds w floats, and a float is several bytes: turn the element number "
+                       "into a byte address with the element's size in bytes before dividing by the sector size."))
+    if "past" in slips:
+        return _hint(_("for stride {stride}, offset {offset}, width {width} you returned {got}: your last byte is one "
+                       "too far, so an element that ends on a sector boundary counts the next sector too. An "
+                       "element of n bytes starting at byte b ends at which byte?").format(**said),
+                     _("count the bytes from b to b + n inclusive for n = 2: are there n of them? The last byte is "
+                       "the one before the next element's first."))
+    if "per_thread" in slips:
+        return _hint(_("you returned {got} whatever the stride: one sector per thread. At stride 1 neighbouring "
+                       "threads read neighbouring bytes: can two threads fall in the same sector?").format(**said),
+                     _("the sectors are counted once however many threads touch them: gather every thread's sector, "
+                       "drop the repeats, then count what is left."))
+    return None
 
 
 # --------------------------------------------------------------------------- coalesce
