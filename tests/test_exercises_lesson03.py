@@ -210,7 +210,7 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         # issue 31 (sixth walk): an index rounded up or to the nearest is right at start: not "one too high"
         Typical(fixed(_with_none(lambda address, start, pfns: pfns[math.ceil((address - start) / PAGE)] * PAGE
                                  + address % PAGE)),
-                ("(address - start) // PAGE",), _physical_cases, phrase="rounded up (math.ceil)"),
+                ("(address - start) // PAGE",), _physical_cases, phrase="rounded up (ceil)"),
         Typical(fixed(_with_none(lambda address, start, pfns: pfns[round((address - start) / PAGE)] * PAGE
                                  + address % PAGE)),
                 ("(address - start) // PAGE",), _physical_cases, phrase="to the nearest (round)"),

@@ -124,7 +124,7 @@ def check_physical_address(physical_address: Callable[[int, int, list], Any]) ->
             if slip is not None and slip[1] == "next" and _rounds(physical_address, start, page, pfns):
                 return _hint(_("for address {address:#x}, {offset} bytes into page {page} of the buffer, you "
                                "returned an address in the next page's frame, yet for the first byte of page {page} "
-                               "you return its own frame: your page index is rounded up (math.ceil) or to the nearest "
+                               "you return its own frame: your page index is rounded up (ceil) or to the nearest "
                                "(round), so it moves to the next page partway through a page. Which way must it "
                                "round for every byte of a page to stay on that page?").format(
                                  address=address, offset=offset, page=page),
