@@ -510,3 +510,21 @@ def test_the_buffer_sentence_points_back_to_section_1_instead_of_repeating_it():
     host = int(row["address"], 16)
     said = str(findings.buffer(host, host, row["pfns"], pagemap))
     assert "(section 1)" in said and "IOMMU" not in said and "hypervisor" not in said, said
+
+
+def test_a_misspelled_name_is_named_even_beside_a_second_slip():
+    """Issue 31 (seventh walk): a rule that misspells 'registered' AND decides registered memory before unified
+    addressing answers otherwise under its own name than under the check's: the hint names the name first, not the
+    attribute the learner's own line already returns."""
+    from helpers.exercises import lesson04
+
+    def rule(allocation, attributes):
+        if allocation == "registered":
+            return bool(attributes["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"])
+        if allocation == "mapped + write-combined":
+            return False
+        return bool(attributes["UNIFIED_ADDRESSING"])
+
+    feedback = lesson04.check_same_address(rule)
+    assert feedback.status == "hint"
+    assert "'registered', a name the check never passes" in feedback.message

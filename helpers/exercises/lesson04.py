@@ -275,9 +275,9 @@ def _like(name: str, kind: str) -> float:
 
 
 def _name_never_matched(same_address: Callable[[str, dict[str, int]], bool], kind: str) -> str | None:
-    """A name the learner's rule compares the allocation with, under which it answers as the documents do for
-    ``kind`` (the name the check passed) while it does not for ``kind`` itself: the comparison never matched. The
-    likeliest such name, or None."""
+    """A name like ``kind`` (the name the check passed) that the learner's rule compares the allocation with, under
+    which it answers otherwise than for ``kind`` itself: the comparison never matched. A name under which the rule
+    answers as the documents do comes first (then that is the only slip); else the likeliest such name, or None."""
     code = getattr(same_address, "__code__", None)
     if code is None:
         return None
@@ -287,8 +287,10 @@ def _name_never_matched(same_address: Callable[[str, dict[str, int]], bool], kin
     strings = _strings(code) | {n for value in held for n in ([value] if isinstance(value, str) else value)
                                 if isinstance(n, str)}
     names = [n for n in strings - set(KINDS) - set(ATTRIBUTE_CASES[0]) if len(n) <= 60 and "\n" not in n]
-    found = [(_like(n, kind), n) for n in sorted(names) if _like(n, kind) >= 0.75 and _pattern(same_address, n) == want]
-    return max(found)[1] if found else None
+    given = _pattern(same_address, kind)
+    found = [(pattern == want, _like(n, kind), n) for n in sorted(names) if _like(n, kind) >= 0.75
+             and (pattern := _pattern(same_address, n)) is not None and pattern != given]
+    return max(found)[2] if found else None
 
 
 def _answers(same_address: Callable[[str, dict[str, int]], bool]) -> dict[tuple[int, int, str], bool] | None:
