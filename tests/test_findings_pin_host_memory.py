@@ -52,7 +52,7 @@ def test_mlocked_quotes_vmlck_and_the_pages_present(vmlck, present, back):
     before, locked, after = vmlck
     assert f"{before} KiB before, **{locked} KiB** while locked ({locked - before:+d} KiB)" in text
     assert ("back to where it was" in text) == back and (f"not back to {before} KiB" in text) == (not back)
-    assert f"**{present} of 4**" in text and "soft 64 KiB, the limit in force; hard unlimited" in text and "getrlimit(2)" in text
+    assert f"**{present} of 4**" in text and "soft 64 KiB, the most an unprivileged process may lock" in text and "hard unlimited" in text and "CAP_IPC_LOCK" in text and "getrlimit(2)" in text
 
 
 @pytest.mark.parametrize("setting, phrase", [("1\n", "**may move**"), ("0\n", "**may not move**"),

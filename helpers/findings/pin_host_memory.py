@@ -68,8 +68,10 @@ def mlocked(vmlck_kib: Sequence[int], present: int, total: int,
     before, locked, after = vmlck_kib
     back = _("back to where it was") if after == before else _("not back to {before} KiB").format(before=before)
     return bullets([
-        _("`RLIMIT_MEMLOCK` (`ulimit -l`): soft {soft}, the limit in force; hard {hard}, the most a process "
-          "without privilege may raise it to ([getrlimit(2)](https://man7.org/linux/man-pages/man2/getrlimit.2.html))."
+        _("`RLIMIT_MEMLOCK` (`ulimit -l`): soft {soft}, the most an unprivileged process may lock (one with "
+          "`CAP_IPC_LOCK`, root usually, has no limit: [mlock(2)](https://man7.org/linux/man-pages/man2/mlock.2.html)); "
+          "hard {hard}, the most a process without privilege may raise it to "
+          "([getrlimit(2)](https://man7.org/linux/man-pages/man2/getrlimit.2.html))."
           ).format(soft=_limit(soft), hard=_limit(hard)),
         _("`VmLck`: {before} KiB before, **{locked} KiB** while locked ({change:+d} KiB), {after} KiB after munlock "
           "({back}).").format(before=before, locked=locked, change=locked - before, after=after, back=back),
