@@ -314,3 +314,16 @@ def test_every_family_gets_its_slip_named_then_a_smaller_different_step(name, wr
         assert case not in step, (case, step)
     if "nbytes = 2" in first.message:
         assert "2 bytes" not in step and "last byte of a page" not in step, step
+
+
+def test_a_shift_by_62_without_a_mask_is_named_as_bits_62_and_63():
+    """Issue 31 (eighth walk): `entry >> 62` is true where bit 62 or 63 is set, not wherever any bit is: a probe entry
+    with only low bits set tells the two apart, and each gets its own hint."""
+    from helpers.exercises import lesson01
+
+    pfn = lambda entry: entry & ((1 << 55) - 1)
+    shifted = lesson01.check_decode_entry(lambda entry: (bool(entry >> 62), pfn(entry)))
+    anything = lesson01.check_decode_entry(lambda entry: (bool(entry), pfn(entry)))
+    assert shifted.status == anything.status == "hint"
+    assert "bit 62 or bit 63" in shifted.message and "any bit" not in shifted.message
+    assert "any bit of the entry" in anything.message

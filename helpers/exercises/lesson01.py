@@ -270,6 +270,7 @@ READINGS: tuple[tuple[str, Callable[[int], bool]], ...] = (
 )
 
 
+LOW_BITS_ONLY = 0x1234     # a probe: no flag bit set, so a present flag true here reads more than bits 62-63
 ALL_ONES = (1 << 64) - 1   # a probe: every bit set, so a PFN read from it is the learner's mask itself
 
 
@@ -327,6 +328,14 @@ def _reading(decode_entry: Callable[[int], Any]) -> str | None:
     return next((name for name, read in READINGS if flags == [read(e) for e in ENTRY_CASES]), None)
 
 
+def _true_on(decode_entry: Callable[[int], Any], entry: int) -> bool:
+    """Whether ``decode_entry``'s present flag is truthy for ``entry`` (False where it raises)."""
+    try:
+        return bool(decode_entry(entry)[0])
+    except Exception:  # noqa: BLE001 - a function that fails on the probe reads no more than the cases show
+        return False
+
+
 def _flags_right(decode_entry: Callable[[int], Any]) -> bool:
     """Whether ``decode_entry``'s present flag is truthy exactly where it should be on every case (a wrong reading
     gets its own hint before the flag's type does)."""
@@ -350,6 +359,11 @@ def _present_hint(decode_entry: Callable[[int], Any], entry: int, present: Any, 
                        "PFN. Which bit is *present* in the layout above the exercise?").format(entry=entry,
                                                                                                present=shown),
                      _("`& 1` keeps bit 0 alone: which operator moves bit 63 down to bit 0 first?"))
+    if reading == "any bit" and not _true_on(decode_entry, LOW_BITS_ONLY):
+        return _hint(_("for {entry:#018x} your present flag is {present}, yet bit 63 is 0: your flag is true "
+                       "where bit 62 or bit 63 is set (a shift by 62 keeps both), and bit 62 is *swapped*. How do "
+                       "you read bit 63 alone?").format(entry=entry, present=shown),
+                     _("after a shift, which mask keeps only the lowest bit of what is left?"))
     if reading == "any bit":
         return _hint(_("for {entry:#018x} your present flag is {present}, yet bit 63 is 0: your flag is true "
                        "whenever any bit of the entry is set. With `bin(entry)`, note that bin() drops leading "
