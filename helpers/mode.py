@@ -58,8 +58,9 @@ def _probe() -> Mode:
         return Mode(False, _("the CUDA driver found no GPU"), "no-device")
     device = drv.Device(0)
     if not device.get_attribute(drv.device_attribute.CAN_MAP_HOST_MEMORY):
-        return Mode(False, f"{device.name()} cannot map host memory (CAN_MAP_HOST_MEMORY is 0)", "cannot-map")
-    return Mode(True, f"GPU 0 is {device.name()}; every measurement runs on it.")
+        return Mode(False, _("{gpu} cannot map host memory (CAN_MAP_HOST_MEMORY is 0)").format(gpu=device.name()),
+                    "cannot-map")
+    return Mode(True, _("GPU 0 is {gpu}; every measurement runs on it.").format(gpu=device.name()))
 
 
 def detect(refresh: bool = False) -> Mode:

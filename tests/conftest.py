@@ -57,15 +57,47 @@ def pytest_configure(config: pytest.Config) -> None:
 
 # Tests whose cases make test may hand to different workers (pytest-xdist). Every other test file, and every
 # lesson, runs whole and in order on one worker (--dist loadfile): a lesson's cells depend on the cells above.
-CASES_APART = ("tests/test_gpu_live.py::test_rerunning_a_lesson_three_times_leaks_nothing[",)
+CASES_APART = (
+    "tests/test_gpu_live.py::test_rerunning_a_lesson_three_times_leaks_nothing[",
+    "tests/test_i18n_outputs.py::test_a_chinese_lesson_shows_no_english_sentence[",
+    "tests/test_hints.py::test_the_first_hint_asks_and_the_second_takes_a_smaller_step[",
+    "tests/test_i18n_spacing.py::test_every_try_of_a_typical_wrong_answer_reads_without_a_space[",
+)
+# Work units that run a whole lesson: the longest, so the workers start on them (a long unit handed out last is
+# the run's tail: live, the Chinese lessons' runs came last and took the run past five minutes).
+WHOLE_LESSON_UNITS = (
+    "lessons/",
+    "tests/test_gpu_live.py::test_rerunning_a_lesson_three_times_leaks_nothing[",
+    "tests/test_i18n_outputs.py::test_a_chinese_lesson_shows_no_english_sentence[",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadfile``: the units that run a whole lesson first, in collection order, then the other
+    files, most tests first (pytest-xdist's own order). The sort is stable, so a lesson's cells keep their order."""
+    if config.getoption("dist", None) != "loadfile":   # None without pytest-xdist (-p no:xdist)
+        return
+    per_file: dict[str, int] = {}
+    for item in items:
+        per_file[item.nodeid.split("::")[0]] = per_file.get(item.nodeid.split("::")[0], 0) + 1
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        if item.nodeid.startswith(WHOLE_LESSON_UNITS):
+            return (0, 0)
+        return (1, 0 if item.nodeid.startswith(CASES_APART) else -per_file[item.nodeid.split("::")[0]])
+
+    items.sort(key=rank)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """``--dist loadfile``, except that each case of a test in ``CASES_APART`` is a work unit of its own."""
+    """``--dist loadfile``, except that each case of a test in ``CASES_APART`` is a work unit of its own, and the
+    units go out in the order :func:`pytest_collection_modifyitems` gave (not re-sorted by their number of tests)."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False
 
     class FilesWholeCasesApart(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:

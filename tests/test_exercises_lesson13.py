@@ -100,7 +100,7 @@ def test_registered_array_refuses_before_it_needs_a_gpu():
             gpu.RegisteredArray(array)
 
 
-def test_the_verdict_counts_the_runs_it_judges_over():
+def test_the_verdict_counts_the_runs_it_judges_over(replay):
     """Issue 31: the write-combined verdict says how many recorded runs of the machine it read, in short sentences."""
     from helpers.findings import use_write_combined_and_registered_memory as found
 
@@ -124,7 +124,7 @@ def test_the_probes_table_shows_the_error_column_only_where_a_probe_failed():
     assert "error" in found.probes(failed).header
 
 
-def test_compare_prediction():
+def test_compare_prediction(replay):
     wc = experiments.write_combined()
     ratio = (wc.one(allocation="mapped + write-combined", side="cpu", op="read")["GBps"]
              / wc.one(allocation="mapped", side="cpu", op="read")["GBps"])
@@ -172,7 +172,7 @@ def test_a_too_low_guess_gets_the_reason_the_verdict_gives():
     assert ("own trip to memory" in said) == verdict["cpu_wc_honoured"] and "ordinary cached mapping" not in said
 
 
-def test_the_reads_needed_message_names_the_run_it_quotes():
+def test_the_reads_needed_message_names_the_run_it_quotes(replay):
     """Issue 31: "On the recorded run" in replay, "On this run" only live."""
     reg = experiments.registered()
     rule = lesson13.reads_needed_rule
@@ -306,7 +306,7 @@ def _markdown_13() -> str:
     return " ".join(" ".join(cell.source for cell in cells if cell.cell_type == "markdown").split())
 
 
-def test_the_summary_says_what_section_1_found_and_where_the_guide_holds():
+def test_the_summary_says_what_section_1_found_and_where_the_guide_holds(replay):
     """Issue 31: the summary's first point is computed from section 1's result: the machine, the CPU's read rate of
     write-combined memory against ordinary memory, and where the Programming Guide's "prohibitively slow" holds."""
     from helpers.findings import use_write_combined_and_registered_memory as found
@@ -331,7 +331,7 @@ def test_the_summary_says_what_section_1_found_and_where_the_guide_holds():
     assert "prohibitively" not in summary and "SDM" not in text      # the computed point says it, with the machine
 
 
-def test_lesson_13_sets_write_combined_addresses_against_the_documents():
+def test_lesson_13_sets_write_combined_addresses_against_the_documents(replay):
     """Issue 31: section 2 no longer says every cudaHostAlloc allocation keeps its host address: it names
     write-combined memory as the documented exception, and the sentence under the table says what the record did."""
     from helpers.findings import use_write_combined_and_registered_memory as found

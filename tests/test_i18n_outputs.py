@@ -1,6 +1,8 @@
-"""The Chinese edition's outputs speak Chinese (issue 35): each Chinese lesson runs in replay on the CPU backend and
-no output or figure text holds a run of three or more English words outside what stays English by design (code,
-identifiers, kernel sources, the English term in parentheses, quoted tool and driver text: helpers.i18n.english)."""
+"""The Chinese edition's outputs speak Chinese (issue 35): each Chinese lesson runs (live on a GPU, else in replay
+on the CPU backend); a cell's error fails it as nbval fails a cell (make test runs lessons/zh/ here, not again under
+nbval); and no output or figure text holds a run of three or more English words outside what stays English by design
+(code, identifiers, kernel sources, the English term in parentheses, quoted tool and driver text:
+helpers.i18n.english)."""
 
 from __future__ import annotations
 

@@ -231,12 +231,13 @@ def class_replay_reason(name: str) -> str:
     limit = class_limit()
     if limit is None:
         return ""
-    record, _ = records.reference_record()
+    record, _path = records.reference_record()
     held = record["provenance"].get("experiment_wall_seconds", {}).get(name)
     if held is None or held <= limit:
         return ""
-    return (f"It replays because the instructor set {CLASS_SETTING}={limit:g} for a class sharing one GPU: this "
-            f"experiment held the GPU for {held:g} s in that run; unset {CLASS_SETTING} to measure it live.")
+    return _("It replays because the instructor set {setting}={limit:g} for a class sharing one GPU: this "
+             "experiment held the GPU for {held:g} s in that run; unset {setting} to measure it live.").format(
+        setting=CLASS_SETTING, limit=limit, held=held)
 
 
 _class_cache: dict[tuple[Any, ...], Any] = {}
@@ -298,14 +299,15 @@ def class_result(name: str) -> Result | None:
     held = _held_seconds(name, shared)
     if held is None or held <= limit:
         return None
-    why = (f"It is shared because the instructor set {CLASS_SETTING}={limit:g} for a class sharing one GPU: this "
-           f"experiment held the GPU for {held:g} s.")
+    why = _("It is shared because the instructor set {setting}={limit:g} for a class sharing one GPU: this "
+            "experiment held the GPU for {held:g} s.").format(setting=CLASS_SETTING, limit=limit, held=held)
     if shared is not None and name in shared.record["experiments"]:
         return _from_class_record(name, shared, why)
     replayed = _reference(name)
-    replayed.replay_reason = (f"It replays because the instructor set {CLASS_SETTING}={limit:g} for a class sharing "
-                              f"one GPU: this experiment held the GPU for {held:g} s; the instructor's record of this "
-                              f"GPU was not used: {problem or 'it holds no ' + name}.")
+    replayed.replay_reason = _("It replays because the instructor set {setting}={limit:g} for a class sharing one "
+                               "GPU: this experiment held the GPU for {held:g} s; the instructor's record of this GPU "
+                               "was not used: {why}.").format(setting=CLASS_SETTING, limit=limit, held=held,
+                                                              why=problem or _("it holds no {name}").format(name=name))
     return replayed
 
 
