@@ -223,3 +223,27 @@ def test_in_a_class_a_forged_record_is_not_shown_and_the_replay_says_why(a_class
     assert "the instructor's record of this GPU was not used" in shown.describe()
     assert "writable by group or others" in shown.describe()
     assert _sources(a_class) == [("managed", "reference")]
+
+
+def test_in_a_chinese_class_the_shared_and_replayed_sweeps_say_why_in_chinese(a_class):
+    """Issue 35: the class setting's sentences (shared from the instructor's record, replayed without one) are
+    translated: a Chinese learner in a class reads no English sentence beside the figures."""
+    from helpers import i18n
+    from helpers.experiments import result
+    from helpers.i18n import english
+    from helpers.sharing.gpu_queue import lock_dir
+
+    i18n.use_language("zh")
+    try:
+        missing = result.run("managed", {}, lambda: []).describe()
+        assert "没有使用讲师在这块 GPU 上的记录" in missing and "处没有讲师的记录" in missing
+        shared.save(class_record_like(), shared.record_path(KEY, lock_dir()))
+        shown = result.run("managed", {}, lambda: []).describe()
+        assert "它由全班共用" in shown
+        held = records.reference_record()[0]["provenance"]["experiment_wall_seconds"]
+        replays = result.class_replay_reason(max(held, key=held.get))
+        assert replays.startswith("它是回放的")
+        for said in (missing, shown, replays):
+            assert english.english_runs(said) == [], said
+    finally:
+        i18n.use_language("en")

@@ -98,6 +98,7 @@ a completer may split a read's answer); tags (sect. 2.2.6.2); writes are posted:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -512,8 +513,16 @@ def _as_record(record: Any) -> dict[str, Any]:
 
 
 def _identity(record: dict[str, Any]) -> str:
+    """The run a record holds, as a reader names it: "NVIDIA H200 2026-12-04 19:22 UTC" (not an ISO timestamp)."""
     prov = record.get("provenance", {})
-    return f"{prov.get('gpu', 'a record')} {prov.get('date', '')}".strip()
+    date = str(prov.get("date", ""))
+    try:
+        when = datetime.fromisoformat(date)
+        if when.tzinfo is not None:
+            date = when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        pass  # none, or not a date: as recorded
+    return f"{prov.get('gpu', 'a record')} {date}".strip()
 
 
 def is_quiet(record: Any) -> bool:

@@ -257,7 +257,7 @@ def class_record() -> tuple[Any, str]:
         st = os.lstat(path)
         stamp: tuple[Any, ...] = (str(path), st.st_ino, st.st_mtime_ns, st.st_size, st.st_uid, st.st_mode)
     except FileNotFoundError:
-        return None, f"there is no instructor's record at {path}"
+        return None, _("there is no instructor's record at {path}").format(path=path)
     except CourseError as exc:
         return None, str(exc)
     if stamp not in _class_cache:
