@@ -105,3 +105,15 @@ def test_a_pycuda_allocation_counts_as_freed_only_when_free_already_ran_and_a_le
     assert lesson05._freed(freed_one) is True
     assert lesson05._freed(leaked_one) is False
     assert leaked_one.base_allocation.frees == 1 and not leaked_one.base_allocation.valid
+
+
+def test_a_prediction_in_the_chinese_edition_s_words_counts_as_its_keyword():
+    """Issue 35's walk: the Chinese comment glosses "refused" as 被拒绝; typing the gloss is that prediction, quoted or
+    spaced, and a word that names no outcome still gets "one of"."""
+    quiet = dataclasses.replace(experiments.pass_by_value(1024), live=True, provenance={"gpu": "Some GPU"},
+                                rows=[dict(experiments.pass_by_value(1024).rows[0], raised=False)])
+    assert "Right" in exercises.compare("05", " 垃圾地址 ", quiet)
+    assert "Right" in exercises.compare("05", "“垃圾地址”", quiet) and "Right" in exercises.compare("05", "GARBAGE", quiet)
+    refused = exercises.compare("05", "被拒绝", quiet)
+    assert "'refused'" in refused and "Right" not in refused and "one of" not in refused
+    assert "one of" in exercises.compare("05", "被拒", quiet)

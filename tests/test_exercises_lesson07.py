@@ -76,6 +76,8 @@ def test_the_prediction_asks_what_lesson_00_did_not_show_and_follows_the_records
     assert f"You predicted {wrong!r}; the run with the records says {answer!r}" in \
         lesson07.compare_prediction(wrong, latency)
     assert "Predict one of" in lesson07.compare_prediction(3.6, latency)
+    word = {"faster": "更快", "same": "一样", "slower": "更慢"}[answer]    # issue 35: the Chinese edition's gloss
+    assert f"says {answer!r}" in lesson07.compare_prediction(word, latency)
     rows = [dict(r) for r in latency.rows]
     hot = next(r for r in rows if r.get("cpu_cache") == "just_written")
     cold = next(r for r in rows if r.get("cpu_cache") == "evicted")

@@ -11,6 +11,7 @@ import numpy as np
 from ..i18n import _, sentences, series
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
+from .choices import chosen
 from .returns import returned_none
 
 
@@ -31,8 +32,8 @@ def compare_prediction(predicted: Any, by_value: Any) -> str:
                  "spelled.").format(where=where)
     if is_placeholder(predicted):
         return _("You made no prediction (`predicted_by_value` is still `...`). {seen}").format(seen=seen)
-    said = str(predicted).strip().lower()
-    if said not in OUTCOMES:
+    said = chosen(predicted, OUTCOMES)
+    if said is None:
         return _("A prediction here is one of {outcomes}; you gave {given}. {seen}").format(
             outcomes=series(map(repr, OUTCOMES)), given=repr(predicted), seen=seen)
     text = _("You predicted {said}. {seen}").format(said=repr(said), seen=seen)

@@ -22,6 +22,7 @@ from ..cpu.errors import CxxCompilerNotFoundError
 from ..i18n import N_, _
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
+from .choices import chosen
 from .returns import returned_none
 
 KERNEL = "chase_timed"
@@ -285,9 +286,10 @@ def compare_prediction(predicted: Any, latency: Any) -> str:
     answer, why = cpu_cache_truth(latency)
     if is_placeholder(predicted):
         return _("You made no prediction (predicted_cpu_cache is still `...`). {why}").format(why=why)
-    if predicted not in CPU_CACHE_CHOICES:
+    if chosen(predicted, CPU_CACHE_CHOICES) is None:
         return _("Predict one of {join}; you wrote {predicted!r}. {why}").format(
                    join=', '.join(map(repr, CPU_CACHE_CHOICES)), predicted=predicted, why=why)
+    predicted = chosen(predicted, CPU_CACHE_CHOICES)
     if predicted == answer:
         return _("You predicted {predicted!r}, and the run with the records says {answer!r}. {why}").format(
                    predicted=predicted, answer=answer, why=why)
