@@ -97,7 +97,7 @@ def test_a_compiler_error_shows_as_a_code_block_with_no_full_stop_added():
     message = exercises.check("09", "coalesce", source).message
     exercises.reset_tries("09", "coalesce")
     lead, block = message.split("\n\n```text\n")
-    assert lead.startswith("The kernel did not run") and "error:" in block
+    assert lead.startswith("The kernel failed") and "error:" in block
     assert block.rstrip().endswith("```") and not block.rstrip().endswith("```.")
     assert "\\_" not in block   # shown as written, not escaped for Markdown
 
@@ -167,7 +167,7 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(edited("09", "coalesce", "COPY_SOURCE", "if (t < rows * cols) {", "{"), variable="COPY_SOURCE",
                 phrase="keep `if (t < rows * cols)`"),
         Typical(edited("09", "coalesce", "COPY_SOURCE", "dst[r * cols + c] = src[r * cols + c];",
-                       "dst[r * cols + c] = src[r * cols + c]"), variable="COPY_SOURCE", phrase="did not run")],
+                       "dst[r * cols + c] = src[r * cols + c]"), variable="COPY_SOURCE", phrase="kernel failed")],
 }
 
 

@@ -139,6 +139,17 @@ def fenced(output: str) -> str:
     return f"\n\n{fence}text\n{output.strip(chr(10))}\n{fence}\n\n"
 
 
+def bounds_hint(error: str, gloss: str, past_end: str, question: str, step: str) -> Feedback:
+    """The hint for an access out of bounds: what was overrun (``past_end``), the error's first line quoted, the
+    CPU backend's gloss of it on a line of its own (Chinese; '' in English), then ``question`` (which starts with its
+    joining mark, ". " or ": "), and the smaller ``step`` (every kernel exercise, coalesce-and-align-accesses)."""
+    first = quoted(error.splitlines()[0].rstrip("."))   # in brackets, a sentence's own full stop goes
+    if gloss:
+        head = _("{past_end} ({error}){question}").format(past_end=past_end, error=first, question="")
+        return hint(f"{head}\n\n{gloss}\n\n{question.lstrip('.。:： ')}".rstrip("\n"), step)
+    return hint(_("{past_end} ({error}){question}").format(past_end=past_end, error=first, question=question), step)
+
+
 def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: str, step: str,
                         name_note: str = "") -> Feedback:
     """The hint for a learner's kernel that did not build or run (kernel exercises of
@@ -147,13 +158,7 @@ def kernel_failure_hint(exc: Exception, kernel: str, past_end: str, question: st
     is the smaller step), a kernel name not found (``name_note`` is added), or the error itself."""
     text = f"{type(exc).__name__}: {exc}"
     if "OutOfBounds" in type(exc).__name__ or "outside" in str(exc):
-        gloss = getattr(exc, "gloss", lambda: "")()   # the CPU backend's bounds error in Chinese ('' in English)
-        if gloss:   # on its own line right after the quoted error, the question after it
-            head = _("{past_end} ({error}){question}").format(past_end=past_end, error=quoted(
-                text.splitlines()[0]), question="")
-            return hint(f"{head}\n\n{gloss}\n\n{question.lstrip('.。 ')}".rstrip("\n"), step)
-        return hint(_("{past_end} ({error}){question}").format(past_end=past_end, error=quoted(text.splitlines()[0]),
-                                                               question=question), step)
+        return bounds_hint(text, getattr(exc, "gloss", lambda: "")(), past_end, question, step)
     if "No __global__ function named" in str(exc) or "named symbol not found" in str(exc):
         return hint(_("no kernel named {kernel}: the check looks the kernel up by its name.").format(kernel=kernel),
                     _("keep the first line as given, `extern \"C\" __global__ void {kernel}(...)`{note}.").format(

@@ -81,7 +81,7 @@ def check_fix(source: str, function_name: str = FUNCTION_NAME) -> ExerciseResult
         src, dst, trace = trace_copy(source, function_name)
     except CpuBackendError as exc:
         return ExerciseResult(False, False, broken_sectors, 0, ideal,
-                              _("The kernel did not run: {error}").format(error=exc), ran=False, error=exc)
+                              _("The kernel failed: {error}").format(error=exc), ran=False, error=exc)
     wrong = np.argwhere(dst != src)
     if len(wrong):
         r, c = wrong[0]

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..i18n import _, sentences
-from . import (Feedback, fenced, live_module, correct as _correct, hint as _hint, is_placeholder,
+from . import (Feedback, bounds_hint, fenced, live_module, correct as _correct, hint as _hint, is_placeholder,
                not_yet as _not_yet, quoted)
 from .returns import returned_none
 
@@ -249,12 +249,12 @@ def check_coalesce(source: str) -> Feedback:
     if not result.passed:
         text = result.message
         if not result.ran and ("outside" in text or "OutOfBounds" in text or "bounds" in text.lower()):
-            return _hint(sentences(_("a load or store fell outside the matrix. In a row-major matrix a row holds cols "
-                                     "consecutive elements: for thread t, how many whole rows come before it, and "
-                                     "where in its row is it? [{error}]").format(error=quoted(text.splitlines()[0])),
-                                   _gloss(result.error)),
-                         _("thread t's row is t divided by the row length (cols, not rows), its column what is left "
-                           "over."))
+            error = str(result.error) if result.error is not None else text   # the backend's own words
+            return bounds_hint(error, _gloss(result.error), _("a load or store fell outside the matrix"),
+                               _(". In a row-major matrix a row holds cols consecutive elements: for thread t, how "
+                                 "many whole rows come before it, and where in its row is it?"),
+                               _("thread t's row is t divided by the row length (cols, not rows), its column what "
+                                 "is left over."))
         if result.ran and not result.correct:
             return _hint(_("the copy is wrong: {error} Do your r and c name a different element for every t in "
                            "0 .. rows*cols-1?").format(error=quoted(text)),
@@ -272,12 +272,12 @@ def check_coalesce(source: str) -> Feedback:
     try:
         ex.trace_copy(source, rows=GUARD_ROWS, cols=GUARD_COLS)
     except CpuBackendError as exc:
-        return _hint(sentences(_("with a {rows} x {cols} matrix the last block has threads past the end, and one of "
-                                 "them read or wrote outside the arrays: keep `if (t < rows * cols)`. What stops the "
-                                 "threads past the end? [{error}]").format(rows=GUARD_ROWS, cols=GUARD_COLS,
-                                                                           error=quoted(str(exc).splitlines()[0])),
-                               _gloss(exc)),
-                     _("the guard must wrap both the load and the store, with the index lines inside or before it."))
+        return bounds_hint(str(exc), _gloss(exc),
+                           _("with a {rows} x {cols} matrix the last block has threads past the end, and one of them "
+                             "read or wrote outside the arrays").format(rows=GUARD_ROWS, cols=GUARD_COLS),
+                           _(": keep `if (t < rows * cols)`. What stops the threads past the end?"),
+                           _("the guard must wrap both the load and the store, with the index lines inside or "
+                             "before it."))
     from ..mode import detect
 
     where = _("on the CPU backend")
