@@ -157,6 +157,9 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
                 phrase="count elements (or floats), not bytes"),
         Typical(fixed(_floats_as_bytes), ("* size",), lambda: lesson09.SECTOR_CASES,
                 phrase="count elements (or floats), not bytes"),
+        # issue 35 (a Chinese reader's fifth walk): the element number alone, (offset + t * stride) // 32
+        Typical(fixed(lambda s, o, w=1: len(set((o + np.arange(32) * s) // 32))), ("* size",),
+                lambda: lesson09.SECTOR_CASES, phrase="count elements (or floats), not bytes"),
         Typical(fixed(lambda s, o, w=1: len(o + np.arange(32) * s)), ("len(set(",), lambda: lesson09.SECTOR_CASES,
                 phrase="one sector per thread")],
     ("09", "coalesce"): [

@@ -54,11 +54,14 @@ def _slipped(stride: int, offset: int, width: int, size: int, span: int, unit: i
 
 def _slips(cases: list[tuple[int, int, int]]) -> dict[str, list[np.ndarray]]:
     """What each typical slip returns on ``cases``: 128-byte lines; the last byte one too far; element numbers as
-    bytes (the x4 missing; with width elements as bytes too it equals lines); one sector per thread."""
+    bytes (the x4 missing, or the element number alone; with width elements as bytes too it equals lines); one
+    sector per thread."""
     return {"lines": [np.array([_slipped(s, o, w, 4 * w, 4 * w - 1, LINE) for s, o, w in cases])],
             "past": [np.array([_slipped(s, o, w, 4 * w, 4 * w) for s, o, w in cases])],
             "elements": [np.array([_slipped(s, o, w, w, 4 * w - 1) for s, o, w in cases]),
-                         np.array([_slipped(s, o, w, 1, 4 * w - 1) for s, o, w in cases])],
+                         np.array([_slipped(s, o, w, 1, 4 * w - 1) for s, o, w in cases]),
+                         # the element number alone divided by 32: (offset + t * stride) // 32
+                         np.array([_slipped(s, o, w, 1, 0) for s, o, w in cases])],
             "per_thread": [np.full(len(cases), 32)]}
 
 
