@@ -74,8 +74,10 @@ WHOLE_LESSON_UNITS = (
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under ``--dist loadfile``: the units that run a whole lesson first, in collection order, then the other
-    files, most tests first (pytest-xdist's own order). The sort is stable, so a lesson's cells keep their order."""
-    if config.getoption("dist", None) != "loadfile":   # None without pytest-xdist (-p no:xdist)
+    files, most tests first (pytest-xdist's own order). The sort is stable, so a lesson's cells keep their order.
+    The workers sort too (the scheduler hands out their collection's order; a worker's own ``dist`` reads "no")."""
+    worker = hasattr(config, "workerinput")
+    if config.getoption("dist", None) != "loadfile" and not worker:   # None without pytest-xdist (-p no:xdist)
         return
     per_file: dict[str, int] = {}
     for item in items:

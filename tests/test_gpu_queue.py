@@ -173,6 +173,32 @@ def test_a_waiting_learner_sees_one_updated_line(lock_dir):
     assert mine[-1]["ahead"] == 1 and mine[-1]["wait_s"] > 0.5
 
 
+def test_a_chinese_learner_waits_with_a_chinese_line(lock_dir):
+    """Issue 35, found live on the H200: the wait line spoke English in every Chinese lesson that measured while
+    another learner held the GPU."""
+    from helpers import i18n
+    from helpers.i18n import english
+
+    holder = _child(f"""
+        with measurement_slot({KEY!r}, what='latency'):
+            print('holding', flush=True)
+            time.sleep(1.5)
+    """)
+    _wait_for_line(holder, "holding")
+    stream = io.StringIO()
+    i18n.use_language("zh")
+    try:
+        with gpu_queue.measurement_slot(KEY, stream=stream):
+            pass
+    finally:
+        i18n.use_language("en")
+    holder.communicate(timeout=20)
+    text = stream.getvalue()
+    assert "GPU 队列：你前面有 1 项测量" in text and f"（pid {holder.pid} 正在测量 latency）" in text
+    assert "学员轮流使用 GPU" in text and "现在开始测量" in text
+    assert english.english_runs(text) == [], text
+
+
 def test_what_a_ticket_says_is_shown_printable_and_short(lock_dir):
     lock_dir.mkdir(mode=0o700)
     ticket = lock_dir / f"{KEY}.{1:020d}.{os.getpid()}.ticket"

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, TextIO
 
 from ..errors import CourseError
+from ..i18n import N_, _
 from ..mode import require_live
 
 __all__ = ["QueueError", "SlotHeldTooLong", "lock_dir", "measurement_slot", "gpu_key", "course_pids", "read_log",
@@ -53,7 +54,7 @@ LOOK_EVERY_S = 0.25     # how often a waiter looks at the whole queue ahead (its
 DEFAULT_HOLD_TIMEOUT_S = 600.0  # all sixteen lessons hold the slot 96.7 s in all (652 slots): far above any one
 PROC_LOCKS = "/proc/locks"
 WHAT_CHARS = 40         # how much of a ticket's "what" a waiting line shows
-WHY = "learners take turns so each times the GPU's link alone"
+WHY = N_("learners take turns so each times the GPU's link alone")
 
 
 class QueueError(CourseError):
@@ -360,7 +361,7 @@ class _Ahead(NamedTuple):
     uid: int  # the ticket file's owner: the kernel's word, unlike the pid in its name
 
     def who(self) -> str:
-        return f"pid {self.pid} of {_user_name(self.uid)}"
+        return _("pid {pid} of {user}").format(pid=self.pid, user=_user_name(self.uid))
 
 
 class _WaitLine:
@@ -384,19 +385,21 @@ class _WaitLine:
 
     def passing(self, head: _Ahead, held: float, limit: float) -> None:
         """Say at once that this learner passes a holder stuck in its slot."""
-        self.passed.append(f"{head.who()}, stuck in the GPU slot for {held:.1f} s "
-                           f"(ZC_QUEUE_HOLD_TIMEOUT is {limit:g} s)")
+        self.passed.append(_("{who}, stuck in the GPU slot for {held:.1f} s (ZC_QUEUE_HOLD_TIMEOUT is {limit:g} s)")
+                           .format(who=head.who(), held=held, limit=limit))
         self._refresh.set()
 
     def _text(self) -> str:
         ahead = self.now
         mean = _mean_hold(self.key)
-        eta = f", about {len(ahead) * mean:.1f} s more" if mean and ahead else ""
+        eta = _(", about {seconds:.1f} s more").format(seconds=len(ahead) * mean) if mean and ahead else ""
         what = _ticket_what(self.folder / ahead[0].name) if ahead else ""
-        held = f" (pid {ahead[0].pid} is measuring{' ' + what if what else ''})" if ahead else ""
-        passing = f"; passing {self.passed[-1]}" if self.passed else ""
-        return (f"GPU queue: {len(ahead)} measurement(s) ahead of yours{eta}{held}{passing}; "
-                f"waited {time.monotonic() - self.started:.1f} s: {WHY}")
+        held = ((_(" (pid {pid} is measuring {what})") if what else _(" (pid {pid} is measuring)")).format(
+            pid=ahead[0].pid, what=what) if ahead else "")
+        passing = _("; passing {who}").format(who=self.passed[-1]) if self.passed else ""
+        return _("GPU queue: {count} measurement(s) ahead of yours{eta}{held}{passing}; waited {waited:.1f} s: "
+                 "{why}").format(count=len(ahead), eta=eta, held=held, passing=passing,
+                                 waited=time.monotonic() - self.started, why=_(WHY))
 
     def _run(self) -> None:
         self._refresh.wait(SHOW_AFTER_S)
@@ -411,9 +414,10 @@ class _WaitLine:
         self._refresh.set()
         self._thread.join()
         if self.shown or self.passed:
-            passed = f"; passed {'; '.join(self.passed)}" if self.passed else ""
-            _write_line(self.stream, f"GPU queue: waited {time.monotonic() - self.started:.1f} s for the GPU "
-                                     f"(up to {self.ahead} measurement(s) ahead: {WHY}){passed}; measuring now.")
+            passed = _("; passed {who}").format(who="; ".join(self.passed)) if self.passed else ""
+            _write_line(self.stream, _("GPU queue: waited {waited:.1f} s for the GPU (up to {count} measurement(s) "
+                                       "ahead: {why}){passed}; measuring now.").format(
+                waited=time.monotonic() - self.started, count=self.ahead, why=_(WHY), passed=passed))
 
 
 # --------------------------------------------------------------------------- settings
