@@ -82,7 +82,7 @@ def test_prediction_text_without_and_with_a_guess():
     assert "You predicted 50%" in text and "77%" in text and "fell short" in text
 
 
-def test_prediction_through_compare_takes_the_results():
+def test_prediction_through_compare_takes_the_results(replay):   # words, not a measurement
     from helpers import experiments
     runs = experiments.inflight(), experiments.memcpy(), experiments.latency()
     untouched = exercises.compare("08", ..., *runs)

@@ -50,7 +50,7 @@ def test_the_simulated_gpu_runs_work_only_when_synchronised():
     assert np.array_equal(buf.data, host)
 
 
-def test_transfer_seconds_compares_with_the_recorded_run():
+def test_transfer_seconds_compares_with_the_recorded_run(replay):
     e2e = experiments.end_to_end()
     feedback = exercises.check("11", "transfer_seconds", _solution("transfer_seconds"), measured=e2e, link_GBps=55.0)
     assert feedback.correct and "measured copy path" in feedback.message and "measured zero-copy" in feedback.message
