@@ -237,13 +237,17 @@ def test_in_a_chinese_class_the_shared_and_replayed_sweeps_say_why_in_chinese(a_
     try:
         missing = result.run("managed", {}, lambda: []).describe()
         assert "没有使用讲师在这块 GPU 上的记录" in missing and "处没有讲师的记录" in missing
-        shared.save(class_record_like(), shared.record_path(KEY, lock_dir()))
+        path = shared.save(class_record_like(), shared.record_path(KEY, lock_dir()))
+        path.chmod(0o666)
+        writable = result.run("managed", {}, lambda: []).describe()
+        assert "可被同组用户或其他用户写入（权限 666）" in writable, writable
+        path.chmod(0o644)
         shown = result.run("managed", {}, lambda: []).describe()
         assert "它由全班共用" in shown
         held = records.reference_record()[0]["provenance"]["experiment_wall_seconds"]
         replays = result.class_replay_reason(max(held, key=held.get))
         assert replays.startswith("它是回放的")
-        for said in (missing, shown, replays):
+        for said in (missing, writable, shown, replays):
             assert english.english_runs(said) == [], said
     finally:
         i18n.use_language("en")

@@ -113,3 +113,35 @@ def test_start_here_findings_carry_the_same_figures_in_both_languages():
     for en, zh in zip(english, chinese):
         assert en != zh and re.search(r"[\u4e00-\u9fff]{4}", zh)
         assert sorted(_numbers(en)) == sorted(_numbers(zh)), (en[:300], zh[:300])
+
+
+def _names_in_scope(node):
+    """The names a function binds or reads itself: comprehensions, lambdas and nested functions have their own."""
+    import ast
+
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda,
+                              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(child, ast.Name):
+            yield child
+        yield from _names_in_scope(child)
+
+
+def test_no_function_hides_the_translation_function_behind_a_throwaway_name():
+    """`record, _ = ...` in a function that also calls `_("...")` makes `_` local to it: the call then raises
+    (UnboundLocalError before the assignment, TypeError after). Two such slips were made and caught late."""
+    import ast
+    from pathlib import Path
+
+    found = []
+    for path in sorted(Path(i18n.__file__).parents[1].rglob("*.py")):
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            binds = any(n.id == "_" and isinstance(n.ctx, ast.Store) for n in _names_in_scope(function))
+            calls = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_"
+                        for n in ast.walk(function))
+            if binds and calls:
+                found.append(f"{path.name}:{function.lineno} {function.name}")
+    assert not found, found

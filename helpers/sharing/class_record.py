@@ -31,6 +31,7 @@ from typing import Any
 
 from .. import records
 from ..errors import CourseError
+from ..i18n import _
 
 __all__ = ["ClassRecordProblem", "ClassRecord", "record_path", "trusted_owners", "load", "save", "MARK",
            "CLASS_RECORD", "INSTRUCTOR", "READONLY", "MAX_HOURS"]
@@ -106,27 +107,29 @@ def max_age() -> timedelta:
 
 def _check_file(st: os.stat_result, fd: int, path: Path) -> None:
     if not stat.S_ISREG(st.st_mode):
-        raise ClassRecordProblem(f"{path} is not a regular file")
+        raise ClassRecordProblem(_("{path} is not a regular file").format(path=path))
     if st.st_uid not in trusted_owners():
-        raise ClassRecordProblem(f"{path} belongs to uid {st.st_uid}, not to root, you or the instructor "
-                                 f"({INSTRUCTOR}={os.environ.get(INSTRUCTOR, '')!r}): anyone could have written it")
+        raise ClassRecordProblem(_("{path} belongs to uid {uid}, not to root, you or the instructor ({setting}="
+                                   "{instructor!r}): anyone could have written it").format(
+            path=path, uid=st.st_uid, setting=INSTRUCTOR, instructor=os.environ.get(INSTRUCTOR, "")))
     if st.st_mode & 0o022:
-        raise ClassRecordProblem(f"{path} is writable by group or others (mode {st.st_mode & 0o777:o})")
+        raise ClassRecordProblem(_("{path} is writable by group or others (mode {mode:o})").format(
+            path=path, mode=st.st_mode & 0o777))
     if os.environ.get(READONLY, "") not in ("", "0") and not os.fstatvfs(fd).f_flag & os.ST_RDONLY:
-        raise ClassRecordProblem(f"{path} is not on a read-only mount, and {READONLY} asks for one (learners "
-                                 "who share one uid could have written it)")
+        raise ClassRecordProblem(_("{path} is not on a read-only mount, and {setting} asks for one (learners who "
+                                   "share one uid could have written it)").format(path=path, setting=READONLY))
     if st.st_size > MAX_BYTES:
-        raise ClassRecordProblem(f"{path} is larger than {MAX_BYTES >> 20} MiB")
+        raise ClassRecordProblem(_("{path} is larger than {mib} MiB").format(path=path, mib=MAX_BYTES >> 20))
 
 
 def _read(path: Path) -> tuple[dict[str, Any], os.stat_result]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise ClassRecordProblem(f"there is no instructor's record at {path}") from None
+        raise ClassRecordProblem(_("there is no instructor's record at {path}").format(path=path)) from None
     except OSError as exc:
-        raise ClassRecordProblem(f"{path} cannot be opened ({exc.strerror or exc}; a symbolic link is "
-                                 "refused)") from None
+        raise ClassRecordProblem(_("{path} cannot be opened ({error}; a symbolic link is refused)").format(
+            path=path, error=exc.strerror or exc)) from None
     try:
         st = os.fstat(fd)
         _check_file(st, fd, path)
@@ -137,13 +140,13 @@ def _read(path: Path) -> tuple[dict[str, Any], os.stat_result]:
     try:
         return json.loads(data), st
     except (ValueError, RecursionError):
-        raise ClassRecordProblem(f"{path} is not JSON") from None
+        raise ClassRecordProblem(_("{path} is not JSON").format(path=path)) from None
 
 
 def load(path: Path, *, gpu: str, board: str | None, key: str, now: datetime | None = None) -> ClassRecord:
     """The class record at ``path``, checked (module docstring) against this GPU's name, board and queue key;
     :class:`ClassRecordProblem` says why it cannot be shown."""
-    record, _ = _read(path)
+    record, _stat = _read(path)
     try:
         records.validate(record, str(path))
     except records.RecordError as exc:
@@ -151,22 +154,26 @@ def load(path: Path, *, gpu: str, board: str | None, key: str, now: datetime | N
     prov = record["provenance"]
     mark = prov.get(MARK)
     if not isinstance(mark, dict):
-        raise ClassRecordProblem(f"{path} is a record but not a class record (`python -m helpers class-record`)")
+        raise ClassRecordProblem(_("{path} is a record but not a class record (`python -m helpers class-record`)")
+                                 .format(path=path))
     if prov["gpu"] != gpu:
-        raise ClassRecordProblem(f"{path} was measured on {prov['gpu']}, not on this {gpu}")
+        raise ClassRecordProblem(_("{path} was measured on {theirs}, not on this {gpu}").format(
+            path=path, theirs=prov["gpu"], gpu=gpu))
     theirs = prov.get("gpu_board")
     if board and theirs and theirs != "unknown":
         if theirs != board:
-            raise ClassRecordProblem(f"{path} was measured on another board ({theirs}, this is {board})")
+            raise ClassRecordProblem(_("{path} was measured on another board ({theirs}, this is {board})").format(
+                path=path, theirs=theirs, board=board))
     elif mark.get("gpu_key") != key:
-        raise ClassRecordProblem(f"{path} was measured on the GPU at {mark.get('gpu_key')!r}, this is {key!r}")
+        raise ClassRecordProblem(_("{path} was measured on the GPU at {theirs!r}, this is {key!r}").format(
+            path=path, theirs=mark.get("gpu_key"), key=key))
     measured = records.parse_date(prov["date"])
     now = now or datetime.now(timezone.utc)
     if measured > now + FUTURE_SLACK:
-        raise ClassRecordProblem(f"{path} is dated in the future ({prov['date']})")
+        raise ClassRecordProblem(_("{path} is dated in the future ({date})").format(path=path, date=prov["date"]))
     if now - measured > max_age():
-        raise ClassRecordProblem(f"{path} was measured at {prov['date']}, more than {max_age()} ago: run "
-                                 "`python -m helpers class-record` again today")
+        raise ClassRecordProblem(_("{path} was measured at {date}, more than {age} ago: run `python -m helpers "
+                                   "class-record` again today").format(path=path, date=prov["date"], age=max_age()))
     return ClassRecord(record, path, measured)
 
 
