@@ -15,9 +15,25 @@ from matplotlib.ticker import NullFormatter
 
 from ..experiments import quiet
 from ..experiments.result import Result
-from ..i18n import _
+from ..i18n import N_, _, sentences
 from ..tables import Table, table
 from .plots import _size_label, _source_note, course_style, plain_log_axis
+
+
+# The kinds of memory the records name (their rows' "memory"), as a table, legend or sentence shows them: the record
+# keeps the English key, the chosen language names it.
+MEMORY_KINDS = {"mapped": N_("mapped"), "managed, migrating": N_("managed, migrating"),
+                "managed, preferred CPU + accessed by GPU": N_("managed, preferred CPU + accessed by GPU"),
+                "anonymous memory": N_("anonymous memory"), "read-only file mapping": N_("read-only file mapping")}
+
+
+def memory_kind(kind: Any) -> str:
+    """A record's kind of memory in the chosen language (the key itself when the table does not know it)."""
+    return _(MEMORY_KINDS[kind]) if kind in MEMORY_KINDS else str(kind)
+
+
+def _yes_no(value: Any) -> Any:
+    return (_("yes") if value else _("no")) if isinstance(value, bool) else value
 
 
 def _spread(seconds: list[float]) -> str:
@@ -29,7 +45,8 @@ def _spread(seconds: list[float]) -> str:
 def managed_table(result: Result) -> Table:
     """GB/s delivered by each kind of memory, per size and number of passes (managed experiment)."""
     return table([_("memory"), _("size"), _("passes"), _("GB/s (median)"), _("spread of the repeats")],
-                 [(r["memory"], _size_label(r["nbytes"]), r["passes"], f"{r['GBps']:.1f}", _spread(r["seconds"]))
+                 [(memory_kind(r["memory"]), _size_label(r["nbytes"]), r["passes"], f"{r['GBps']:.1f}",
+                   _spread(r["seconds"]))
                   for r in result.rows])
 
 
@@ -48,7 +65,7 @@ def managed_figure(result: Result) -> Figure:
             rates = [r["GBps"] for r in rows]
             low = [r["nbytes"] * r["passes"] / max(r["seconds"]) / 1e9 for r in rows]
             high = [r["nbytes"] * r["passes"] / min(r["seconds"]) / 1e9 for r in rows]
-            line, = ax.plot(passes, rates, marker=marker, linestyle=style, markersize=size, label=kind,
+            line, = ax.plot(passes, rates, marker=marker, linestyle=style, markersize=size, label=memory_kind(kind),
                             markerfacecolor="none" if order == 0 else None, zorder=2 + order)
             ax.fill_between(passes, low, high, color=line.get_color(), alpha=0.2)
         ax.set_xscale("log", base=2)
@@ -68,7 +85,7 @@ def managed_figure(result: Result) -> Figure:
 def registration_table(result: Result) -> Table:
     """Whether each memory registered with and without the read-only flag, and its read rate."""
     return table([_("memory"), _("READ_ONLY flag"), _("registered"), _("GPU read GB/s"), _("driver said")],
-                 [(r["memory"], r["read_only_flag"], r["registered"],
+                 [(memory_kind(r["memory"]), _yes_no(r["read_only_flag"]), _yes_no(r["registered"]),
                    f"{r['GBps']:.1f}" if r.get("GBps") else "-", r["error"] or "-") for r in result.rows])
 
 
@@ -113,7 +130,7 @@ def cpu_traffic_table(result: Result) -> Table:
 
 def row_table(row: dict[str, Any]) -> Table:
     """One row of a result as a two-column table (pageable access, NUMA)."""
-    return table(["field", "value"], [(k, v) for k, v in row.items()])
+    return table([_("field"), _("value")], [(k, _yes_no(v)) for k, v in row.items()])
 
 
 class Sentence:
@@ -139,13 +156,13 @@ def compare_rows(result: Result, a: str, b: str, *, key: str = "memory", **where
     ratio = row_b["GBps"] / row_a["GBps"]
     head = _("{b}: {rate_b:.1f} GB/s ({low_b:.1f} to {high_b:.1f} over {count} repeats); "
              "{a}: {rate_a:.1f} GB/s ({low_a:.1f} to {high_a:.1f}).").format(
-        b=b, rate_b=row_b["GBps"], low_b=low_b, high_b=high_b, count=len(row_b["seconds"]),
-        a=a, rate_a=row_a["GBps"], low_a=low_a, high_a=high_a)
+        b=memory_kind(b), rate_b=row_b["GBps"], low_b=low_b, high_b=high_b, count=len(row_b["seconds"]),
+        a=memory_kind(a), rate_a=row_a["GBps"], low_a=low_a, high_a=high_a)
     if not quiet.differ(row_a, row_b, "GBps"):
         verdict = _("The ranges overlap: on {gpu} this run cannot tell the two apart (ratio {ratio:.3f}).").format(
             gpu=result.gpu, ratio=ratio)
     else:
         verdict = _("The ranges do not overlap: on {gpu}, {b} delivered {ratio:.2f}x the rate of {a}.").format(
-            gpu=result.gpu, b=b, ratio=ratio, a=a)
-    return Sentence(f"{head} {verdict}")
+            gpu=result.gpu, b=memory_kind(b), ratio=ratio, a=memory_kind(a))
+    return Sentence(sentences(head, verdict))
 

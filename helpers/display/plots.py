@@ -379,7 +379,7 @@ def end_to_end(result: Result, reference: Result | None = None) -> Figure:
                 ax_time.plot(ns, times[method] * 1e6, style, marker="o" if method == "copy" else "s", color=color,
                              label=(_("explicit copies + kernel") if method == "copy"
                                     else _("zero-copy kernel")) + suffix)
-            ax_ratio.plot(ns, times["copy"] / times["zero_copy"], style, marker="o", color="C4", label=f"copy / zero-copy{suffix}")
+            ax_ratio.plot(ns, times["copy"] / times["zero_copy"], style, marker="o", color="C4", label=_("copy / zero-copy") + suffix)
         ax_time.set(xscale="log", yscale="log", xlabel=_("n (floats per array)"), ylabel=_("microseconds, median"),
                     title=_("c = a + b, host data in, host result out"))
         ax_ratio.axhline(1, color="0.3", lw=1)

@@ -441,7 +441,7 @@ def compare_prediction(predicted: Any, measured: Any, bytes_in: int = 8, bytes_o
                    guess=guess, measured=measured, bound=bound)
     text = _("You predicted {guess:.2f}x; the run measured {measured:.2f}x. ").format(guess=guess, measured=measured)
     if abs(guess - measured) <= 0.1 * measured:
-        return text + "Close. " + bound
+        return text + _("Close. ") + bound
     if guess > ideal * 1.02:
         return text + (_("You expected more than overlap can give: it hides work, it does not make the link "
                          "faster. ") + bound)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..exercises.lesson15 import share_with_threads
 from ..experiments.result import Result
 from ..i18n import _
-from ..tables import Text
+from ..tables import Table, Text
 
 
 def kernel_share(traffic: Result, threads: int = 8) -> Text:
@@ -15,6 +15,18 @@ def kernel_share(traffic: Result, threads: int = 8) -> Text:
     share = share_with_threads(traffic, threads)
     return Text(_("With {threads} CPU threads copying memory, the kernel read at {share:.0%} of its rate alone "
                   "({where}).").format(threads=threads, share=share, where=where))
+
+
+def platform_classes() -> Table:
+    """Section 1's answer in a table: the platform class (helpers.platform.doctor.platform_class) of this machine's
+    GPU 0 and of the recorded GPU whose figures replay shows."""
+    from ..experiments import reference
+    from ..platform import doctor, facts
+
+    recorded = facts.gpu_from_record(reference("managed").provenance)
+    return Table([_("GPU"), _("platform class")],
+                 [(_("this machine"), f"`{doctor.platform_class(facts.current().gpu)}`"),
+                  (_("the recorded {gpu}").format(gpu=recorded.name), f"`{doctor.platform_class(recorded)}`")])
 
 
 def whats_next(slug: str = "take-zero-copy-beyond-one-pcie-gpu") -> Text:
