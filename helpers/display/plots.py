@@ -21,7 +21,7 @@ from .. import paths
 from ..experiments import Result
 from ..experiments.latency import load_ns_spread
 from ..experiments.quiet import band
-from ..i18n import CHINESE, _, language
+from ..i18n import CHINESE, N_, _, language
 
 STYLE = paths.STYLE
 KiB = 1024
@@ -112,6 +112,11 @@ def _each(result: Result, reference: Result | None) -> list[tuple[Result, str, s
 
 
 # --------------------------------------------------------------------------- copies and bandwidth
+# A host-device copy's series, named as the tables name it (its direction and the host memory it copies).
+MEMCPY_SERIES = {("htod", "pinned"): N_("htod pinned"), ("htod", "pageable"): N_("htod pageable"),
+                 ("dtoh", "pinned"): N_("dtoh pinned"), ("dtoh", "pageable"): N_("dtoh pageable")}
+
+
 def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
     """Copy bandwidth against size, pinned against pageable (measure-what-pinning-buys)."""
     with course_style():
@@ -123,7 +128,7 @@ def memcpy_bandwidth(result: Result, reference: Result | None = None) -> Figure:
                     ax.plot([r["nbytes"] for r in rows], [r["GBps"] for r in rows], style, color=color,
                             marker=("o" if direction == "htod" else "s") if host_memory == "pinned"
                             else ("^" if direction == "htod" else "v"), alpha=1 if direction == "htod" else 0.55,
-                            label=f"{direction} {host_memory}{suffix}")
+                            label=_(MEMCPY_SERIES[direction, host_memory]) + suffix)
         _size_axis(ax, result.column("nbytes"))
         ax.set(xlabel=_("bytes per copy"), ylabel="GB/s (1e9 B/s)",
                title=_("cudaMemcpy: page-locked against pageable"))
@@ -137,10 +142,10 @@ def bandwidth_sweep(memcpy: Result, kernels: Result) -> Figure:
     with course_style():
         fig, (ax_link, ax_all) = plt.subplots(1, 2, figsize=(13, 4.2))
         series = [
-            (memcpy.select(direction="htod", host_memory="pinned"), "GBps", "memcpy HtoD pinned", "C0", "-"),
-            (memcpy.select(direction="dtoh", host_memory="pinned"), "GBps", "memcpy DtoH pinned", "C0", ":"),
-            (memcpy.select(direction="htod", host_memory="pageable"), "GBps", "memcpy HtoD pageable", "C3", "-"),
-            (memcpy.select(direction="dtoh", host_memory="pageable"), "GBps", "memcpy DtoH pageable", "C3", ":"),
+            (memcpy.select(direction="htod", host_memory="pinned"), "GBps", _("memcpy HtoD pinned"), "C0", "-"),
+            (memcpy.select(direction="dtoh", host_memory="pinned"), "GBps", _("memcpy DtoH pinned"), "C0", ":"),
+            (memcpy.select(direction="htod", host_memory="pageable"), "GBps", _("memcpy HtoD pageable"), "C3", "-"),
+            (memcpy.select(direction="dtoh", host_memory="pageable"), "GBps", _("memcpy DtoH pageable"), "C3", ":"),
             (kernels.select(memory="zero_copy", op="read"), "GBps", _("zero-copy read kernel"), "C1", "-"),
             (kernels.select(memory="zero_copy", op="write"), "GBps", _("zero-copy write kernel"), "C1", ":"),
             (kernels.select(memory="device", op="read"), "GBps", _("device-memory read kernel"), "C2", "-"),

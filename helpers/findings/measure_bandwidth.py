@@ -101,7 +101,8 @@ def fixed_costs(memcpy: Any, streams: Any) -> Table:
         sizes, gbps = sweep(results[which], **fields)
         t0 = sizes[0] / (gbps[0] * 1e9)
         half = sizes[np.argmax(gbps >= 0.5 * gbps[-1])]
-        rows.append([_(name), f"{t0 * 1e6:.1f} us", f"{gbps[-1]:,.1f}", _kib(t0 * gbps[-1] * 1e9), _kib(half)])
+        rows.append([_(name), _("{value:.1f} us").format(value=t0 * 1e6), f"{gbps[-1]:,.1f}",
+                     _kib(t0 * gbps[-1] * 1e9), _kib(half)])
     return Table([_("series"), _("time for the smallest size (t0)"), _("GB/s at the largest size (peak)"),
                   _("t0 x peak (predicted half-rate size)"), _("first measured size at half rate")], rows,
                  caption=f"*{streams.origin()}*")
@@ -118,8 +119,8 @@ def l2_table(streams: Any, session: Any) -> Any:
         median = float(np.median(r["seconds"]))
         label = (_("fits in the L2") if r["nbytes"] <= l2 / 2 else _("about the L2's size") if r["nbytes"] <= 2 * l2
                  else _("far above the L2: HBM"))
-        rows.append([_kib(r["nbytes"]), f"{median * 1e6:,.1f} us", f"{median / launch:.1f}x", f"{r['GBps']:,.0f}",
-                     label])
+        rows.append([_kib(r["nbytes"]), _("{value:,.1f} us").format(value=median * 1e6), f"{median / launch:.1f}x",
+                     f"{r['GBps']:,.0f}", label])
     head = Text(_("Device-memory read kernel ({origin}); L2 = {mib:.0f} MiB ({mb:.1f} MB); the shortest launch (the "
                   "fastest repeat of any size) took {launch:.1f} us.").format(
         origin=streams.origin(), mib=l2 / 2**20, mb=l2 / 1e6, launch=launch * 1e6))

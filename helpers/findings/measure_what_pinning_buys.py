@@ -26,7 +26,7 @@ CUDA_BUFFERS = ("cudaHostAlloc", "cuMemHostRegister")
 
 
 def _source(result: Result) -> str:
-    return f"{result.gpu}, {'live' if result.live else 'recorded'}"
+    return (_("{gpu}, live") if result.live else _("{gpu}, recorded")).format(gpu=result.gpu)
 
 
 def this_machine() -> Text:
@@ -106,7 +106,7 @@ def locked(pinning: Result) -> Text:
                      "kernel's pinned-page accounting, so they were not charged against RLIMIT_MEMLOCK (`ulimit "
                      "-l`; the recording process's own limit: {limit}).").format(
                        limit=_("unlimited") if limit < 0 else _("{limit} bytes").format(limit=limit)))
-    return Text(f"{counters(pinning)}. {verdict}")
+    return Text(_("{counters}. {verdict}").format(counters=counters(pinning), verdict=verdict))
 
 
 # --------------------------------------------------------------------------- section 2: copies
@@ -275,8 +275,8 @@ def what_you_saw(pinning: Result, copies: Result) -> Text:
             if row["allocation"].startswith(CUDA_BUFFERS) and _visible(row)}
     n, gap = largest(copies), staging_times(copies)
     pinned, pageable = rate(copies, "htod", "pinned"), rate(copies, "htod", "pageable")
-    runs_said = ("; ".join(f"{name}: {said}" for name, said in cuda.items()) if cuda
-                 else _("hidden here (not root; section 1 shows the recorded ones)"))
+    runs_said = (_("; ").join(_("{name}: {said}").format(name=name, said=said) for name, said in cuda.items())
+                 if cuda else _("hidden here (not root; section 1 shows the recorded ones)"))
     return bullets([
         _("cudaHostAlloc memory had {present_pages} of {pages} pages present without a touch ({source}); "
           "{counters}.").format(
