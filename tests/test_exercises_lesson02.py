@@ -86,6 +86,9 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda c, n, d: _time(c, d, "pageable", n, 2**30) - _time(c, d, "pinned", n, 2**30)),
                 phrase="not 2^30"),
         Typical(fixed(lambda c, n, d: _time(c, d, "pageable", n) / _time(c, d, "pinned", n)), phrase="ratio"),
+        # issue 35 (a Chinese reader's walk): GB/s taken for bytes per second, the 1e9 forgotten
+        Typical(fixed(lambda c, n, d: _time(c, d, "pageable", n, 1) - _time(c, d, "pinned", n, 1)),
+                phrase="10^9 times too large"),
         Typical(fixed(lambda c, n, d: n / ((c.one(direction=d, host_memory="pinned", nbytes=n)["GBps"]
                                             - c.one(direction=d, host_memory="pageable", nbytes=n)["GBps"]) * 1e9)),
                 phrase="do not subtract"),

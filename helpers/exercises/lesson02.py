@@ -82,6 +82,10 @@ def check_seconds_saved(seconds_saved: Callable[[Any, int, str], float], *, copi
                                "scale the result?").format(where=where),
                              _("drop the factor 1e3 (or 1e6): bytes / (bytes per second) is "
                                "already seconds."))
+            if _close(got, want * 1e9):
+                return _hint(_("{where}: 10^9 times too large. The rows give GB/s: what does nbytes / GBps leave "
+                               "out?").format(where=where),
+                             _("turn GB/s into bytes per second first (GBps * 1e9), then divide the bytes by it."))
             if _close(got, want * 1e9 / 2**30):
                 return _hint(_("{where}: GB/s in these rows means 10^9 bytes per second, not 2^30. How many bytes "
                                "per second is one GB/s?").format(where=where),
