@@ -71,6 +71,14 @@ def test_compare_prediction_from_the_result():
     assert "no prediction" in str(exercises.compare("15", ..., traffic)).lower()
 
 
+def test_a_percentage_typed_as_a_number_is_read_as_one():
+    """Issue 35's walk: 88 meant 88 %, not 8,800 % and "lost more than you expected"; the reading is said."""
+    share = 0.88
+    said = exercises.compare("15", 88, share)
+    assert "(read 88 as 88 %, i.e. 0.88) You predicted 88%" in said and "within 10" in said
+    assert "read" not in exercises.compare("15", 0.88, share).split("You predicted")[0]
+
+
 # --------------------------------------------------------------------------- typical wrong answers
 # This lesson's typical wrong answers, one list per exercise (typical_wrong.Typical says what each holds):
 # tests/test_hints.py gives each to its check and requires a first hint that asks without the answer (and says
@@ -94,6 +102,9 @@ TYPICAL: dict[tuple[str, str], list[Typical]] = {
         Typical(fixed(lambda z, m: lesson15.passes_rule(z, m) or 99), phrase="can it ever catch up"),
         Typical(fixed(lambda z, m: None if lesson15.passes_rule(z, m) == 7 else lesson15.passes_rule(z, m)),
                 phrase="does catch up"),
+        # issue 35's walk: the slopes compared, the 1-pass times not: None where migrating wins from the first pass
+        Typical(fixed(lambda z, m: None if (m[1] - m[0]) >= (z[1] - z[0]) else lesson15.passes_rule(z, m)),
+                phrase="already takes less time for one pass"),
         Typical(fixed(lambda z, m: (lesson15.passes_rule(z, m) or 0) - 0.5 if lesson15.passes_rule(z, m) else None),
                 phrase="whole passes"),
         # the crossing rounded to the nearest pass instead of the first whole pass past it (a learner's walk)

@@ -155,6 +155,11 @@ def check_passes_until_migration_wins(passes: Callable[..., Any], *, measured: l
                              _("the cost of one more pass is (8-pass time - 1-pass time) / 7 on each side: when "
                                "migrating's is not smaller, return None."))
             continue
+        if got is None and want == 1:
+            return _hint(_("for zero-copy {zero_copy} and migrating {migrating} you returned None, but migrating "
+                           "already takes less time for one pass. What does the function answer before it compares "
+                           "the cost of more passes?").format(zero_copy=zero_copy, migrating=migrating),
+                         _("compare the 1-pass times first: when migrating's is already lower, return 1."))
         if got is None:
             return _hint(_("for zero-copy {zero_copy} and migrating {migrating} you returned None, but migrating "
                            "does catch up. What does each extra pass cost on each side, once the first is paid?").format(
@@ -228,7 +233,11 @@ def compare_prediction(predicted: Any, traffic: Any) -> str:
             or not np.isfinite(predicted) or predicted <= 0):
         return _("A prediction here is a positive number, a share of the kernel's rate alone (e.g. 0.8 for 80%), "
                  "without quotes; you gave {predicted!r}. {seen}").format(predicted=predicted, seen=seen)
-    text = _("You predicted {predicted:.0%}. {seen} ").format(predicted=float(predicted), seen=seen)
+    read = ""
+    if 1.5 < predicted <= 100:   # a percentage typed as a number: 88 for 88 %
+        read = _("(read {x:g} as {x:g} %, i.e. {fraction:g}) ").format(x=float(predicted), fraction=predicted / 100)
+        predicted = predicted / 100
+    text = read + _("You predicted {predicted:.0%}. {seen} ").format(predicted=float(predicted), seen=seen)
     if abs(predicted - share) <= 0.1:
         return text + _("Your guess was within 10 points of the run.")
     if predicted < share:
