@@ -64,13 +64,20 @@ def headline(record: Record) -> dict[str, Any]:
     return figures
 
 
+def _without_unit(label: str) -> str:
+    """A headline label in the chosen language, less its unit after the last comma ("pageable memcpy HtoD")."""
+    said = _(label)
+    cut = max(said.rfind(", "), said.rfind("，"))
+    return said[:cut] if cut > 0 else said
+
+
 def gap_sentence(mine: dict[str, Any], reference: dict[str, Any], labels: list[tuple[str, str]], *,
                  live: bool) -> str:
     """What the last column of keep-enough-bytes-in-flight's table shows, computed from the same two
     :func:`headline` dicts so that it agrees with the table live and in replay: the ratio furthest from 1, where
     the others lie, and what such a ratio means in this mode. ``labels`` are (key, label) pairs; a label's unit,
     after its last comma, is dropped."""
-    ratios = {label.rsplit(", ", 1)[0]: mine[key] / reference[key] for key, label in labels
+    ratios = {_without_unit(label): mine[key] / reference[key] for key, label in labels
               if mine.get(key) and reference.get(key)}
     if not ratios:
         return _("The two runs share no headline figure, so there is nothing to compare.")

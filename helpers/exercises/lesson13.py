@@ -364,7 +364,8 @@ def check_neighbours_pinned(neighbours_pinned: Callable[..., Any], *, measured: 
         odd = [(r, pair) for r, pair in odd if any(pair)]
         if odd:
             r, (before, after) = odd[-1]
-            accepted = f"all {len(tried)}" if len(probes) == len(tried) else f"{len(probes)} of the {len(tried)}"
+            accepted = (_("all {n}").format(n=len(tried)) if len(probes) == len(tried)
+                        else _("{count} of the {n}").format(count=len(probes), n=len(tried)))
             extra = (_(" The driver accepted {accepted} alignment probes; as pages are pinned whole, {n_odd} of "
                        "them pinned bytes that were not theirs: the {nbytes}-byte range {page_offset} bytes into a "
                        "page pinned {before} bytes before it and {after} after it.").format(
@@ -391,7 +392,8 @@ def compare_prediction(predicted: Any, wc: Any) -> Text:
         return Text(_("A prediction here is a positive number, how many times as long as an ordinary read (e.g. "
                       "10); you gave {predicted!r}. {seen}").format(predicted=predicted, seen=seen))
     gap = predicted / measured
-    where = "on this machine" if wc.live else f"in {recording_machine(wc.provenance)}"
+    where = (_("on this machine") if wc.live
+             else _("in {machine}").format(machine=recording_machine(wc.provenance)))
     text = _("You predicted {predicted:g}x as long. {seen} ").format(predicted=float(predicted), seen=seen)
     if 0.67 <= gap <= 1.5:
         return Text(text + _("Your guess was within 50% of the run."))

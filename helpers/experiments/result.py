@@ -105,8 +105,10 @@ class Result:
         if columns is None:
             columns = [key for key in (rows[0] if rows else {}) if not isinstance(rows[0][key], dict)]
         shown = [[_shown(row.get(key)) for key in columns] for row in rows[:limit]]
-        more = f"; {len(rows) - limit} more rows: `.select(...)` or `.table(limit=...)`" if len(rows) > limit else ""
-        return Table([_header(key, rows) for key in columns], shown, caption=f"*{len(rows)} rows{more}*")
+        more = (_("; {count} more rows: `.select(...)` or `.table(limit=...)`").format(count=len(rows) - limit)
+                if len(rows) > limit else "")
+        return Table([_header(key, rows) for key in columns], shown,
+                     caption="*" + _("{count} rows").format(count=len(rows)) + f"{more}*")
 
     def _repr_markdown_(self) -> str:
         """A result shows where it came from and its rows (the first of them for a long sweep)."""

@@ -352,7 +352,7 @@ def caching_verdict(result: Result, attributes: dict[str, Any]) -> str:
     (keep-enough-bytes-in-flight)."""
     found = caching_findings(result)
     link = found["link_GBps"]
-    where = f"{result.gpu}, {platform_class(attributes)}"
+    where = _("{gpu} ({platform})").format(gpu=result.gpu, platform=platform_class(attributes))
     size = max(result.column("nbytes", memory="zero_copy"))
 
     def rate(load: str, pattern: str, memory: str = "zero_copy") -> float:
@@ -386,7 +386,7 @@ def caching_verdict(result: Result, attributes: dict[str, Any]) -> str:
     lines.append(_("- The check: every other-SM re-read (each line re-read only by SMs that never read it, read from "
                    "`%smid`) delivered {bound} the link's rate: up to {worst:.1f} GB/s against {link:.1f} GB/s "
                    "({passed}).").format(bound=_("at most") if within else _("more than"), worst=worst, link=link,
-                                         passed="PASS" if within else _("FAIL: something on the GPU served them")))
+                                         passed=_("PASS") if within else _("FAIL: something on the GPU served them")))
     lines.append(_("- The positive control: on device memory the same other-SM re-reads delivered at least "
                    "{device_other:,.0f} GB/s through `__ldca` and `__ldcg`: ").format(device_other=device_other)
                  + (_("where the L2 keeps lines, this design shows it.") if found["device_l2"] else

@@ -142,7 +142,7 @@ def out_of_core(ooc: Any) -> Any:
     zero = _median(ooc, method="zero_copy")
     chunked = _chunked(ooc)
     rows = [(_("zero-copy"), _("none"), f"{zero * 1e3:.1f}", f"{total / zero / 1e9:.1f}", "1.00")]
-    rows += [(NAMES[m], f"{b >> 20} MiB", f"{t * 1e3:.1f}", f"{total / t / 1e9:.1f}", f"{t / zero:.2f}")
+    rows += [(_(NAMES[m]), f"{b >> 20} MiB", f"{t * 1e3:.1f}", f"{total / t / 1e9:.1f}", f"{t / zero:.2f}")
              for (m, b), t in chunked.items()]
     (best_method, best_budget), best = min(chunked.items(), key=lambda item: item[1])
     sequential = min(t for (m, _), t in chunked.items() if m == "chunked")
@@ -280,7 +280,7 @@ def summary(reuse: Any, ooc: Any, strided: Any) -> Text:
     chunked = _chunked(ooc)
     (method, budget), best = min(chunked.items(), key=lambda item: item[1])
     sequential = min(t for (m, _), t in chunked.items() if m == "chunked")
-    budgets = ", ".join(f"{b >> 20}" for b in ooc.params["budgets"])
+    budgets = _(", ").join(f"{b >> 20}" for b in ooc.params["budgets"])
     used = (_("copying first won from k = {first}").format(first=first) if first else _("copying first won at no measured k"))
     return bullets([
         _("Data used k times ({origin}): {used} (fitted lines cross at k = {value:.2f}).").format(

@@ -19,7 +19,7 @@ from ..i18n import N_, _
 from . import computed_from
 from ..tables import Table, Text, bullets, join
 
-NAMES = {"zero_copy": N_("zero-copy"), "device": N_("device memory"), "l2": "L2"}
+NAMES = {"zero_copy": N_("zero-copy"), "device": N_("device memory"), "l2": N_("L2")}
 CPU_CACHE_STATE = {"just_written": N_(" (table just written by the CPU)"),
                    "evicted": N_(" (table evicted by the CPU)")}
 
@@ -57,7 +57,7 @@ def chases(latency: Any, session: Any) -> Any:
                      f"{np.median(r['seconds']) * 1e3:.1f} ms", note, f"{load_ns_spread(r)[1]:,.0f} ns", _spread(r)])
     table = Table([_("memory"), _("buffer"), _("steps x repeats"), _("one repeat"), _("lines visited"),
                    _("per load (median)"),
-                   "lowest-highest repeat"], rows,
+                   _("lowest-highest repeat")], rows,
                   caption=_("*{origin}; its L2 holds {l2_cache_size:.0f} MiB ({l2_cache_size2:.1f} MB)*").format(
                               origin=latency.origin(), l2_cache_size=session.attributes['L2_CACHE_SIZE'] / 2**20, l2_cache_size2=session.attributes['L2_CACHE_SIZE'] / 1e6))
     return join(table, cpu_state(latency))

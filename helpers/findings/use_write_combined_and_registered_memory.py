@@ -21,7 +21,7 @@ from ..experiments.quiet import band
 from ..memory import gpu, pages
 from ..platform.notes import HOLDS, holds, platform_note
 from ..platform.provenance import driver_version
-from ..i18n import _
+from ..i18n import N_, _
 from ..tables import Table, Text, bullets, join
 from . import computed_from
 from .map_pages_on_the_gpu import write_combined_address
@@ -107,18 +107,24 @@ def spread_said(row: dict[str, Any], key: str = "GBps") -> str:
     return f"{mid:.1f} ({low:.1f}-{high:.1f})"
 
 
+# The rows of section 1's table: who reads or writes (the side), and which (the op).
+SIDE_OPS = {("cpu", "read"): N_("CPU read"), ("cpu", "write"): N_("CPU write"), ("gpu", "read"): N_("GPU read"),
+            ("gpu", "write"): N_("GPU write")}
+
+
 def verdict(wc: Any) -> Any:
     """Section 1: each side's rates with their spread and their ratio, the machine, and the verdict on the guide's
     warning."""
     ratio = ratios(wc)
-    rows = [(f"{side.upper()} {op}", spread_said(wc.one(allocation="mapped", side=side, op=op)),
+    rows = [(_(SIDE_OPS[side, op]), spread_said(wc.one(allocation="mapped", side=side, op=op)),
              spread_said(wc.one(allocation="mapped + write-combined", side=side, op=op)),
              f"{ratio[side, op]:.0%}") for side, op in SIDES]
-    machine = platform.platform() if wc.live else wc.provenance.get("platform", "not recorded")
+    machine = platform.platform() if wc.live else wc.provenance.get("platform", _("not recorded"))
     repeats = len(wc.rows[0]["seconds"])
+    caption = _("{origin}; median of {repeats} repeats (slowest-fastest); machine: {machine}").format(
+        origin=wc.origin(dated=True), repeats=repeats, machine=machine)
     return join(Table([_("who, what"), _("ordinary mapped GB/s"), _("write-combined GB/s"), _("WC / ordinary")], rows,
-                      caption=f"*{wc.origin(dated=True)}; median of {repeats} repeats (slowest-fastest); "
-                              f"machine: {machine}*"),
+                      caption=f"*{caption}*"),
                 Text(describe_write_combined(wc)))
 
 
@@ -204,8 +210,9 @@ def probes(reg: Any) -> Table:
     tried = reg.select(allocation="alignment probe (cuMemHostRegister)")
     columns = ["page_offset", "nbytes", "works"] + (["error"] if any(r.get("error") for r in tried) else [])
     shown = reg.table(columns, allocation="alignment probe (cuMemHostRegister)")
-    driver = driver_version() if reg.live else reg.provenance.get("driver_version", "not recorded")
-    return Table(shown.header, shown.rows, caption=f"*{reg.origin(dated=True)}; driver {driver}*")
+    driver = driver_version() if reg.live else reg.provenance.get("driver_version", _("not recorded"))
+    caption = _("{origin}; driver {driver}").format(origin=reg.origin(dated=True), driver=driver)
+    return Table(shown.header, shown.rows, caption=f"*{caption}*")
 
 
 def refusals() -> Table:
@@ -261,7 +268,7 @@ def in_short(wc: Any, reg: Any) -> Text:
 def _kept(identity: Any) -> str:
     """How many kinds kept the host address on the GPU, as words: "All 5" or "3 of 5"."""
     kept, n = sum(bool(r["equal"]) for r in identity.rows), len(identity.rows)
-    return f"All {n}" if kept == n else f"{kept} of {n}"
+    return _("All {n}").format(n=n) if kept == n else _("{kept} of {n}").format(kept=kept, n=n)
 
 
 def summary(wc: Any, pagemap: Any, identity: Any, reg: Any, attributes: dict[str, int]) -> Text:
