@@ -82,6 +82,13 @@ def test_prediction_text_without_and_with_a_guess():
     assert "You predicted 50%" in text and "77%" in text and "fell short" in text
 
 
+def test_a_percentage_typed_as_a_number_is_read_as_one():
+    """Issue 35's walk: 74 meant 74 % of the link, not 7,400 % and "100.5x less than your guess"."""
+    said = lesson08.fraction_text(74, 0.74, 0.98)
+    assert said.startswith("(read 74 as 74 %, i.e. 0.74) You predicted 74%") and "Within 25%" in said, said
+    assert not lesson08.fraction_text(0.74, 0.74, 0.98).startswith("(read")
+
+
 def test_prediction_through_compare_takes_the_results(replay):   # words, not a measurement
     from helpers import experiments
     runs = experiments.inflight(), experiments.memcpy(), experiments.latency()

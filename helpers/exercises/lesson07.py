@@ -241,6 +241,10 @@ def compare_value(predicted: Any, measured: float, what: str, *, fmt: str = "{:.
     except (TypeError, ValueError):
         return _("Your prediction {predicted!r} is not a number. Measured {what}: {shown}.").format(
                    predicted=predicted, what=what, shown=shown)
+    read = ""
+    if "%" in fmt and 1.5 < guess <= 100:   # a percentage typed as a number: 74 for 74 %
+        read = _("(read {x:g} as {x:g} %, i.e. {fraction:g}) ").format(x=guess, fraction=guess / 100)
+        guess /= 100
     if guess <= 0 or measured <= 0:
         return _("You predicted {guess}; measured {what}: {shown}. {why}").format(
             guess=fmt.format(guess), what=what, shown=shown, why=why).strip()
@@ -251,7 +255,7 @@ def compare_value(predicted: Any, measured: float, what: str, *, fmt: str = "{:.
         verdict = _("The run gave {factor:.1f}x your guess.").format(factor=factor)
     else:
         verdict = _("The run gave {value:.1f}x less than your guess.").format(value=1 / factor)
-    return _("You predicted {guess}; measured {what}: {shown}. {verdict} {why}").format(
+    return read + _("You predicted {guess}; measured {what}: {shown}. {verdict} {why}").format(
         guess=fmt.format(guess), what=what, shown=shown, verdict=verdict, why=why).strip()
 
 
