@@ -153,13 +153,19 @@ def test_ctrl_c_releases_a_holder_and_a_waiter(lock_dir):
         pass
 
 
-def test_a_waiting_learner_sees_one_updated_line(lock_dir):
+def _holding_latency():
+    """Another process in the GPU slot, measuring 'latency' for 1.5 s: the wait line's subject."""
     holder = _child(f"""
         with measurement_slot({KEY!r}, what='latency'):
             print('holding', flush=True)
             time.sleep(1.5)
     """)
     _wait_for_line(holder, "holding")
+    return holder
+
+
+def test_a_waiting_learner_sees_one_updated_line(lock_dir):
+    holder = _holding_latency()
     stream = io.StringIO()
     with gpu_queue.measurement_slot(KEY, stream=stream):
         pass
@@ -179,12 +185,7 @@ def test_a_chinese_learner_waits_with_a_chinese_line(lock_dir):
     from helpers import i18n
     from helpers.i18n import english
 
-    holder = _child(f"""
-        with measurement_slot({KEY!r}, what='latency'):
-            print('holding', flush=True)
-            time.sleep(1.5)
-    """)
-    _wait_for_line(holder, "holding")
+    holder = _holding_latency()
     stream = io.StringIO()
     i18n.use_language("zh")
     try:

@@ -1,5 +1,5 @@
-"""A prediction made with one of a few words: the English keyword the lesson names, or the Chinese edition's word for
-it (write-your-first-zero-copy-kernel, measure-latency)."""
+"""How a prediction was typed: one of a few words (the English keyword the lesson names, or the Chinese edition's word
+for it: write-your-first-zero-copy-kernel, measure-latency), or a share typed as a percentage."""
 
 from __future__ import annotations
 
@@ -20,3 +20,14 @@ def chosen(predicted: Any, choices: tuple[str, ...]) -> str | None:
     said = predicted.strip().strip("\"'“”‘’「」").strip().lower()
     said = CHINESE_WORDS.get(said, said)
     return said if said in choices else None
+
+
+def as_share(value: float, above: float = 1.5) -> tuple[float, str]:
+    """A share typed as a percentage (74 for 74 %, any value past ``above`` up to 100) as the fraction it means, with
+    the note that says how it was read; any other value as given, with no note (keep-enough-bytes-in-flight,
+    coalesce-and-align-accesses, take-zero-copy-beyond-one-pcie-gpu)."""
+    from ..i18n import _
+
+    if above < value <= 100:
+        return value / 100, _("(read {x:g} as {x:g} %, i.e. {fraction:g}) ").format(x=value, fraction=value / 100)
+    return value, ""

@@ -22,7 +22,7 @@ from ..cpu.errors import CxxCompilerNotFoundError
 from ..i18n import N_, _
 from . import (Feedback, correct as _correct, hint as _hint, is_placeholder, kernel_failure_hint, live_module,
                not_yet as _not_yet)
-from .choices import chosen
+from .choices import as_share, chosen
 from .returns import returned_none
 
 KERNEL = "chase_timed"
@@ -241,10 +241,7 @@ def compare_value(predicted: Any, measured: float, what: str, *, fmt: str = "{:.
     except (TypeError, ValueError):
         return _("Your prediction {predicted!r} is not a number. Measured {what}: {shown}.").format(
                    predicted=predicted, what=what, shown=shown)
-    read = ""
-    if "%" in fmt and 1.5 < guess <= 100:   # a percentage typed as a number: 74 for 74 %
-        read = _("(read {x:g} as {x:g} %, i.e. {fraction:g}) ").format(x=guess, fraction=guess / 100)
-        guess /= 100
+    guess, read = as_share(guess) if "%" in fmt else (guess, "")
     if guess <= 0 or measured <= 0:
         return _("You predicted {guess}; measured {what}: {shown}. {why}").format(
             guess=fmt.format(guess), what=what, shown=shown, why=why).strip()

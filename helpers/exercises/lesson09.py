@@ -21,6 +21,7 @@ import numpy as np
 from ..i18n import _, sentences
 from . import (Feedback, bounds_hint, fenced, live_module, correct as _correct, hint as _hint, is_placeholder,
                not_yet as _not_yet, quoted)
+from .choices import as_share
 from .returns import returned_none
 
 SECTOR, LINE = 32, 128
@@ -319,10 +320,8 @@ def _as_fraction(value: Any) -> tuple[float | None, str]:
         return None, _("{value} is not a positive fraction. ").format(value=repr(value))
     typed = (_(" You typed the text {given}, read as the number {guess} (a number needs no quotes).").format(
         given=repr(value), guess=f"{x:g}").strip() if isinstance(value, str) else "")
-    if 1 < x <= 100:
-        return x / 100, sentences(typed, _("(read {x:g} as {x:g} %, i.e. {fraction:g}) ").format(
-            x=x, fraction=x / 100))
-    return x, typed
+    share, read = as_share(x, above=1)
+    return share, sentences(typed, read) if read else typed
 
 
 def compare_prediction(predicted: Any, result: Any) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import Feedback, correct as _correct, hint as _hint, is_placeholder, not_yet as _not_yet
+from .choices import as_share
 from .returns import returned_none
 
 _H200 = {"INTEGRATED": 0, "PAGEABLE_MEMORY_ACCESS": 0, "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES": 0,
@@ -233,10 +234,7 @@ def compare_prediction(predicted: Any, traffic: Any) -> str:
             or not np.isfinite(predicted) or predicted <= 0):
         return _("A prediction here is a positive number, a share of the kernel's rate alone (e.g. 0.8 for 80%), "
                  "without quotes; you gave {predicted!r}. {seen}").format(predicted=predicted, seen=seen)
-    read = ""
-    if 1.5 < predicted <= 100:   # a percentage typed as a number: 88 for 88 %
-        read = _("(read {x:g} as {x:g} %, i.e. {fraction:g}) ").format(x=float(predicted), fraction=predicted / 100)
-        predicted = predicted / 100
+    predicted, read = as_share(float(predicted))
     text = read + _("You predicted {predicted:.0%}. {seen} ").format(predicted=float(predicted), seen=seen)
     if abs(predicted - share) <= 0.1:
         return text + _("Your guess was within 10 points of the run.")
