@@ -143,14 +143,15 @@ lab: setup
 
 # One pytest run: unit tests plus both editions: every lessons/*.ipynb under nbval, and every lessons/zh/*.ipynb run
 # once by tests/test_i18n_outputs.py, which fails on a cell's error as nbval does and on English in its outputs.
-# Exit status is pytest's own, so "no tests collected" (5) fails too.
+# Exit status is pytest's own, so "no tests collected" (5) fails too. ZC_SETUP_EXTRAS tells tests/test_setup.py
+# which extras this set-up installed (an offline GPU machine may install test,gpu without JupyterLab).
 test: setup
 	@$(FIND_CXX)
-	$(PYTEST) $(PARALLEL) $(PYTEST_ARGS)
+	ZC_SETUP_EXTRAS=$(EXTRAS) $(PYTEST) $(PARALLEL) $(PYTEST_ARGS)
 
 # Same, on a GPU machine: tests that need a GPU fail instead of skipping.
 test-gpu: setup
-	ZC_REQUIRE_GPU=1 $(PYTEST) --durations=0 $(PYTEST_ARGS)
+	ZC_REQUIRE_GPU=1 ZC_SETUP_EXTRAS=$(EXTRAS) $(PYTEST) --durations=0 $(PYTEST_ARGS)
 
 # The website of the executed lessons (Jupyter Book); entry page build/book/index.html.
 book: setup
