@@ -6,6 +6,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -79,9 +80,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     worker = hasattr(config, "workerinput")
     if config.getoption("dist", None) != "loadfile" and not worker:   # None without pytest-xdist (-p no:xdist)
         return
-    per_file: dict[str, int] = {}
-    for item in items:
-        per_file[item.nodeid.split("::")[0]] = per_file.get(item.nodeid.split("::")[0], 0) + 1
+    per_file = Counter(item.nodeid.split("::")[0] for item in items)
 
     def rank(item: pytest.Item) -> tuple[int, int]:
         if item.nodeid.startswith(WHOLE_LESSON_UNITS):

@@ -98,7 +98,7 @@ a completer may split a read's answer); tags (sect. 2.2.6.2); writes are posted:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -108,6 +108,7 @@ import numpy as np
 from ..cpu.trace import LINE_BYTES, SECTOR_BYTES, Trace
 from ..errors import CourseError
 from ..i18n import N_, _
+from ..records import parse_date
 
 __all__ = ["Model", "Counts", "Prediction", "Row", "ModelError", "calibrate", "compare_with_record", "check",
            "Race", "CountRow", "pattern_counts", "compare_counts", "fit_race", "counts_summary",
@@ -515,11 +516,9 @@ def _as_record(record: Any) -> dict[str, Any]:
 def _identity(record: dict[str, Any]) -> str:
     """The run a record holds, as a reader names it: "NVIDIA H200 2026-12-04 19:22 UTC" (not an ISO timestamp)."""
     prov = record.get("provenance", {})
-    date = str(prov.get("date", ""))
+    date = prov.get("date", "")
     try:
-        when = datetime.fromisoformat(date)
-        if when.tzinfo is not None:
-            date = when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        date = parse_date(date).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     except ValueError:
         pass  # none, or not a date: as recorded
     return f"{prov.get('gpu', 'a record')} {date}".strip()

@@ -287,10 +287,11 @@ def compare_prediction(predicted: Any, latency: Any) -> str:
     answer, why = cpu_cache_truth(latency)
     if is_placeholder(predicted):
         return _("You made no prediction (predicted_cpu_cache is still `...`). {why}").format(why=why)
-    if chosen(predicted, CPU_CACHE_CHOICES) is None:
+    choice = chosen(predicted, CPU_CACHE_CHOICES)
+    if choice is None:
         return _("Predict one of {join}; you wrote {predicted!r}. {why}").format(
                    join=', '.join(map(repr, CPU_CACHE_CHOICES)), predicted=predicted, why=why)
-    predicted = chosen(predicted, CPU_CACHE_CHOICES)
+    predicted = choice
     if predicted == answer:
         return _("You predicted {predicted!r}, and the run with the records says {answer!r}. {why}").format(
                    predicted=predicted, answer=answer, why=why)
